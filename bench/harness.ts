@@ -1,0 +1,64 @@
+// The contract between bench suites and the runner: a suite returns result rows, the runner prints and saves them.
+import { Bench } from 'tinybench';
+
+export interface BenchOptions {
+  /** Small data, short runs: every suite in about a minute (CI runs this). */
+  quick: boolean;
+  /** Overrides of the fleet size a suite seeds (decisions: each row states the size it ran on). */
+  vms?: number;
+  componentsPerVm?: number;
+  methods?: number;
+}
+
+export interface BenchRow {
+  suite: string;
+  name: string;
+  /** The data the figure was measured on, e.g. "10M rows" or "100k VMs x 100 components". */
+  size: string;
+  /** Throughput: operations, requests or items per second. */
+  rate: number;
+  unit: 'ops/s' | 'req/s' | 'items/s' | 'rows/s';
+  meanMs: number;
+  p50Ms: number;
+  p99Ms: number;
+  rssMb: number;
+  /** Extra figures worth keeping (e.g. a baseline ratio). */
+  extra?: Record<string, number | string>;
+}
+
+export interface Suite {
+  name: string;
+  run(options: BenchOptions): Promise<BenchRow[]>;
+}
+
+export function rssMb(): number {
+  return Math.round(process.memoryUsage.rss() / 1048576);
+}
+
+/** A tinybench instance sized for the mode: quick runs are short but still measure. */
+export function newBench(options: BenchOptions): Bench {
+  return options.quick ? new Bench({ time: 200, warmupTime: 50 }) : new Bench({ time: 2000, warmupTime: 300 });
+}
+
+/** Runs a tinybench instance and turns its tasks into rows. `itemsPerOp` converts ops/s into items/s. */
+export async function runTinybench(suite: string, size: string, bench: Bench, itemsPerOp = 1, unit: BenchRow['unit'] = 'ops/s'): Promise<BenchRow[]> {
+  await bench.run();
+  return bench.tasks.map((task) => {
+    const result = task.result;
+    if (result === undefined || result.state !== 'completed') {
+      throw new Error(`bench task ${task.name} did not complete: ${result?.state ?? 'no result'}`);
+    }
+    const latency = result.latency;
+    return {
+      suite,
+      name: task.name,
+      size,
+      rate: result.throughput.mean * itemsPerOp,
+      unit,
+      meanMs: latency.mean,
+      p50Ms: latency.p50 ?? latency.mean,
+      p99Ms: latency.p99 ?? latency.max,
+      rssMb: rssMb(),
+    };
+  });
+}
