@@ -1,0 +1,111 @@
+// Service settings: every setting is a flag and an environment variable, the flag wins (decisions §1).
+import { availableParallelism } from 'node:os';
+
+export interface Config {
+  host: string;
+  gatewayPort: number;
+  apiPort: number;
+  dataDir: string;
+  workers: number;
+  apiKey: string | null;
+  offlineAfterMs: number;
+  reportTimeoutMs: number;
+  pageBytes: number;
+  reportTtlDays: number;
+  /** Test-only: hold health DOWN this long after start, so a probe can observe the DOWN phase. */
+  readyDelayMs: number;
+  /** Test-only: names of report faults to inject (see src/engine); empty in production. */
+  testFaults: string[];
+}
+
+interface Setting {
+  key: keyof Config;
+  flag: string;
+  env: string;
+  parse: (raw: string) => Config[keyof Config];
+  describe: string;
+}
+
+function integer(min: number): (raw: string) => number {
+  return (raw) => {
+    if (!/^\d+$/.test(raw)) throw new Error(`expected a whole number, got '${raw}'`);
+    const value = Number(raw);
+    if (value < min) throw new Error(`expected at least ${min}, got ${value}`);
+    return value;
+  };
+}
+
+const text = (raw: string): string => raw;
+
+export const SETTINGS: readonly Setting[] = [
+  { key: 'host', flag: '--host', env: 'JVMLENS_HOST', parse: text, describe: 'address both listeners bind (0.0.0.0 to expose)' },
+  { key: 'gatewayPort', flag: '--gateway-port', env: 'JVMLENS_GATEWAY_PORT', parse: integer(0), describe: 'gateway port: health, agent ingestion, metrics (0 = any free port)' },
+  { key: 'apiPort', flag: '--api-port', env: 'JVMLENS_API_PORT', parse: integer(0), describe: 'public API port (0 = any free port)' },
+  { key: 'dataDir', flag: '--data-dir', env: 'JVMLENS_DATA_DIR', parse: text, describe: 'LMDB data directory' },
+  { key: 'workers', flag: '--workers', env: 'JVMLENS_WORKERS', parse: integer(1), describe: 'report worker threads' },
+  { key: 'apiKey', flag: '--api-key', env: 'JVMLENS_API_KEY', parse: text, describe: 'a static key accepted with every scope (user id admin)' },
+  { key: 'offlineAfterMs', flag: '--offline-after-ms', env: 'JVMLENS_OFFLINE_AFTER_MS', parse: integer(1), describe: 'silence after which a VM is OFFLINE' },
+  { key: 'reportTimeoutMs', flag: '--report-timeout-ms', env: 'JVMLENS_REPORT_TIMEOUT_MS', parse: integer(1), describe: 'report generation time limit (TIMED_OUT beyond)' },
+  { key: 'pageBytes', flag: '--page-bytes', env: 'JVMLENS_PAGE_BYTES', parse: integer(1024), describe: 'largest JSON body of one report page' },
+  { key: 'reportTtlDays', flag: '--report-ttl-days', env: 'JVMLENS_REPORT_TTL_DAYS', parse: integer(1), describe: 'days a finished report is kept' },
+  { key: 'readyDelayMs', flag: '--test-ready-delay-ms', env: 'JVMLENS_TEST_READY_DELAY_MS', parse: integer(0), describe: 'TEST ONLY: keep health DOWN this long after start' },
+  { key: 'testFaults', flag: '--test-faults', env: 'JVMLENS_TEST_FAULTS', parse: (raw) => raw.split(',').filter(Boolean), describe: 'TEST ONLY: comma-separated report faults to inject' },
+];
+
+export function defaultConfig(): Config {
+  return {
+    host: '127.0.0.1',
+    gatewayPort: 8080,
+    apiPort: 8090,
+    dataDir: './data',
+    workers: Math.max(1, availableParallelism() - 1),
+    apiKey: null,
+    offlineAfterMs: 300_000,
+    reportTimeoutMs: 600_000,
+    pageBytes: 5_500_000,
+    reportTtlDays: 30,
+    readyDelayMs: 0,
+    testFaults: [],
+  };
+}
+
+export class ConfigError extends Error {}
+
+/**
+ * Reads settings from the environment, then from `--flag value` / `--flag=value` arguments.
+ * Returns the arguments that are not settings, for the command to interpret.
+ */
+export function parseConfig(args: readonly string[], env: Readonly<Record<string, string | undefined>>): { config: Config; rest: string[] } {
+  const config = defaultConfig();
+  const values = config as unknown as Record<string, unknown>;
+  const apply = (setting: Setting, raw: string, source: string): void => {
+    try {
+      values[setting.key] = setting.parse(raw);
+    } catch (error) {
+      throw new ConfigError(`${source}: ${(error as Error).message}`);
+    }
+  };
+  for (const setting of SETTINGS) {
+    const raw = env[setting.env];
+    if (raw !== undefined && raw !== '') apply(setting, raw, setting.env);
+  }
+  const rest: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    const eq = arg.indexOf('=');
+    const name = eq > 0 ? arg.slice(0, eq) : arg;
+    const setting = SETTINGS.find((s) => s.flag === name);
+    if (setting === undefined) {
+      rest.push(arg);
+      continue;
+    }
+    let raw: string | undefined = eq > 0 ? arg.slice(eq + 1) : args[++i];
+    if (raw === undefined) throw new ConfigError(`${name} needs a value`);
+    apply(setting, raw, name);
+  }
+  return { config, rest };
+}
+
+export function settingsHelp(): string {
+  return SETTINGS.map((s) => `  ${s.flag.padEnd(22)} ${s.env.padEnd(28)} ${s.describe}`).join('\n');
+}

@@ -1,0 +1,251 @@
+// Agent events (decisions §4): decoding of the four body formats and validation of every event.
+import { unpack } from 'msgpackr';
+import { ApiError } from '../errors.ts';
+import { validateTagKey, validateTagValue } from './tags.ts';
+
+export interface CodeItem {
+  sourceName: string;
+  className: string;
+  methodName: string;
+}
+
+export interface ComponentItem {
+  componentName: string;
+  componentVersion: string;
+  sourceName: string | null;
+  groupId: string | null;
+}
+
+export interface VmStartEvent {
+  type: 'vm.start';
+  vmId: string;
+  time: number;
+  agentVersion: string;
+  agentRevision: string;
+  mailbox: string;
+  inventory: Record<string, unknown>;
+  jvmInfo: Record<string, unknown>;
+  tags: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+export interface VmEvent {
+  type: 'vm.heartbeat' | 'vm.stop';
+  vmId: string;
+  time: number;
+}
+
+export interface CodeEvent {
+  type: 'code';
+  vmId: string;
+  time: number;
+  items: CodeItem[];
+}
+
+export interface ComponentsEvent {
+  type: 'components';
+  vmId: string;
+  time: number;
+  items: ComponentItem[];
+}
+
+export type AgentEvent = VmStartEvent | VmEvent | CodeEvent | ComponentsEvent;
+
+export const EVENT_TYPES = ['vm.start', 'vm.heartbeat', 'vm.stop', 'code', 'components'] as const;
+
+const VM_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const MAX_TEXT = 4096;
+
+/** Decodes a request body into raw events, by content type (decisions §4). */
+export function decodeEventBody(body: Buffer, contentType: string): unknown[] {
+  const type = contentType.split(';')[0].trim().toLowerCase();
+  if (type === 'application/msgpack' || type === 'application/x-msgpack') {
+    let value: unknown;
+    try {
+      value = unpack(body);
+    } catch (error) {
+      throw new ApiError(400, 'MALFORMED_BODY', `body is not valid MessagePack: ${(error as Error).message}`);
+    }
+    return Array.isArray(value) ? value : [value];
+  }
+  if (type === 'application/x-ndjson' || type === 'application/ndjson') {
+    const events: unknown[] = [];
+    const text = body.toString('utf8');
+    let lineNo = 0;
+    for (const line of text.split('\n')) {
+      lineNo++;
+      if (line.trim() === '') continue;
+      try {
+        events.push(JSON.parse(line));
+      } catch (error) {
+        throw new ApiError(400, 'MALFORMED_BODY', `line ${lineNo} is not valid JSON: ${(error as Error).message}`, [{ line: lineNo }]);
+      }
+    }
+    return events;
+  }
+  if (type === 'application/json' || type === '') {
+    let value: unknown;
+    try {
+      value = JSON.parse(body.toString('utf8'));
+    } catch (error) {
+      throw new ApiError(400, 'MALFORMED_JSON', `body is not valid JSON: ${(error as Error).message}`);
+    }
+    return Array.isArray(value) ? value : [value];
+  }
+  throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', `content type '${type}' is not accepted here; send application/json, application/x-ndjson or application/msgpack`);
+}
+
+class EventError extends Error {}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function text(event: Record<string, unknown>, field: string, optional = false, allowEmpty = true): string {
+  const value = event[field];
+  if (value === undefined || value === null) {
+    if (optional) return '';
+    throw new EventError(`'${field}' is required`);
+  }
+  if (typeof value !== 'string') throw new EventError(`'${field}' must be a string`);
+  if (!allowEmpty && value === '') throw new EventError(`'${field}' must not be empty`);
+  if (value.length > MAX_TEXT) throw new EventError(`'${field}' is longer than ${MAX_TEXT} characters`);
+  return value;
+}
+
+function object(event: Record<string, unknown>, field: string, optional: boolean): Record<string, unknown> {
+  const value = event[field];
+  if (value === undefined || value === null) {
+    if (optional) return {};
+    throw new EventError(`'${field}' is required`);
+  }
+  if (!isObject(value)) throw new EventError(`'${field}' must be an object`);
+  return value;
+}
+
+function stringMap(value: Record<string, unknown>, field: string): Record<string, string> {
+  for (const [key, entry] of Object.entries(value)) {
+    if (typeof entry !== 'string') throw new EventError(`'${field}.${key}' must be a string`);
+  }
+  return value as Record<string, string>;
+}
+
+function items(event: Record<string, unknown>): Record<string, unknown>[] {
+  const value = event.items;
+  if (!Array.isArray(value)) throw new EventError(`'items' must be an array`);
+  for (let i = 0; i < value.length; i++) {
+    if (!isObject(value[i])) throw new EventError(`'items[${i}]' must be an object`);
+  }
+  return value as Record<string, unknown>[];
+}
+
+function checkFields(event: Record<string, unknown>, allowed: readonly string[]): void {
+  for (const key of Object.keys(event)) {
+    if (!allowed.includes(key)) throw new EventError(`unknown field '${key}'`);
+  }
+}
+
+const COMMON = ['type', 'vmId', 'time'];
+const START_FIELDS = [...COMMON, 'agentVersion', 'agentRevision', 'mailbox', 'inventory', 'jvmInfo', 'tags', 'annotations'];
+const ITEM_FIELDS = [...COMMON, 'items'];
+
+function validateInventory(inventory: Record<string, unknown>): void {
+  if (inventory.systemProperties !== undefined) {
+    if (!isObject(inventory.systemProperties)) throw new EventError(`'inventory.systemProperties' must be an object`);
+    stringMap(inventory.systemProperties, 'inventory.systemProperties');
+  }
+  for (const field of ['hostName', 'mainMethod']) {
+    if (inventory[field] !== undefined && typeof inventory[field] !== 'string') throw new EventError(`'inventory.${field}' must be a string`);
+  }
+  for (const field of ['osEnvironment', 'cpuInfo']) {
+    if (inventory[field] !== undefined && !isObject(inventory[field])) throw new EventError(`'inventory.${field}' must be an object`);
+  }
+}
+
+function validateTags(tags: Record<string, unknown>): Record<string, string> {
+  for (const [key, value] of Object.entries(tags)) {
+    const keyProblem = validateTagKey(key);
+    if (keyProblem !== null) throw new EventError(`tag '${key}': ${keyProblem}`);
+    const valueProblem = typeof value === 'string' ? validateTagValue(value) : 'must be a string';
+    if (valueProblem !== null) throw new EventError(`tag '${key}' value: ${valueProblem}`);
+  }
+  return tags as Record<string, string>;
+}
+
+function validateEvent(raw: unknown): AgentEvent {
+  if (!isObject(raw)) throw new EventError('an event must be a JSON object');
+  const type = raw.type;
+  if (typeof type !== 'string' || !(EVENT_TYPES as readonly string[]).includes(type)) {
+    throw new EventError(`'type' must be one of ${EVENT_TYPES.join(', ')}`);
+  }
+  const vmId = raw.vmId;
+  if (typeof vmId !== 'string' || !VM_ID.test(vmId)) throw new EventError(`'vmId' must be 1-128 characters of [A-Za-z0-9._:-]`);
+  const time = raw.time;
+  if (typeof time !== 'number' || !Number.isSafeInteger(time) || time < 0) throw new EventError(`'time' must be epoch milliseconds (a non-negative integer)`);
+  switch (type) {
+    case 'vm.start': {
+      checkFields(raw, START_FIELDS);
+      const inventory = object(raw, 'inventory', false);
+      validateInventory(inventory);
+      return {
+        type,
+        vmId,
+        time,
+        agentVersion: text(raw, 'agentVersion'),
+        agentRevision: text(raw, 'agentRevision'),
+        mailbox: text(raw, 'mailbox', true),
+        inventory,
+        jvmInfo: object(raw, 'jvmInfo', true),
+        tags: validateTags(object(raw, 'tags', true)),
+        annotations: stringMap(object(raw, 'annotations', true), 'annotations'),
+      };
+    }
+    case 'vm.heartbeat':
+    case 'vm.stop':
+      checkFields(raw, COMMON);
+      return { type, vmId, time };
+    case 'code':
+      checkFields(raw, ITEM_FIELDS);
+      return {
+        type,
+        vmId,
+        time,
+        items: items(raw).map((item) => ({
+          sourceName: text(item, 'sourceName'),
+          className: text(item, 'className', false, false),
+          methodName: text(item, 'methodName', false, false),
+        })),
+      };
+    default:
+      checkFields(raw, ITEM_FIELDS);
+      return {
+        type: 'components',
+        vmId,
+        time,
+        items: items(raw).map((item) => ({
+          componentName: text(item, 'componentName', false, false),
+          componentVersion: text(item, 'componentVersion', false, false),
+          sourceName: text(item, 'sourceName', true) || null,
+          groupId: text(item, 'groupId', true) || null,
+        })),
+      };
+  }
+}
+
+/** Validates every event of a batch; one bad event rejects the batch with the index of each problem. */
+export function validateEvents(raw: unknown[]): AgentEvent[] {
+  const events: AgentEvent[] = [];
+  const details: { index: number; message: string }[] = [];
+  for (let index = 0; index < raw.length; index++) {
+    try {
+      events.push(validateEvent(raw[index]));
+    } catch (error) {
+      if (!(error instanceof EventError)) throw error;
+      if (details.length < 100) details.push({ index, message: error.message });
+    }
+  }
+  if (details.length > 0) {
+    throw new ApiError(400, 'INVALID_EVENTS', `${details.length === 100 ? '100 or more' : details.length} invalid event(s); nothing was stored`, details);
+  }
+  return events;
+}

@@ -1,0 +1,303 @@
+// Applies a validated batch of agent events in one LMDB write transaction (decisions §4).
+import { ApiError } from '../errors.ts';
+import type { AgentEvent, CodeItem, ComponentItem, VmStartEvent } from '../ingest/events.ts';
+import { compareCodePoints } from '../collation.ts';
+import type { Dictionary } from './dictionary.ts';
+import type { Annotation, ClassCode, CodeTimes, VmRecord } from './records.ts';
+import { bufferOf, nextId, uint32s } from './store.ts';
+import type { Store } from './store.ts';
+import { readTags, writeTags } from './tags.ts';
+import { isTerminated } from './vm-state.ts';
+
+export interface IngestResult {
+  accepted: number;
+  /** VMs whose record changed, as committed. */
+  touched: VmRecord[];
+  /** Component ids the fleet had never seen before this batch. */
+  newComponents: number[];
+  /** Rows of VMs whose component set grew. */
+  componentsChanged: number[];
+}
+
+const NO_SOURCE = 0xffffffff;
+
+/** Every event for an unknown vmId must follow a vm.start for it in the same batch. */
+function checkKnownVms(store: Store, events: readonly AgentEvent[]): void {
+  const started = new Set<string>();
+  const details: { index: number; message: string }[] = [];
+  events.forEach((event, index) => {
+    if (event.type === 'vm.start') started.add(event.vmId);
+    else if (!started.has(event.vmId) && store.vmRows.get(event.vmId) === undefined) {
+      if (details.length < 100) details.push({ index, message: `unknown vmId '${event.vmId}': send vm.start first` });
+    }
+  });
+  if (details.length > 0) throw new ApiError(400, 'UNKNOWN_VM', `${details.length} event(s) for unknown VMs; nothing was stored`, details);
+}
+
+function systemProperty(event: VmStartEvent, name: string): string | null {
+  const properties = event.inventory.systemProperties as Record<string, string> | undefined;
+  return properties?.[name] ?? null;
+}
+
+function inventoryText(event: VmStartEvent, field: string): string | null {
+  const value = event.inventory[field];
+  return typeof value === 'string' ? value : null;
+}
+
+/** Batch-local view of the VMs and sets a batch touches, written once at the end. */
+class BatchState {
+  readonly vms = new Map<string, VmRecord>();
+  readonly components = new Map<number, Map<number, number>>();
+  readonly sources = new Map<number, Set<number>>();
+  readonly appEnvs = new Map<number, string>();
+  /** Code sightings of the batch by class key, then methodName → [earliest, latest] time. */
+  readonly code = new Map<string, { key: string[]; methods: Map<string, CodeTimes> }>();
+  readonly newComponents: number[] = [];
+  readonly componentsChanged = new Set<number>();
+  readonly #store: Store;
+  readonly #dict: Dictionary;
+
+  constructor(store: Store, dict: Dictionary) {
+    this.#store = store;
+    this.#dict = dict;
+  }
+
+  vm(vmId: string): VmRecord | undefined {
+    let record = this.vms.get(vmId);
+    if (record === undefined) {
+      const row = this.#store.vmRows.get(vmId);
+      if (row === undefined) return undefined;
+      record = { ...this.#store.vms.get(row)! };
+      this.vms.set(vmId, record);
+    }
+    return record;
+  }
+
+  appEnv(record: VmRecord): string {
+    let value = this.appEnvs.get(record.row);
+    if (value === undefined) {
+      value = readTags(this.#store, this.#dict, record.row).get('AppEnv') ?? '';
+      this.appEnvs.set(record.row, value);
+    }
+    return value;
+  }
+
+  addCode(item: CodeItem, appEnv: string, time: number): void {
+    const id = `${item.sourceName}\u0000${item.className}\u0000${appEnv}`;
+    let entry = this.code.get(id);
+    if (entry === undefined) {
+      entry = { key: [item.sourceName, item.className, appEnv], methods: new Map() };
+      this.code.set(id, entry);
+    }
+    const times = entry.methods.get(item.methodName);
+    if (times === undefined) entry.methods.set(item.methodName, [time, time]);
+    else {
+      if (time < times[0]) times[0] = time;
+      if (time > times[1]) times[1] = time;
+    }
+  }
+
+  componentSet(row: number): Map<number, number> {
+    let set = this.components.get(row);
+    if (set === undefined) {
+      set = new Map();
+      const pairs = uint32s(this.#store.vmComponents.getBinary(row));
+      for (let i = 0; i < pairs.length; i += 2) set.set(pairs[i], pairs[i + 1]);
+      this.components.set(row, set);
+    }
+    return set;
+  }
+
+  sourceSet(row: number): Set<number> {
+    let set = this.sources.get(row);
+    if (set === undefined) {
+      set = new Set(uint32s(this.#store.usedSources.getBinary(row)));
+      this.sources.set(row, set);
+    }
+    return set;
+  }
+}
+
+function applyStart(store: Store, dict: Dictionary, batch: BatchState, event: VmStartEvent): void {
+  let record = batch.vm(event.vmId);
+  if (record === undefined) {
+    const row = nextId(store, 'rowNext', 0);
+    store.vmRows.put(event.vmId, row);
+    record = {
+      row, vmId: event.vmId, agentVersion: 0, agentRevision: 0, mailbox: 0, hostName: 0, mainMethod: 0,
+      javaVersion: 0, javaVendor: 0, osName: 0, osArch: 0, startTime: event.time, lastHeardTime: event.time, stopTime: null,
+    };
+    batch.vms.set(event.vmId, record);
+  } else if (event.time < record.startTime) {
+    // An older start (a replayed batch) must not undo what came after it.
+    return;
+  }
+  record.agentVersion = dict.intern(event.agentVersion);
+  record.agentRevision = dict.intern(event.agentRevision);
+  record.mailbox = dict.intern(event.mailbox);
+  record.hostName = dict.intern(inventoryText(event, 'hostName'));
+  record.mainMethod = dict.intern(inventoryText(event, 'mainMethod'));
+  record.javaVersion = dict.intern(systemProperty(event, 'java.runtime.version') ?? systemProperty(event, 'java.version'));
+  record.javaVendor = dict.intern(systemProperty(event, 'java.vm.vendor'));
+  record.osName = dict.intern(systemProperty(event, 'os.name'));
+  record.osArch = dict.intern(systemProperty(event, 'os.arch'));
+  record.startTime = event.time;
+  record.lastHeardTime = Math.max(record.lastHeardTime, event.time);
+  store.vmDetails.put(record.row, { inventory: event.inventory, jvmInfo: event.jvmInfo });
+  if (Object.keys(event.tags).length > 0) {
+    const tags = readTags(store, dict, record.row);
+    for (const [key, value] of Object.entries(event.tags)) tags.set(key, value);
+    writeTags(store, dict, record.row, tags);
+    batch.appEnvs.delete(record.row);
+  }
+  const annotations = new Map<string, Annotation>((store.annotations.get(record.row) ?? []).map((a) => [a.key, a]));
+  for (const [key, value] of Object.entries(event.annotations)) annotations.set(key, { key, value, time: event.time });
+  annotations.set('jvmlens.lastStart', { key: 'jvmlens.lastStart', value: new Date(event.time).toISOString(), time: event.time });
+  store.annotations.put(record.row, [...annotations.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)));
+}
+
+function componentId(store: Store, batch: BatchState, item: ComponentItem): number {
+  const identity = `${item.componentName}\u0000${item.componentVersion}`;
+  let id = store.componentIds.get(identity);
+  if (id === undefined) {
+    id = nextId(store, 'componentNext', 0);
+    store.componentIds.put(identity, id);
+    store.components.put(id, { componentName: item.componentName, componentVersion: item.componentVersion, groupId: item.groupId });
+    batch.newComponents.push(id);
+  } else if (item.groupId !== null) {
+    const existing = store.components.get(id)!;
+    if (existing.groupId === null) store.components.put(id, { ...existing, groupId: item.groupId });
+  }
+  return id;
+}
+
+function applyEvent(store: Store, dict: Dictionary, batch: BatchState, event: AgentEvent): void {
+  if (event.type === 'vm.start') {
+    applyStart(store, dict, batch, event);
+    return;
+  }
+  const record = batch.vm(event.vmId)!;
+  const terminated = isTerminated(record);
+  switch (event.type) {
+    case 'vm.stop':
+      if (event.time >= record.startTime) {
+        record.stopTime = Math.max(record.stopTime ?? event.time, event.time);
+        record.lastHeardTime = Math.max(record.lastHeardTime, event.time);
+      }
+      return;
+    case 'vm.heartbeat':
+      break;
+    case 'code': {
+      const appEnv = batch.appEnv(record);
+      const sources = batch.sourceSet(record.row);
+      for (const item of event.items) {
+        batch.addCode(item, appEnv, event.time);
+        if (item.sourceName !== '') sources.add(dict.intern(item.sourceName));
+      }
+      break;
+    }
+    case 'components': {
+      const set = batch.componentSet(record.row);
+      for (const item of event.items) {
+        const id = componentId(store, batch, item);
+        const source = item.sourceName === null ? NO_SOURCE : dict.intern(item.sourceName);
+        const previous = set.get(id);
+        if (previous === undefined || (previous === NO_SOURCE && source !== NO_SOURCE)) {
+          set.set(id, source);
+          batch.componentsChanged.add(record.row);
+        }
+      }
+      break;
+    }
+  }
+  if (!terminated) record.lastHeardTime = Math.max(record.lastHeardTime, event.time);
+}
+
+/** Merges a class's stored methods with the batch's sightings (both in code-point order); null when nothing changed. */
+function mergeClass(stored: ClassCode | undefined, sightings: [string, CodeTimes][]): ClassCode | null {
+  if (stored === undefined) {
+    return { methods: sightings.map((s) => s[0]), firstSeen: sightings.map((s) => s[1][0]), lastSeen: sightings.map((s) => s[1][1]) };
+  }
+  const merged: ClassCode = { methods: [], firstSeen: [], lastSeen: [] };
+  let changed = false;
+  let i = 0;
+  let j = 0;
+  while (i < stored.methods.length || j < sightings.length) {
+    const order = i === stored.methods.length ? 1 : j === sightings.length ? -1 : compareCodePoints(stored.methods[i], sightings[j][0]);
+    if (order < 0) {
+      merged.methods.push(stored.methods[i]);
+      merged.firstSeen.push(stored.firstSeen[i]);
+      merged.lastSeen.push(stored.lastSeen[i]);
+      i++;
+    } else if (order > 0) {
+      merged.methods.push(sightings[j][0]);
+      merged.firstSeen.push(sightings[j][1][0]);
+      merged.lastSeen.push(sightings[j][1][1]);
+      changed = true;
+      j++;
+    } else {
+      const first = Math.min(stored.firstSeen[i], sightings[j][1][0]);
+      const last = Math.max(stored.lastSeen[i], sightings[j][1][1]);
+      changed ||= first !== stored.firstSeen[i] || last !== stored.lastSeen[i];
+      merged.methods.push(stored.methods[i]);
+      merged.firstSeen.push(first);
+      merged.lastSeen.push(last);
+      i++;
+      j++;
+    }
+  }
+  return changed ? merged : null;
+}
+
+function writeCode(store: Store, batch: BatchState): void {
+  for (const { key, methods } of batch.code.values()) {
+    const sightings = [...methods].sort((a, b) => compareCodePoints(a[0], b[0]));
+    const merged = mergeClass(store.code.get(key), sightings);
+    if (merged !== null) store.code.put(key, merged);
+  }
+}
+
+function writeBatch(store: Store, batch: BatchState): void {
+  writeCode(store, batch);
+  for (const record of batch.vms.values()) store.vms.put(record.row, record);
+  for (const row of batch.componentsChanged) {
+    const set = batch.components.get(row)!;
+    const ids = [...set.keys()].sort((a, b) => a - b);
+    const pairs = new Uint32Array(ids.length * 2);
+    ids.forEach((id, i) => {
+      pairs[2 * i] = id;
+      pairs[2 * i + 1] = set.get(id)!;
+    });
+    store.vmComponents.put(row, bufferOf(pairs));
+  }
+  for (const [row, set] of batch.sources) {
+    store.usedSources.put(row, bufferOf(Uint32Array.from([...set].sort((a, b) => a - b))));
+  }
+  store.meta.put('writeSeq', ((store.meta.get('writeSeq') as number | undefined) ?? 0) + 1);
+}
+
+/**
+ * Stores a validated batch atomically. Resolves only once the transaction is on disk,
+ * so an acknowledged batch survives a crash (decisions §4).
+ */
+export async function ingestBatch(store: Store, dict: Dictionary, events: readonly AgentEvent[]): Promise<IngestResult> {
+  checkKnownVms(store, events);
+  let batch: BatchState | undefined;
+  try {
+    await store.env.childTransaction(() => {
+      batch = new BatchState(store, dict);
+      for (const event of events) applyEvent(store, dict, batch, event);
+      writeBatch(store, batch);
+    });
+    await store.env.flushed;
+  } catch (error) {
+    dict.clearCache();
+    throw error;
+  }
+  return {
+    accepted: events.length,
+    touched: [...batch!.vms.values()],
+    newComponents: batch!.newComponents,
+    componentsChanged: [...batch!.componentsChanged],
+  };
+}

@@ -1,0 +1,61 @@
+// Shapes of what the LMDB databases hold; strings that reports aggregate on are dictionary ids (0 = none).
+
+/** A VM as stored under its dense row number. String fields are ids of the shared dictionary. */
+export interface VmRecord {
+  row: number;
+  vmId: string;
+  agentVersion: number;
+  agentRevision: number;
+  mailbox: number;
+  hostName: number;
+  mainMethod: number;
+  javaVersion: number;
+  javaVendor: number;
+  osName: number;
+  osArch: number;
+  startTime: number;
+  lastHeardTime: number;
+  /** Time of the last vm.stop; the VM is TERMINATED while stopTime >= startTime. */
+  stopTime: number | null;
+}
+
+/** Inventory and JVM details, read only by the explorer, so kept out of the record reports scan. */
+export interface VmDetails {
+  inventory: Record<string, unknown>;
+  jvmInfo: Record<string, unknown>;
+}
+
+export interface Annotation {
+  key: string;
+  value: string;
+  time: number;
+}
+
+export interface ComponentRecord {
+  componentName: string;
+  componentVersion: string;
+  groupId: string | null;
+}
+
+/** Fleet-wide first and last sighting of one method, kept per AppEnv (decisions §4). */
+export type CodeTimes = [firstSeen: number, lastSeen: number];
+
+/** The methods of one class (per sourceName and AppEnv), in methodName code-point order, as parallel arrays. */
+export interface ClassCode {
+  methods: string[];
+  firstSeen: number[];
+  lastSeen: number[];
+}
+
+export interface ApiKeyRecord {
+  keyId: string;
+  userId: string;
+  scopes: Scope[];
+  /** sha256 of the key, hex; the key itself is never stored. */
+  hash: string;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+export type Scope = 'read' | 'write' | 'ingest';
+export const SCOPES: readonly Scope[] = ['read', 'write', 'ingest'];

@@ -1,0 +1,105 @@
+// The LMDB environment and its named databases: the one place that knows how data is laid out on disk.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { open } from 'lmdb';
+import type { Database, RootDatabase } from 'lmdb';
+import type { Annotation, ApiKeyRecord, ClassCode, ComponentRecord, VmDetails, VmRecord } from './records.ts';
+
+export const SCHEMA_VERSION = 1;
+
+export interface Store {
+  env: RootDatabase;
+  /** Counters and flags: schemaVersion, dictNext, rowNext, componentNext, writeSeq. */
+  meta: Database<number | string, string>;
+  /** String dictionary, both directions; id 0 is reserved for "none". */
+  dictIds: Database<number, string>;
+  dictStrings: Database<string, number>;
+  vmRows: Database<number, string>;
+  vms: Database<VmRecord, number>;
+  vmDetails: Database<VmDetails, number>;
+  /** Flat [keyId, valueId, keyId, valueId, …] pairs sorted by key string. */
+  tags: Database<number[], number>;
+  annotations: Database<Annotation[], number>;
+  componentIds: Database<number, string>;
+  components: Database<ComponentRecord, number>;
+  /** Per VM: Uint32 pairs [componentId, sourceNameId] sorted by componentId. */
+  vmComponents: Database<Buffer, number>;
+  /** Per VM: sorted Uint32 ids of the sourceNames it loaded code from. */
+  usedSources: Database<Buffer, number>;
+  /**
+   * Key [sourceName, className, appEnv] → the class's methods. One record per class keeps ingestion at
+   * one read and one write per class, and LMDB key order is the code report's default order.
+   */
+  code: Database<ClassCode, string[]>;
+  keys: Database<ApiKeyRecord, string>;
+  keyHashes: Database<string, string>;
+  reports: Database<Record<string, unknown>, string>;
+  /** Key [reportId, page]: msgpack bytes of one page. */
+  pages: Database<Buffer, (string | number)[]>;
+  close(): Promise<void>;
+}
+
+export function openStore(dataDir: string, options: { readOnly?: boolean } = {}): Store {
+  mkdirSync(dataDir, { recursive: true });
+  const env = open({
+    path: join(dataDir, 'jvmlens.mdb'),
+    maxDbs: 32,
+    readOnly: options.readOnly ?? false,
+    // Large maps keep remaps rare; LMDB only uses what it writes.
+    mapSize: 64 * 1024 ** 3,
+  });
+  const msgpack = <V, K extends import('lmdb').Key>(name: string, keyEncoding?: 'uint32' | 'ordered-binary'): Database<V, K> =>
+    env.openDB<V, K>({ name, encoding: 'msgpack', ...(keyEncoding ? { keyEncoding } : {}) });
+  const binary = <K extends import('lmdb').Key>(name: string, keyEncoding?: 'uint32' | 'ordered-binary'): Database<Buffer, K> =>
+    env.openDB<Buffer, K>({ name, encoding: 'binary', ...(keyEncoding ? { keyEncoding } : {}) });
+
+  const store: Store = {
+    env,
+    meta: msgpack('meta'),
+    dictIds: msgpack('dictIds'),
+    dictStrings: msgpack('dictStrings', 'uint32'),
+    vmRows: msgpack('vmRows'),
+    vms: msgpack('vms', 'uint32'),
+    vmDetails: msgpack('vmDetails', 'uint32'),
+    tags: msgpack('tags', 'uint32'),
+    annotations: msgpack('annotations', 'uint32'),
+    componentIds: msgpack('componentIds'),
+    components: msgpack('components', 'uint32'),
+    vmComponents: binary('vmComponents', 'uint32'),
+    usedSources: binary('usedSources', 'uint32'),
+    code: msgpack('code'),
+    keys: msgpack('keys'),
+    keyHashes: msgpack('keyHashes'),
+    reports: msgpack('reports'),
+    pages: binary('pages'),
+    close: () => env.close(),
+  };
+  if (!store.meta.get('schemaVersion') && !options.readOnly) {
+    store.meta.putSync('schemaVersion', SCHEMA_VERSION);
+  }
+  const version = store.meta.get('schemaVersion');
+  if (version !== undefined && version !== SCHEMA_VERSION) {
+    throw new Error(`data directory ${dataDir} has schema version ${version}; this jvmlens reads version ${SCHEMA_VERSION}`);
+  }
+  return store;
+}
+
+/** Reads a counter inside a write transaction and advances it: safe across processes. */
+export function nextId(store: Store, counter: string, first = 1): number {
+  const current = store.meta.get(counter);
+  const id = typeof current === 'number' ? current : first;
+  store.meta.put(counter, id + 1);
+  return id;
+}
+
+/** Uint32 view of a binary value; copies because LMDB buffers are only valid until the next read. */
+export function uint32s(buffer: Buffer | undefined): Uint32Array {
+  if (buffer === undefined || buffer.length === 0) return new Uint32Array(0);
+  const copy = new Uint32Array(buffer.length >>> 2);
+  new Uint8Array(copy.buffer).set(buffer);
+  return copy;
+}
+
+export function bufferOf(values: Uint32Array): Buffer {
+  return Buffer.from(values.buffer, values.byteOffset, values.byteLength);
+}
