@@ -12,6 +12,8 @@ export interface Config {
   reportTimeoutMs: number;
   pageBytes: number;
   reportTtlDays: number;
+  /** After SIGTERM/SIGINT, health answers DOWN this long before the listeners close, so balancers notice. */
+  shutdownGraceMs: number;
   /** Test-only: hold health DOWN this long after start, so a probe can observe the DOWN phase. */
   readyDelayMs: number;
   /** Test-only: names of report faults to inject (see src/engine); empty in production. */
@@ -48,6 +50,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'reportTimeoutMs', flag: '--report-timeout-ms', env: 'JVMLENS_REPORT_TIMEOUT_MS', parse: integer(1), describe: 'report generation time limit (TIMED_OUT beyond)' },
   { key: 'pageBytes', flag: '--page-bytes', env: 'JVMLENS_PAGE_BYTES', parse: integer(1024), describe: 'largest JSON body of one report page' },
   { key: 'reportTtlDays', flag: '--report-ttl-days', env: 'JVMLENS_REPORT_TTL_DAYS', parse: integer(1), describe: 'days a finished report is kept' },
+  { key: 'shutdownGraceMs', flag: '--shutdown-grace-ms', env: 'JVMLENS_SHUTDOWN_GRACE_MS', parse: integer(0), describe: 'time health answers DOWN before the listeners close on shutdown' },
   { key: 'readyDelayMs', flag: '--test-ready-delay-ms', env: 'JVMLENS_TEST_READY_DELAY_MS', parse: integer(0), describe: 'TEST ONLY: keep health DOWN this long after start' },
   { key: 'testFaults', flag: '--test-faults', env: 'JVMLENS_TEST_FAULTS', parse: (raw) => raw.split(',').filter(Boolean), describe: 'TEST ONLY: comma-separated report faults to inject' },
 ];
@@ -64,6 +67,7 @@ export function defaultConfig(): Config {
     reportTimeoutMs: 600_000,
     pageBytes: 5_500_000,
     reportTtlDays: 30,
+    shutdownGraceMs: 1000,
     readyDelayMs: 0,
     testFaults: [],
   };

@@ -1,10 +1,11 @@
 // Applies a validated batch of agent events in one LMDB write transaction (decisions §4).
 import { ApiError } from '../errors.ts';
-import type { AgentEvent, CodeItem, ComponentItem, VmStartEvent } from '../ingest/events.ts';
+import type { AgentEvent, CodeItem, VmStartEvent } from '../ingest/events.ts';
 import { compareCodePoints } from '../collation.ts';
+import { ComponentCatalog } from './components.ts';
 import type { Dictionary } from './dictionary.ts';
 import type { Annotation, ClassCode, CodeTimes, VmRecord } from './records.ts';
-import { bufferOf, nextId, uint32s } from './store.ts';
+import { bufferOf, countWrite, nextId, uint32s } from './store.ts';
 import type { Store } from './store.ts';
 import { readTags, writeTags } from './tags.ts';
 import { isTerminated } from './vm-state.ts';
@@ -156,22 +157,7 @@ function applyStart(store: Store, dict: Dictionary, batch: BatchState, event: Vm
   store.annotations.put(record.row, [...annotations.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)));
 }
 
-function componentId(store: Store, batch: BatchState, item: ComponentItem): number {
-  const identity = `${item.componentName}\u0000${item.componentVersion}`;
-  let id = store.componentIds.get(identity);
-  if (id === undefined) {
-    id = nextId(store, 'componentNext', 0);
-    store.componentIds.put(identity, id);
-    store.components.put(id, { componentName: item.componentName, componentVersion: item.componentVersion, groupId: item.groupId });
-    batch.newComponents.push(id);
-  } else if (item.groupId !== null) {
-    const existing = store.components.get(id)!;
-    if (existing.groupId === null) store.components.put(id, { ...existing, groupId: item.groupId });
-  }
-  return id;
-}
-
-function applyEvent(store: Store, dict: Dictionary, batch: BatchState, event: AgentEvent): void {
+function applyEvent(store: Store, dict: Dictionary, components: ComponentCatalog, batch: BatchState, event: AgentEvent): void {
   if (event.type === 'vm.start') {
     applyStart(store, dict, batch, event);
     return;
@@ -199,7 +185,8 @@ function applyEvent(store: Store, dict: Dictionary, batch: BatchState, event: Ag
     case 'components': {
       const set = batch.componentSet(record.row);
       for (const item of event.items) {
-        const id = componentId(store, batch, item);
+        const { id, created } = components.intern(item);
+        if (created) batch.newComponents.push(id);
         const source = item.sourceName === null ? NO_SOURCE : dict.intern(item.sourceName);
         const previous = set.get(id);
         if (previous === undefined || (previous === NO_SOURCE && source !== NO_SOURCE)) {
@@ -273,31 +260,47 @@ function writeBatch(store: Store, batch: BatchState): void {
   for (const [row, set] of batch.sources) {
     store.usedSources.put(row, bufferOf(Uint32Array.from([...set].sort((a, b) => a - b))));
   }
-  store.meta.put('writeSeq', ((store.meta.get('writeSeq') as number | undefined) ?? 0) + 1);
+  countWrite(store);
 }
 
-/**
- * Stores a validated batch atomically. Resolves only once the transaction is on disk,
- * so an acknowledged batch survives a crash (decisions §4).
- */
-export async function ingestBatch(store: Store, dict: Dictionary, events: readonly AgentEvent[]): Promise<IngestResult> {
-  checkKnownVms(store, events);
-  let batch: BatchState | undefined;
-  try {
-    await store.env.childTransaction(() => {
-      batch = new BatchState(store, dict);
-      for (const event of events) applyEvent(store, dict, batch, event);
-      writeBatch(store, batch);
-    });
-    await store.env.flushed;
-  } catch (error) {
-    dict.clearCache();
-    throw error;
+/** Writes agent events into the store; holds the caches of ids that ingestion interns. */
+export class Ingestor {
+  readonly store: Store;
+  readonly dict: Dictionary;
+  readonly components: ComponentCatalog;
+
+  constructor(store: Store, dict: Dictionary) {
+    this.store = store;
+    this.dict = dict;
+    this.components = new ComponentCatalog(store);
   }
-  return {
-    accepted: events.length,
-    touched: [...batch!.vms.values()],
-    newComponents: batch!.newComponents,
-    componentsChanged: [...batch!.componentsChanged],
-  };
+
+  /**
+   * Stores a validated batch atomically. Resolves only once the transaction is on disk,
+   * so an acknowledged batch survives a crash (decisions §4).
+   */
+  async ingest(events: readonly AgentEvent[]): Promise<IngestResult> {
+    const { store, dict, components } = this;
+    checkKnownVms(store, events);
+    let batch: BatchState | undefined;
+    try {
+      await store.env.childTransaction(() => {
+        batch = new BatchState(store, dict);
+        for (const event of events) applyEvent(store, dict, components, batch, event);
+        writeBatch(store, batch);
+      });
+      await store.env.flushed;
+      store.ownWrites++;
+    } catch (error) {
+      dict.clearCache();
+      components.clearCache();
+      throw error;
+    }
+    return {
+      accepted: events.length,
+      touched: [...batch!.vms.values()],
+      newComponents: batch!.newComponents,
+      componentsChanged: [...batch!.componentsChanged],
+    };
+  }
 }

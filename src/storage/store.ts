@@ -36,6 +36,8 @@ export interface Store {
   reports: Database<Record<string, unknown>, string>;
   /** Key [reportId, page]: msgpack bytes of one page. */
   pages: Database<Buffer, (string | number)[]>;
+  /** Write batches this process committed; the rest of `writeSeq` came from other processes. */
+  ownWrites: number;
   close(): Promise<void>;
 }
 
@@ -72,6 +74,7 @@ export function openStore(dataDir: string, options: { readOnly?: boolean } = {})
     keyHashes: msgpack('keyHashes'),
     reports: msgpack('reports'),
     pages: binary('pages'),
+    ownWrites: 0,
     close: () => env.close(),
   };
   if (!store.meta.get('schemaVersion') && !options.readOnly) {
@@ -82,6 +85,11 @@ export function openStore(dataDir: string, options: { readOnly?: boolean } = {})
     throw new Error(`data directory ${dataDir} has schema version ${version}; this jvmlens reads version ${SCHEMA_VERSION}`);
   }
   return store;
+}
+
+/** Marks a write batch inside its transaction, so other processes can notice it (see `ownWrites`). */
+export function countWrite(store: Store): void {
+  store.meta.put('writeSeq', ((store.meta.get('writeSeq') as number | undefined) ?? 0) + 1);
 }
 
 /** Reads a counter inside a write transaction and advances it: safe across processes. */

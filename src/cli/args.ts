@@ -1,0 +1,34 @@
+// Small argument reader for sub-commands: `--name value`, `--name=value` and positional words.
+
+export class UsageError extends Error {}
+
+export interface ParsedArgs {
+  options: Map<string, string>;
+  positional: string[];
+}
+
+export function parseArgs(args: readonly string[], known: readonly string[]): ParsedArgs {
+  const options = new Map<string, string>();
+  const positional: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (!arg.startsWith('--')) {
+      positional.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
+    if (!known.includes(name)) throw new UsageError(`unknown option --${name}; known: ${known.map((k) => `--${k}`).join(', ')}`);
+    const value = eq > 0 ? arg.slice(eq + 1) : args[++i];
+    if (value === undefined) throw new UsageError(`--${name} needs a value`);
+    options.set(name, value);
+  }
+  return { options, positional };
+}
+
+export function integerOption(args: ParsedArgs, name: string, fallback: number, min = 0): number {
+  const raw = args.options.get(name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new UsageError(`--${name} must be a whole number of at least ${min}`);
+  return Number(raw);
+}

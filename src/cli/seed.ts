@@ -1,0 +1,80 @@
+// `jvmlens seed`: fills a data directory (or a running gateway) with a synthetic fleet through the ingestion path.
+import type { Config } from '../config.ts';
+import { validateEvents } from '../ingest/events.ts';
+import { DEFAULT_FLEET, fleetBatches } from '../seed/fleet.ts';
+import type { FleetSpec } from '../seed/fleet.ts';
+import { Dictionary } from '../storage/dictionary.ts';
+import { Ingestor } from '../storage/ingest.ts';
+import { openStore } from '../storage/store.ts';
+import { integerOption, parseArgs, UsageError } from './args.ts';
+
+export const SEED_USAGE = `jvmlens seed [--vms N] [--components-per-vm N] [--methods N] [--app-envs N] [--tags N] [--seed N] [--days N]
+             [--gateway URL --key KEY]                       generate a deterministic synthetic fleet`;
+
+const OPTIONS = ['vms', 'components-per-vm', 'methods', 'app-envs', 'tags', 'seed', 'days', 'gateway', 'key'];
+
+export function fleetSpecFromArgs(args: readonly string[], now: number): FleetSpec & { gateway?: string; key?: string } {
+  const parsed = parseArgs(args, OPTIONS);
+  if (parsed.positional.length > 0) throw new UsageError(`unexpected argument '${parsed.positional[0]}'`);
+  return {
+    vms: integerOption(parsed, 'vms', DEFAULT_FLEET.vms, 1),
+    componentsPerVm: integerOption(parsed, 'components-per-vm', DEFAULT_FLEET.componentsPerVm),
+    methods: integerOption(parsed, 'methods', DEFAULT_FLEET.methods),
+    appEnvs: integerOption(parsed, 'app-envs', DEFAULT_FLEET.appEnvs, 1),
+    tags: integerOption(parsed, 'tags', DEFAULT_FLEET.tags),
+    seed: integerOption(parsed, 'seed', DEFAULT_FLEET.seed),
+    days: integerOption(parsed, 'days', DEFAULT_FLEET.days, 1),
+    now,
+    gateway: parsed.options.get('gateway'),
+    key: parsed.options.get('key'),
+  };
+}
+
+/** Progress on stderr, at most once a second, so long runs show they are alive. */
+function progress(spec: FleetSpec): (vmsDone: number, final?: boolean) => void {
+  const started = Date.now();
+  let last = 0;
+  return (vmsDone, final = false) => {
+    const now = Date.now();
+    if (!final && now - last < 1000) return;
+    last = now;
+    const seconds = (now - started) / 1000;
+    process.stderr.write(`seed: ${vmsDone}/${spec.vms} VMs (${Math.round(vmsDone / Math.max(seconds, 0.001))} VMs/s)${final ? ` in ${seconds.toFixed(1)} s\n` : '\r'}`);
+  };
+}
+
+async function postBatch(gateway: string, key: string, events: unknown[]): Promise<void> {
+  const response = await fetch(`${gateway.replace(/\/$/, '')}/agent/v1/events`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-ndjson', 'x-api-key': key },
+    body: events.map((event) => JSON.stringify(event)).join('\n'),
+  });
+  if (response.status !== 200) throw new Error(`gateway answered ${response.status}: ${await response.text()}`);
+}
+
+export async function seedCommand(config: Config, args: readonly string[]): Promise<void> {
+  const spec = fleetSpecFromArgs(args, Date.now());
+  const report = progress(spec);
+  let vmsDone = 0;
+  if (spec.gateway !== undefined) {
+    if (spec.key === undefined) throw new UsageError('--gateway needs --key with the ingest scope');
+    for (const batch of fleetBatches(spec)) {
+      await postBatch(spec.gateway, spec.key, batch);
+      vmsDone += batch.filter((event) => event.type === 'vm.start').length;
+      report(vmsDone);
+    }
+  } else {
+    const store = openStore(config.dataDir);
+    try {
+      const ingestor = new Ingestor(store, new Dictionary(store));
+      for (const batch of fleetBatches(spec)) {
+        await ingestor.ingest(validateEvents(batch));
+        vmsDone += batch.filter((event) => event.type === 'vm.start').length;
+        report(vmsDone);
+      }
+    } finally {
+      await store.close();
+    }
+  }
+  report(vmsDone, true);
+}

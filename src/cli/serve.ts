@@ -1,0 +1,36 @@
+// `jvmlens serve`: runs the service until SIGTERM/SIGINT, then shuts down gracefully (decisions §1).
+import type { Config } from '../config.ts';
+import { logger } from '../log.ts';
+import { startService } from '../service.ts';
+
+export async function serveCommand(config: Config): Promise<void> {
+  const service = await startService(config, logger);
+  const shown = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+  const lines = [
+    `jvmlens: gateway http://${shown}:${service.gatewayPort} (health: /opthub-health, agents: /agent/v1/events, /metrics)`,
+    `jvmlens: api http://${shown}:${service.apiPort}/public`,
+  ];
+  if (service.createdAdminKey !== null) {
+    lines.push(`jvmlens: created the first API key (user admin, every scope); it is shown only now: ${service.createdAdminKey}`);
+    logger.info('created the first admin API key and printed it once on stdout');
+  } else if (config.apiKey === null) {
+    lines.push('jvmlens: API keys: `jvmlens keys create --user ID --scopes read,write,ingest` (or start with --api-key)');
+  }
+  process.stdout.write(lines.join('\n') + '\n');
+  service.ready.then(() => {
+    process.stdout.write('jvmlens: ready\n');
+    logger.info('ready', { gatewayPort: service.gatewayPort, apiPort: service.apiPort });
+  });
+  const stop = (signal: string) => {
+    logger.info('shutting down', { signal });
+    service.shutdown().then(
+      () => process.exit(0),
+      (error: Error) => {
+        logger.error('shutdown failed', { stack: error.stack });
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}

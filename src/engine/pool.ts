@@ -1,0 +1,39 @@
+// The Piscina worker pool: report partitions and other heavy work run here, off the request thread.
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import type { WorkerData, WorkerTask } from './tasks.ts';
+
+export class WorkerPool {
+  readonly #piscina: Piscina;
+
+  constructor(dataDir: string, threads: number) {
+    // tsc rewrites only import specifiers: the worker file must follow this module's own extension (.ts under Deno, .js built).
+    const extension = extname(fileURLToPath(import.meta.url));
+    const workerData: WorkerData = { dataDir };
+    this.#piscina = new Piscina({
+      filename: new URL(`./worker${extension}`, import.meta.url).href,
+      minThreads: threads,
+      maxThreads: threads,
+      idleTimeout: Infinity,
+      workerData,
+    });
+  }
+
+  run<T>(task: WorkerTask, signal?: AbortSignal): Promise<T> {
+    return this.#piscina.run(task, signal === undefined ? {} : { signal }) as Promise<T>;
+  }
+
+  /** Resolves once every thread answered a ping: the pool is ready (decisions §3). */
+  async warmUp(threads: number): Promise<void> {
+    await Promise.all(Array.from({ length: threads }, () => this.run<string>({ kind: 'ping' })));
+  }
+
+  get threads(): number {
+    return this.#piscina.threads.length;
+  }
+
+  destroy(): Promise<void> {
+    return this.#piscina.destroy();
+  }
+}

@@ -1,0 +1,23 @@
+// What route handlers are given: the store, configuration, clock and shared service state.
+import type { Config } from '../config.ts';
+import type { Logger } from '../log.ts';
+import type { Dictionary } from '../storage/dictionary.ts';
+import type { Liveness } from '../storage/liveness.ts';
+import type { IngestResult, Ingestor } from '../storage/ingest.ts';
+import type { Store } from '../storage/store.ts';
+import type { Metrics } from './metrics.ts';
+import type { Readiness } from './readiness.ts';
+
+export interface ServiceContext {
+  config: Config;
+  store: Store;
+  dict: Dictionary;
+  ingestor: Ingestor;
+  clock: () => number;
+  logger: Logger;
+  metrics: Metrics;
+  readiness: Readiness;
+  liveness: Liveness;
+  /** Called after every committed ingestion batch (vulnerability matching hooks in here). */
+  afterIngest: (result: IngestResult) => void;
+}

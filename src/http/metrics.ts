@@ -1,0 +1,67 @@
+// Prometheus text exposition of request counts and latencies, ingested events and VMs by state.
+
+const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+interface Histogram {
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+export class Metrics {
+  readonly #requests = new Map<string, number>();
+  readonly #latency = new Map<string, Histogram>();
+  readonly #events = new Map<string, number>();
+  readonly #gauges = new Map<string, () => Record<string, number>>();
+
+  recordRequest(route: string, method: string, status: number, seconds: number): void {
+    const key = `route="${escapeLabel(route)}",method="${method}",status="${status}"`;
+    this.#requests.set(key, (this.#requests.get(key) ?? 0) + 1);
+    const histogramKey = `route="${escapeLabel(route)}"`;
+    let histogram = this.#latency.get(histogramKey);
+    if (histogram === undefined) {
+      histogram = { counts: new Array<number>(BUCKETS.length).fill(0), sum: 0, count: 0 };
+      this.#latency.set(histogramKey, histogram);
+    }
+    for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]) histogram.counts[i]++;
+    histogram.sum += seconds;
+    histogram.count++;
+  }
+
+  recordEvents(type: string, count: number): void {
+    this.#events.set(type, (this.#events.get(type) ?? 0) + count);
+  }
+
+  /** A gauge family computed at scrape time: label value → number. */
+  gauge(name: string, read: () => Record<string, number>): void {
+    this.#gauges.set(name, read);
+  }
+
+  render(): string {
+    const lines: string[] = [];
+    lines.push('# HELP jvmlens_http_requests_total HTTP requests by route, method and status.');
+    lines.push('# TYPE jvmlens_http_requests_total counter');
+    for (const [labels, value] of this.#requests) lines.push(`jvmlens_http_requests_total{${labels}} ${value}`);
+    lines.push('# HELP jvmlens_http_request_duration_seconds Time to answer a request.');
+    lines.push('# TYPE jvmlens_http_request_duration_seconds histogram');
+    for (const [labels, histogram] of this.#latency) {
+      BUCKETS.forEach((bound, i) => lines.push(`jvmlens_http_request_duration_seconds_bucket{${labels},le="${bound}"} ${histogram.counts[i]}`));
+      lines.push(`jvmlens_http_request_duration_seconds_bucket{${labels},le="+Inf"} ${histogram.count}`);
+      lines.push(`jvmlens_http_request_duration_seconds_sum{${labels}} ${histogram.sum}`);
+      lines.push(`jvmlens_http_request_duration_seconds_count{${labels}} ${histogram.count}`);
+    }
+    lines.push('# HELP jvmlens_ingested_events_total Agent events stored, by type.');
+    lines.push('# TYPE jvmlens_ingested_events_total counter');
+    for (const [type, value] of this.#events) lines.push(`jvmlens_ingested_events_total{type="${escapeLabel(type)}"} ${value}`);
+    for (const [name, read] of this.#gauges) {
+      const [metric, label] = name.split(':');
+      lines.push(`# TYPE ${metric} gauge`);
+      for (const [value, count] of Object.entries(read())) lines.push(`${metric}{${label}="${escapeLabel(value)}"} ${count}`);
+    }
+    return lines.join('\n') + '\n';
+  }
+}

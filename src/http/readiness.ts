@@ -1,0 +1,35 @@
+// What health reports (decisions §3): DOWN until every start-up step is done, and while shutting down or unwritable.
+
+export class Readiness {
+  readonly #pending = new Set<string>();
+  #shuttingDown = false;
+  #storageProblem: string | null = null;
+
+  constructor(steps: readonly string[]) {
+    for (const step of steps) this.#pending.add(step);
+  }
+
+  done(step: string): void {
+    this.#pending.delete(step);
+  }
+
+  shutDown(): void {
+    this.#shuttingDown = true;
+  }
+
+  get shuttingDown(): boolean {
+    return this.#shuttingDown;
+  }
+
+  storageWritable(problem: string | null): void {
+    this.#storageProblem = problem;
+  }
+
+  /** null when UP, else the reason for DOWN. */
+  reason(): string | null {
+    if (this.#shuttingDown) return 'shutting down';
+    if (this.#pending.size > 0) return `starting: waiting for ${[...this.#pending].join(', ')}`;
+    if (this.#storageProblem !== null) return `storage cannot be written: ${this.#storageProblem}`;
+    return null;
+  }
+}

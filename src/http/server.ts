@@ -1,0 +1,214 @@
+// uWebSockets.js plumbing: reads a request into an ApiRequest, runs its route, writes the ApiResponse.
+import { STATUS_CODES } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import uWS from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import { ApiError, errorBody } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import type { Metrics } from './metrics.ts';
+import { Router } from './router.ts';
+import type { ApiRequest, ApiResponse, Principal, Route } from './types.ts';
+
+export interface ServerOptions {
+  routes: readonly Route[];
+  /** Largest accepted request body in bytes (decisions §10: 1 MiB on /public, 16 MiB on /agent). */
+  bodyLimit: number;
+  metrics: Metrics;
+  logger: Logger;
+  /** null when ready, else why not (decisions §3: 503 with Retry-After). */
+  notReadyReason: () => string | null;
+  /** Resolves a key to a principal, or throws 401 (decisions §2). */
+  authenticate: (apiKey: string | undefined) => Principal;
+}
+
+const STATUS_LINES = new Map<number, string>();
+function statusLine(status: number): string {
+  let line = STATUS_LINES.get(status);
+  if (line === undefined) {
+    line = `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
+    STATUS_LINES.set(status, line);
+  }
+  return line;
+}
+
+const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const requestIdPrefix = randomBytes(3).toString('hex');
+let requestCounter = 0;
+
+export class HttpServer {
+  readonly #app: TemplatedApp;
+  readonly #options: ServerOptions;
+  readonly #router: Router;
+  #listenSocket: us_listen_socket | null = null;
+  #inFlight = 0;
+  #drained: (() => void) | null = null;
+
+  constructor(options: ServerOptions) {
+    this.#options = options;
+    this.#router = new Router(options.routes);
+    this.#app = uWS.App().any('/*', (res, req) => this.#onRequest(res, req));
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.#app.listen(host, port, (socket) => {
+        if (socket === false) {
+          reject(new Error(`cannot listen on ${host}:${port}`));
+          return;
+        }
+        this.#listenSocket = socket;
+        resolve(uWS.us_socket_local_port(socket as unknown as uWS.us_socket));
+      });
+    });
+  }
+
+  /** Stops accepting connections, then waits for requests in flight. */
+  async close(): Promise<void> {
+    if (this.#listenSocket !== null) {
+      uWS.us_listen_socket_close(this.#listenSocket);
+      this.#listenSocket = null;
+    }
+    if (this.#inFlight > 0) await new Promise<void>((resolve) => (this.#drained = resolve));
+  }
+
+  #onRequest(res: HttpResponse, req: HttpRequest): void {
+    const started = performance.now();
+    const method = req.getMethod().toUpperCase();
+    const path = req.getUrl();
+    const headers: Record<string, string> = {};
+    req.forEach((key, value) => {
+      headers[key] = value;
+    });
+    const request: ApiRequest = {
+      method,
+      path,
+      params: {},
+      query: new URLSearchParams(req.getQuery() ?? ''),
+      headers,
+      body: EMPTY,
+      principal: null,
+      requestId: `${requestIdPrefix}-${(++requestCounter).toString(36)}`,
+    };
+    const exchange = { res, aborted: false, routeName: 'unmatched', request, started };
+    res.onAborted(() => {
+      exchange.aborted = true;
+    });
+    this.#inFlight++;
+    try {
+      const match = this.#router.match(method, path);
+      if (match.kind === 'none') throw new ApiError(404, 'NOT_FOUND', `no route for ${method} ${path}`);
+      if (match.kind === 'wrongMethod') {
+        throw new ApiError(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; allowed: ${match.allowed.join(', ')}`, undefined, { Allow: match.allowed.join(', ') });
+      }
+      const route = match.route;
+      exchange.routeName = route.name ?? route.pattern;
+      request.params = match.params;
+      if (route.needsReady) {
+        const reason = this.#options.notReadyReason();
+        if (reason !== null) throw new ApiError(503, 'NOT_READY', `service not ready: ${reason}`, undefined, { 'Retry-After': '1' });
+      }
+      if (route.scope !== undefined) {
+        const principal = this.#options.authenticate(headers['x-api-key']);
+        if (!principal.scopes.includes(route.scope)) {
+          throw new ApiError(403, 'FORBIDDEN', `this key lacks the '${route.scope}' scope`);
+        }
+        request.principal = principal;
+      }
+      if (METHODS_WITH_BODY.has(method) && hasBody(headers)) {
+        const declared = Number(headers['content-length'] ?? 0);
+        if (declared > this.#options.bodyLimit) throw this.#tooLarge();
+        this.#readBody(exchange, route);
+      } else {
+        this.#run(exchange, route);
+      }
+    } catch (error) {
+      this.#respond(exchange, this.#errorResponse(error, request));
+    }
+  }
+
+  #tooLarge(): ApiError {
+    return new ApiError(413, 'PAYLOAD_TOO_LARGE', `request body is larger than ${this.#options.bodyLimit} bytes`, undefined, { Connection: 'close' });
+  }
+
+  #readBody(exchange: Exchange, route: Route): void {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let rejected = false;
+    exchange.res.onData((chunk, isLast) => {
+      if (rejected) return;
+      size += chunk.byteLength;
+      if (size > this.#options.bodyLimit) {
+        rejected = true;
+        this.#respond(exchange, this.#errorResponse(this.#tooLarge(), exchange.request), true);
+        return;
+      }
+      // uWS reuses the chunk's memory after this callback: copy it.
+      chunks.push(Buffer.from(new Uint8Array(chunk)));
+      if (isLast) {
+        exchange.request.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+        this.#run(exchange, route);
+      }
+    });
+  }
+
+  #run(exchange: Exchange, route: Route): void {
+    let result: ApiResponse | Promise<ApiResponse>;
+    try {
+      result = route.handler(exchange.request);
+    } catch (error) {
+      this.#respond(exchange, this.#errorResponse(error, exchange.request));
+      return;
+    }
+    if (result instanceof Promise) {
+      result.then(
+        (response) => this.#respond(exchange, response),
+        (error: unknown) => this.#respond(exchange, this.#errorResponse(error, exchange.request)),
+      );
+    } else {
+      this.#respond(exchange, result);
+    }
+  }
+
+  #errorResponse(error: unknown, request: ApiRequest): ApiResponse {
+    if (error instanceof ApiError) return { status: error.status, body: errorBody(error), headers: error.headers };
+    this.#options.logger.error('unexpected error', { requestId: request.requestId, method: request.method, path: request.path, stack: (error as Error)?.stack ?? String(error) });
+    return { status: 500, body: { error: 'INTERNAL', message: `internal error; request id ${request.requestId}` } };
+  }
+
+  #respond(exchange: Exchange, response: ApiResponse, close = false): void {
+    const { res, request } = exchange;
+    this.#options.metrics.recordRequest(exchange.routeName, request.method, response.status, (performance.now() - exchange.started) / 1000);
+    this.#inFlight--;
+    if (this.#inFlight === 0 && this.#drained !== null) {
+      this.#drained();
+      this.#drained = null;
+    }
+    if (exchange.aborted) return;
+    const payload = response.raw ?? (response.body === undefined ? '' : JSON.stringify(response.body));
+    const contentType = response.contentType ?? (response.raw === undefined && response.body !== undefined ? 'application/json' : undefined);
+    res.cork(() => {
+      res.writeStatus(statusLine(response.status));
+      if (contentType !== undefined) res.writeHeader('Content-Type', contentType);
+      if (response.headers !== undefined) for (const [key, value] of Object.entries(response.headers)) res.writeHeader(key, value);
+      if (request.method === 'HEAD') res.endWithoutBody(Buffer.byteLength(payload), close);
+      // A 413 answers before the body was read: the connection cannot be reused.
+      else res.end(payload, close || response.status === 413);
+    });
+  }
+}
+
+interface Exchange {
+  res: HttpResponse;
+  aborted: boolean;
+  routeName: string;
+  request: ApiRequest;
+  started: number;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function hasBody(headers: Record<string, string>): boolean {
+  const length = headers['content-length'];
+  if (length !== undefined) return Number(length) > 0;
+  return headers['transfer-encoding'] !== undefined;
+}

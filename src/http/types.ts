@@ -1,0 +1,45 @@
+// Plain request and response values: handlers are functions of these, testable without sockets.
+import type { Scope } from '../storage/records.ts';
+
+export interface Principal {
+  userId: string;
+  scopes: readonly Scope[];
+  keyId: string;
+}
+
+export interface ApiRequest {
+  /** Upper-case HTTP method. */
+  method: string;
+  path: string;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  /** Lower-case header names. */
+  headers: Record<string, string>;
+  body: Buffer;
+  principal: Principal | null;
+  requestId: string;
+}
+
+export interface ApiResponse {
+  status: number;
+  /** Serialised as JSON unless `raw` is given. */
+  body?: unknown;
+  raw?: Buffer | string;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+export type Handler = (request: ApiRequest) => ApiResponse | Promise<ApiResponse>;
+
+export interface Route {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Path with `:name` segments, e.g. `/public/instance/:vmId/tags/:tag`. */
+  pattern: string;
+  /** Metric label; defaults to the pattern. */
+  name?: string;
+  /** Scope a key needs; undefined = no key needed. */
+  scope?: Scope;
+  /** Answer 503 while the service is not ready (decisions §3). */
+  needsReady?: boolean;
+  handler: Handler;
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// The `jvmlens` command: one binary, one sub-command per job.
+import { ConfigError, parseConfig, settingsHelp } from './config.ts';
+import { UsageError } from './cli/args.ts';
+import { keysCommand, KEYS_USAGE } from './cli/keys.ts';
+import { seedCommand, SEED_USAGE } from './cli/seed.ts';
+import { serveCommand } from './cli/serve.ts';
+
+const USAGE = `usage: jvmlens COMMAND [options]
+
+commands:
+  jvmlens serve                                                run the service
+${KEYS_USAGE}
+${SEED_USAGE}
+
+settings (flag, environment variable; the flag wins):
+${settingsHelp()}
+`;
+
+async function main(argv: readonly string[]): Promise<void> {
+  const { config, rest } = parseConfig(argv, process.env);
+  const [command, ...args] = rest;
+  switch (command) {
+    case 'serve':
+      return serveCommand(config);
+    case 'keys':
+      return keysCommand(config, args);
+    case 'seed':
+      return seedCommand(config, args);
+    case undefined:
+    case 'help':
+    case '--help':
+      process.stdout.write(USAGE);
+      return;
+    default:
+      throw new UsageError(`unknown command '${command}'\n\n${USAGE}`);
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError || error instanceof ConfigError) {
+    process.stderr.write(`jvmlens: ${error.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`jvmlens: ${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,111 @@
+// Wires the service together: storage, worker pool, the two listeners, readiness and graceful shutdown.
+import type { Config } from './config.ts';
+import { agentRoutes } from './http/routes/agent.ts';
+import { explorerRoutes } from './http/routes/explorer.ts';
+import { healthRoutes } from './http/routes/health.ts';
+import { metricsRoutes } from './http/routes/metrics.ts';
+import { Authenticator } from './http/auth.ts';
+import type { ServiceContext } from './http/context.ts';
+import { Metrics } from './http/metrics.ts';
+import { Readiness } from './http/readiness.ts';
+import { HttpServer } from './http/server.ts';
+import type { Route } from './http/types.ts';
+import { WorkerPool } from './engine/pool.ts';
+import type { Logger } from './log.ts';
+import { Dictionary } from './storage/dictionary.ts';
+import { Ingestor } from './storage/ingest.ts';
+import { createKey, listKeys } from './storage/keys.ts';
+import { Liveness } from './storage/liveness.ts';
+import { SCOPES } from './storage/records.ts';
+import { openStore } from './storage/store.ts';
+import type { Store } from './storage/store.ts';
+
+const MIB = 1024 * 1024;
+/** How often the service checks that storage is writable and whether another process wrote to it. */
+const WATCH_MS = 2_000;
+
+export interface RunningService {
+  gatewayPort: number;
+  apiPort: number;
+  /** Printed once when the service created the first admin key itself (decisions §2). */
+  createdAdminKey: string | null;
+  /** Resolves when every start-up step is done and health is UP. */
+  ready: Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+async function ensureAdminKey(store: Store, config: Config, clock: () => number): Promise<string | null> {
+  if (config.apiKey !== null || listKeys(store).length > 0) return null;
+  const { key } = await createKey(store, 'admin', SCOPES, clock());
+  return key;
+}
+
+export async function startService(config: Config, logger: Logger, clock: () => number = Date.now): Promise<RunningService> {
+  const readiness = new Readiness(['storage', 'indexes', 'workers', 'vulnerabilities', ...(config.readyDelayMs > 0 ? ['test delay'] : [])]);
+  const metrics = new Metrics();
+  const store = openStore(config.dataDir);
+  readiness.done('storage');
+  const dict = new Dictionary(store);
+  const liveness = new Liveness();
+  const context: ServiceContext = {
+    config, store, dict, clock, logger, metrics, readiness, liveness,
+    ingestor: new Ingestor(store, dict),
+    afterIngest: () => {},
+  };
+  metrics.gauge('jvmlens_vms:state', () => liveness.countByState(clock(), config.offlineAfterMs));
+  const authenticator = new Authenticator(store, config.apiKey, clock);
+  const common = {
+    metrics,
+    logger,
+    notReadyReason: () => readiness.reason(),
+    authenticate: (key: string | undefined) => authenticator.authenticate(key),
+  };
+  const gatewayRoutes: Route[] = [...healthRoutes(context), ...agentRoutes(context), ...metricsRoutes(context)];
+  const apiRoutes: Route[] = [...explorerRoutes(context)];
+  const gateway = new HttpServer({ ...common, routes: gatewayRoutes, bodyLimit: 16 * MIB });
+  const api = new HttpServer({ ...common, routes: apiRoutes, bodyLimit: 1 * MIB });
+  const gatewayPort = await gateway.listen(config.host, config.gatewayPort);
+  const apiPort = await api.listen(config.host, config.apiPort);
+  const createdAdminKey = await ensureAdminKey(store, config, clock);
+
+  const pool = new WorkerPool(config.dataDir, config.workers);
+  let seen = { writeSeq: (store.meta.get('writeSeq') as number | undefined) ?? 0, ownWrites: 0 };
+  const ready = (async () => {
+    liveness.load(store);
+    readiness.done('indexes');
+    await pool.warmUp(config.workers);
+    readiness.done('workers');
+    readiness.done('vulnerabilities');
+    if (config.readyDelayMs > 0) {
+      await new Promise((resolve) => setTimeout(resolve, config.readyDelayMs));
+      readiness.done('test delay');
+    }
+  })();
+  ready.catch((error: Error) => logger.error('start-up failed', { stack: error.stack }));
+
+  // decisions §3: DOWN while storage cannot be written; another process (a CLI) may have written too.
+  const watch = setInterval(() => {
+    store.meta.put('probe', clock()).then(
+      () => readiness.storageWritable(null),
+      (error: Error) => readiness.storageWritable(error.message),
+    );
+    const now = { writeSeq: (store.meta.get('writeSeq') as number | undefined) ?? 0, ownWrites: store.ownWrites };
+    if (now.writeSeq - seen.writeSeq > now.ownWrites - seen.ownWrites) liveness.load(store);
+    seen = now;
+  }, WATCH_MS);
+  watch.unref();
+
+  let stopping: Promise<void> | null = null;
+  const shutdown = (): Promise<void> => {
+    stopping ??= (async () => {
+      readiness.shutDown();
+      clearInterval(watch);
+      await new Promise((resolve) => setTimeout(resolve, config.shutdownGraceMs));
+      await Promise.all([gateway.close(), api.close()]);
+      await pool.destroy();
+      await store.close();
+    })();
+    return stopping;
+  };
+  return { gatewayPort, apiPort, createdAdminKey, ready, shutdown };
+}

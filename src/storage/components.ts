@@ -1,0 +1,47 @@
+// Component catalogue: each distinct (componentName, componentVersion) gets a dense id of its own.
+import type { ComponentItem } from '../ingest/events.ts';
+import type { ComponentRecord } from './records.ts';
+import type { Store } from './store.ts';
+import { nextId } from './store.ts';
+
+export class ComponentCatalog {
+  readonly #store: Store;
+  // Ids never change once assigned, so cached ids stay valid while other processes write.
+  readonly #ids = new Map<string, { id: number; hasGroup: boolean }>();
+
+  constructor(store: Store) {
+    this.#store = store;
+  }
+
+  /** The id of a component, creating it (inside a write transaction); `created` tells whether it is new to the fleet. */
+  intern(item: ComponentItem): { id: number; created: boolean } {
+    const identity = `${item.componentName}\u0000${item.componentVersion}`;
+    const cached = this.#ids.get(identity);
+    if (cached !== undefined && (cached.hasGroup || item.groupId === null)) return { id: cached.id, created: false };
+    let id = cached?.id ?? this.#store.componentIds.get(identity);
+    let created = false;
+    let hasGroup = item.groupId !== null;
+    if (id === undefined) {
+      id = nextId(this.#store, 'componentNext', 0);
+      created = true;
+      this.#store.componentIds.put(identity, id);
+      this.#store.components.put(id, { componentName: item.componentName, componentVersion: item.componentVersion, groupId: item.groupId });
+    } else {
+      // The first groupId reported for a component completes its record (vulnerability matching uses it).
+      const existing = this.#store.components.get(id)!;
+      if (existing.groupId === null && item.groupId !== null) this.#store.components.put(id, { ...existing, groupId: item.groupId });
+      hasGroup ||= existing.groupId !== null;
+    }
+    this.#ids.set(identity, { id, hasGroup });
+    return { id, created };
+  }
+
+  get(id: number): ComponentRecord | undefined {
+    return this.#store.components.get(id);
+  }
+
+  /** After a failed write transaction: ids cached from it were never committed. */
+  clearCache(): void {
+    this.#ids.clear();
+  }
+}

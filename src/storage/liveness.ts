@@ -1,0 +1,29 @@
+// In-memory start/heard/stop times of every VM: answers "VMs by state" without reading the store.
+import type { VmRecord } from './records.ts';
+import type { Store } from './store.ts';
+import { VM_STATES, vmState } from './vm-state.ts';
+import type { VmState, VmTimes } from './vm-state.ts';
+
+export class Liveness {
+  readonly #times = new Map<string, VmTimes>();
+
+  /** Rebuilds from the store: at start, and when another process wrote to it. */
+  load(store: Store): void {
+    this.#times.clear();
+    for (const { value } of store.vms.getRange()) this.update(value);
+  }
+
+  update(record: VmRecord): void {
+    this.#times.set(record.vmId, { startTime: record.startTime, lastHeardTime: record.lastHeardTime, stopTime: record.stopTime });
+  }
+
+  get size(): number {
+    return this.#times.size;
+  }
+
+  countByState(now: number, offlineAfterMs: number): Record<VmState, number> {
+    const counts = Object.fromEntries(VM_STATES.map((state) => [state, 0])) as Record<VmState, number>;
+    for (const times of this.#times.values()) counts[vmState(times, now, offlineAfterMs)]++;
+    return counts;
+  }
+}

@@ -1,0 +1,84 @@
+// Reads and tag writes of single VMs for the explorer (decisions §5).
+import { ApiError } from '../errors.ts';
+import type { Dictionary } from './dictionary.ts';
+import type { Annotation, VmRecord } from './records.ts';
+import type { Store } from './store.ts';
+import { countWrite } from './store.ts';
+import { readTags, writeTags } from './tags.ts';
+import { vmState } from './vm-state.ts';
+
+export interface TagRecord {
+  key: string;
+  value: string;
+}
+
+export function findVm(store: Store, vmId: string): VmRecord {
+  const row = store.vmRows.get(vmId);
+  const record = row === undefined ? undefined : store.vms.get(row);
+  if (record === undefined) throw new ApiError(404, 'VM_NOT_FOUND', `no VM with vmId '${vmId}'`);
+  return record;
+}
+
+/** The VM instance of interface.md §2.2, plus its tags as a map (decisions §5). */
+export function vmInstance(store: Store, dict: Dictionary, vmId: string, now: number, offlineAfterMs: number): Record<string, unknown> {
+  const record = findVm(store, vmId);
+  const details = store.vmDetails.get(record.row);
+  const inventory = details?.inventory ?? {};
+  return {
+    vmId: record.vmId,
+    agentVersion: dict.lookup(record.agentVersion) ?? '',
+    agentRevision: dict.lookup(record.agentRevision) ?? '',
+    inventory: {
+      systemProperties: inventory.systemProperties ?? {},
+      hostName: inventory.hostName ?? '',
+      osEnvironment: inventory.osEnvironment ?? {},
+      mainMethod: inventory.mainMethod ?? '',
+      cpuInfo: inventory.cpuInfo ?? {},
+    },
+    startTime: record.startTime,
+    lastHeardTime: record.lastHeardTime,
+    mailbox: dict.lookup(record.mailbox) ?? '',
+    state: vmState(record, now, offlineAfterMs),
+    jvmInfo: details?.jvmInfo ?? {},
+    tags: Object.fromEntries(readTags(store, dict, record.row)),
+  };
+}
+
+export function vmAnnotations(store: Store, vmId: string): Annotation[] {
+  return store.annotations.get(findVm(store, vmId).row) ?? [];
+}
+
+export function vmTags(store: Store, dict: Dictionary, vmId: string): TagRecord[] {
+  return tagRecords(readTags(store, dict, findVm(store, vmId).row));
+}
+
+function tagRecords(tags: ReadonlyMap<string, string>): TagRecord[] {
+  return [...tags].map(([key, value]) => ({ key, value }));
+}
+
+/**
+ * Changes the tags of a VM in one durable transaction and returns them all.
+ * `change` gets the current tags and returns the new ones, or throws.
+ */
+export async function updateTags(
+  store: Store,
+  dict: Dictionary,
+  vmId: string,
+  change: (tags: Map<string, string>) => Map<string, string>,
+): Promise<TagRecord[]> {
+  let result: Map<string, string> | undefined;
+  try {
+    await store.env.childTransaction(() => {
+      const record = findVm(store, vmId);
+      result = change(readTags(store, dict, record.row));
+      writeTags(store, dict, record.row, result);
+      countWrite(store);
+    });
+    await store.env.flushed;
+    store.ownWrites++;
+  } catch (error) {
+    dict.clearCache();
+    throw error;
+  }
+  return tagRecords(new Map([...result!].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))));
+}
