@@ -31,6 +31,11 @@ function statusLine(status: number): string {
   return line;
 }
 
+/** The request headers the service reads; the Node fallback of uWS (used under Deno) cannot list them all. */
+const HEADERS = ['x-api-key', 'content-type', 'content-length', 'transfer-encoding', 'accept'] as const;
+/** The native addon has getParts; its Node-compatible fallback lacks endWithoutBody. */
+const NATIVE = typeof (uWS as { getParts?: unknown }).getParts === 'function';
+
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const requestIdPrefix = randomBytes(3).toString('hex');
 let requestCounter = 0;
@@ -74,16 +79,26 @@ export class HttpServer {
   #onRequest(res: HttpResponse, req: HttpRequest): void {
     const started = performance.now();
     const method = req.getMethod().toUpperCase();
-    const path = req.getUrl();
+    // The fallback's getUrl keeps the query string and its getQuery throws: split here.
+    let path = req.getUrl();
+    let query = '';
+    const mark = path.indexOf('?');
+    if (mark >= 0) {
+      query = path.slice(mark + 1);
+      path = path.slice(0, mark);
+    } else if (NATIVE) {
+      query = req.getQuery() ?? '';
+    }
     const headers: Record<string, string> = {};
-    req.forEach((key, value) => {
-      headers[key] = value;
-    });
+    for (const name of HEADERS) {
+      const value = req.getHeader(name);
+      if (value !== '' && value !== undefined) headers[name] = value;
+    }
     const request: ApiRequest = {
       method,
       path,
       params: {},
-      query: new URLSearchParams(req.getQuery() ?? ''),
+      query: new URLSearchParams(query),
       headers,
       body: EMPTY,
       principal: null,
@@ -190,7 +205,7 @@ export class HttpServer {
       res.writeStatus(statusLine(response.status));
       if (contentType !== undefined) res.writeHeader('Content-Type', contentType);
       if (response.headers !== undefined) for (const [key, value] of Object.entries(response.headers)) res.writeHeader(key, value);
-      if (request.method === 'HEAD') res.endWithoutBody(Buffer.byteLength(payload), close);
+      if (request.method === 'HEAD' && NATIVE) res.endWithoutBody(Buffer.byteLength(payload), close);
       // A 413 answers before the body was read: the connection cannot be reused.
       else res.end(payload, close || response.status === 413);
     });

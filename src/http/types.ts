@@ -13,7 +13,7 @@ export interface ApiRequest {
   path: string;
   params: Record<string, string>;
   query: URLSearchParams;
-  /** Lower-case header names. */
+  /** Lower-case names of the headers the service reads (see HEADERS in server.ts). */
   headers: Record<string, string>;
   body: Buffer;
   principal: Principal | null;

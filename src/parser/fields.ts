@@ -90,10 +90,10 @@ export const codeInventoryFields: FieldCatalog = createCatalog('codeInventory', 
   { name: 'sourceName', type: 'string', scope: 'code' },
   { name: 'className', type: 'string', scope: 'code' },
   { name: 'methodName', type: 'string', scope: 'code' },
-  { name: 'AppEnv', type: 'string', scope: 'code', groupable: false },
+  { name: 'AppEnv', type: 'string', scope: 'code' },
   // Sort keys of the items, not filter fields: the report window (`from`, `to`) selects on them.
-  { name: 'firstSeen', type: 'time', scope: 'code', operators: [], groupable: false },
-  { name: 'lastSeen', type: 'time', scope: 'code', operators: [], groupable: false },
+  { name: 'firstSeen', type: 'time', scope: 'code', operators: [] },
+  { name: 'lastSeen', type: 'time', scope: 'code', operators: [] },
 ]);
 
 /** The code-report fields `field:value` applies to, and the only groupBy prefix (decisions §8). */

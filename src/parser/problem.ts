@@ -54,3 +54,12 @@ export function withOrigin<T>(origin: Origin, parse: () => T): T {
     throw error;
   }
 }
+
+/** A JSON-ish rendering of a value that is not a string, for the `text` of an error about its type. */
+export function describe(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return typeof value;
+  }
+}

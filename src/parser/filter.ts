@@ -1,0 +1,173 @@
+// Compiles a report's `filter` array once into typed conditions (decisions §6.2, §8).
+import type { IToken } from 'chevrotain';
+import type { FieldCatalog, FieldDef, FieldType } from './fields.ts';
+import { CODE_PATH } from './fields.ts';
+import type { FilterAst, Operator } from './grammar.ts';
+import { parseFilterEntry, stringValue } from './grammar.ts';
+import { NumberLiteral, StringLiteral } from './lexer.ts';
+import { containsTest, likeTest, numericPredicate, numericTest, orderOf, textTest } from './predicate.ts';
+import type { NumericTest, Test } from './predicate.ts';
+import { describe, Problem, toApiError, withOrigin } from './problem.ts';
+import type { TimeSpan } from './time.ts';
+import { timeSpanOfText, timeSpanOfToken } from './time.ts';
+
+export interface Condition {
+  /** Index of the filter entry this condition came from. */
+  entry: number;
+  field: FieldDef;
+  op: Operator;
+  /** The condition on one value; `null` is a missing value. */
+  test(value: string | number | null): boolean;
+  /** For number, integer and time fields: the same condition as intervals, which number columns evaluate. */
+  numeric?: NumericTest;
+}
+
+export interface CompiledFilter {
+  conditions: Condition[];
+}
+
+const ORDERED: readonly Operator[] = ['=', '!=', '<', '<=', '>', '>=', '= null', '!= null', 'IN', 'RANGE'];
+const TEXTUAL: readonly Operator[] = [...ORDERED, 'LIKE', 'CONTAINS'];
+const BY_TYPE: Record<FieldType, readonly Operator[]> = {
+  string: TEXTUAL,
+  version: TEXTUAL,
+  enum: ['=', '!=', 'IN', '= null', '!= null'],
+  integer: ORDERED,
+  number: ORDERED,
+  time: ORDERED,
+};
+
+function operatorsOf(field: FieldDef, catalog: FieldCatalog): Operator[] {
+  const byType = BY_TYPE[field.type].filter((op) => field.operators === undefined || field.operators.includes(op));
+  const codeForm = catalog.family === 'codeInventory' && (CODE_PATH as readonly string[]).includes(field.name);
+  return codeForm ? [':', ...byType] : byType;
+}
+
+function filterableNames(catalog: FieldCatalog): string[] {
+  return catalog.names().filter((name) => catalog.lookup(name)?.operators?.length !== 0);
+}
+
+function fieldOf(token: IToken, catalog: FieldCatalog): FieldDef {
+  const field = catalog.lookup(token.image);
+  if (field === undefined) throw new Problem(`unknown field '${token.image}'`, token.startOffset, token.image, filterableNames(catalog));
+  if (field.operators?.length === 0) {
+    throw new Problem(`${field.name} cannot be filtered on`, token.startOffset, token.image, filterableNames(catalog));
+  }
+  return field;
+}
+
+function mismatch(token: IToken, field: FieldDef, expected: readonly string[]): Problem {
+  return new Problem(`${field.name} (${field.type}) cannot be compared with ${token.image}`, token.startOffset, token.image, expected);
+}
+
+function textOf(token: IToken, field: FieldDef): string {
+  if (token.tokenType !== StringLiteral) throw mismatch(token, field, ['a quoted string']);
+  const value = stringValue(token);
+  if (field.values !== undefined && !field.values.includes(value)) {
+    throw new Problem(`${field.name} has no value ${token.image}`, token.startOffset, token.image, field.values.map((v) => `'${v}'`));
+  }
+  return value;
+}
+
+function spanOf(token: IToken, field: FieldDef, now: number): TimeSpan {
+  if (field.type === 'time') {
+    // A quoted time is read by the time grammar; its positions count from inside the quotes.
+    if (token.tokenType === StringLiteral) {
+      try {
+        return timeSpanOfText(stringValue(token), now);
+      } catch (error) {
+        throw error instanceof Problem ? error.shifted(token.startOffset + 1) : error;
+      }
+    }
+    return timeSpanOfToken(token, now);
+  }
+  const integer = field.type === 'integer';
+  const valid = token.tokenType === NumberLiteral && (!integer || Number.isSafeInteger(Number(token.image)));
+  if (!valid) throw mismatch(token, field, [integer ? 'an integer' : 'a number']);
+  const value = Number(token.image);
+  return { open: value, close: value };
+}
+
+function regExpOf(token: IToken, field: FieldDef): RegExp {
+  const source = textOf(token, field);
+  try {
+    return new RegExp(source);
+  } catch (error) {
+    const reason = error instanceof SyntaxError ? error.message : 'invalid';
+    throw new Problem(`invalid regular expression: ${reason}`, token.startOffset, token.image, ['a JavaScript regular expression']);
+  }
+}
+
+function rangeProblem(ast: FilterAst): Problem {
+  const low = ast.literals[0];
+  return new Problem(`RANGE low bound ${low.image} is above its high bound ${ast.literals[1].image}`, low.startOffset, low.image, ['a low bound not above the high bound']);
+}
+
+function numericCondition(ast: FilterAst, field: FieldDef, now: number): { test: Test; numeric: NumericTest } {
+  const spans = ast.op === '= null' || ast.op === '!= null' ? [] : ast.literals.map((token) => spanOf(token, field, now));
+  if (ast.op === 'RANGE' && spans[0].open > spans[1].close) throw rangeProblem(ast);
+  const numeric = numericTest(ast.op, spans);
+  return { test: numericPredicate(numeric), numeric };
+}
+
+function textCondition(ast: FilterAst, field: FieldDef & { type: 'string' | 'version' | 'enum' }): Test {
+  const literal = ast.literals[0];
+  switch (ast.op) {
+    case 'LIKE': return likeTest(regExpOf(literal, field));
+    case 'CONTAINS': return containsTest(textOf(literal, field), false);
+    // The raw rest of the entry, not a quoted literal (decisions §8).
+    case ':': return containsTest(literal.image, true);
+    case '= null':
+    case '!= null': return textTest(ast.op, [], orderOf(field.type), true);
+    default: {
+      const compare = orderOf(field.type);
+      const values = ast.literals.map((token) => textOf(token, field));
+      if (ast.op === 'RANGE' && compare(values[0], values[1]) > 0) throw rangeProblem(ast);
+      return textTest(ast.op, values, compare, field.type !== 'version');
+    }
+  }
+}
+
+function isTextual(field: FieldDef): field is FieldDef & { type: 'string' | 'version' | 'enum' } {
+  return field.type === 'string' || field.type === 'version' || field.type === 'enum';
+}
+
+function compileEntry(text: string, entry: number, catalog: FieldCatalog, now: number): Condition {
+  let ast: FilterAst;
+  try {
+    ast = parseFilterEntry(text);
+  } catch (error) {
+    // Only code reports know `field:value`; elsewhere the grammar's ':' alternative is noise.
+    if (error instanceof Problem && catalog.family !== 'codeInventory' && error.expected.includes(':')) {
+      throw new Problem(error.message, error.offset, error.text, error.expected.filter((e) => e !== ':'));
+    }
+    throw error;
+  }
+  const field = fieldOf(ast.field, catalog);
+  const operators = operatorsOf(field, catalog);
+  if (!operators.includes(ast.op)) {
+    const op = ast.opToken;
+    throw new Problem(`${ast.op} does not apply to ${field.name} (${field.type})`, op.startOffset, op.image, operators);
+  }
+  if (isTextual(field)) return { entry, field, op: ast.op, test: textCondition(ast, field) };
+  return { entry, field, op: ast.op, ...numericCondition(ast, field, now) };
+}
+
+/**
+ * Validates `entries` (an array of strings, or undefined for no filter) and compiles each entry against
+ * the catalogue; entries are ANDed. `now` (epoch ms) resolves relative times. Errors are BAD_FILTER ApiErrors.
+ */
+export function compileFilter(entries: unknown, catalog: FieldCatalog, now: number): CompiledFilter {
+  if (entries === undefined) return { conditions: [] };
+  const origin = { code: 'BAD_FILTER', parameter: 'filter', source: '' } as const;
+  if (!Array.isArray(entries)) {
+    throw toApiError(new Problem('filter is not an array', 0, describe(entries), ['an array of strings']), origin);
+  }
+  const conditions = entries.map((text: unknown, entry) => {
+    if (typeof text !== 'string') {
+      throw toApiError(new Problem('a filter entry is not a string', 0, describe(text), ['a string']), { ...origin, entry });
+    }
+    return withOrigin({ ...origin, source: text, entry }, () => compileEntry(text, entry, catalog, now));
+  });
+  return { conditions };
+}
