@@ -7,7 +7,7 @@ import { parseFilterEntry, stringValue } from './grammar.ts';
 import { NumberLiteral, StringLiteral } from './lexer.ts';
 import { containsTest, likeTest, numericPredicate, numericTest, orderOf, textTest } from './predicate.ts';
 import type { NumericTest, Test } from './predicate.ts';
-import { describe, Problem, toApiError, withOrigin } from './problem.ts';
+import { entriesOf, Problem, withOrigin } from './problem.ts';
 import type { TimeSpan } from './time.ts';
 import { timeSpanOfText, timeSpanOfToken } from './time.ts';
 
@@ -93,8 +93,8 @@ function regExpOf(token: IToken, field: FieldDef): RegExp {
   try {
     return new RegExp(source);
   } catch (error) {
-    const reason = error instanceof SyntaxError ? error.message : 'invalid';
-    throw new Problem(`invalid regular expression: ${reason}`, token.startOffset, token.image, ['a JavaScript regular expression']);
+    const reason = error instanceof SyntaxError ? error.message : 'Invalid regular expression';
+    throw new Problem(reason, token.startOffset, token.image, ['a JavaScript regular expression']);
   }
 }
 
@@ -147,7 +147,7 @@ function compileEntry(text: string, entry: number, catalog: FieldCatalog, now: n
   const operators = operatorsOf(field, catalog);
   if (!operators.includes(ast.op)) {
     const op = ast.opToken;
-    throw new Problem(`${ast.op} does not apply to ${field.name} (${field.type})`, op.startOffset, op.image, operators);
+    throw new Problem(`operator ${ast.op} does not apply to ${field.name} (${field.type})`, op.startOffset, op.image, operators);
   }
   if (isTextual(field)) return { entry, field, op: ast.op, test: textCondition(ast, field) };
   return { entry, field, op: ast.op, ...numericCondition(ast, field, now) };
@@ -158,16 +158,8 @@ function compileEntry(text: string, entry: number, catalog: FieldCatalog, now: n
  * the catalogue; entries are ANDed. `now` (epoch ms) resolves relative times. Errors are BAD_FILTER ApiErrors.
  */
 export function compileFilter(entries: unknown, catalog: FieldCatalog, now: number): CompiledFilter {
-  if (entries === undefined) return { conditions: [] };
-  const origin = { code: 'BAD_FILTER', parameter: 'filter', source: '' } as const;
-  if (!Array.isArray(entries)) {
-    throw toApiError(new Problem('filter is not an array', 0, describe(entries), ['an array of strings']), origin);
-  }
-  const conditions = entries.map((text: unknown, entry) => {
-    if (typeof text !== 'string') {
-      throw toApiError(new Problem('a filter entry is not a string', 0, describe(text), ['a string']), { ...origin, entry });
-    }
-    return withOrigin({ ...origin, source: text, entry }, () => compileEntry(text, entry, catalog, now));
-  });
+  const conditions = entriesOf(entries, 'BAD_FILTER', 'filter').map((text, entry) =>
+    withOrigin({ code: 'BAD_FILTER', parameter: 'filter', source: text, entry }, () => compileEntry(text, entry, catalog, now)),
+  );
   return { conditions };
 }

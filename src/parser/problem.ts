@@ -63,3 +63,16 @@ export function describe(value: unknown): string {
     return typeof value;
   }
 }
+
+/** The strings of an array parameter (undefined: none), or the ApiError saying which entry is not one. */
+export function entriesOf(value: unknown, code: QueryErrorCode, parameter: string): string[] {
+  if (value === undefined) return [];
+  const origin: Origin = { code, parameter, source: '' };
+  if (!Array.isArray(value)) throw toApiError(new Problem(`${parameter} is not an array`, 0, describe(value), ['an array of strings']), origin);
+  value.forEach((entry: unknown, index) => {
+    if (typeof entry !== 'string') {
+      throw toApiError(new Problem(`${parameter} entry is not a string`, 0, describe(entry), ['a string']), { ...origin, entry: index });
+    }
+  });
+  return value as string[];
+}

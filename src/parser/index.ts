@@ -1,0 +1,11 @@
+// The query language's public surface: what the report engine and the HTTP layer import.
+export type { Column } from './columns.ts';
+export { evaluateConditions } from './columns.ts';
+export type { FieldCatalog, FieldDef, FieldScope, FieldType } from './fields.ts';
+export { codeInventoryFields, componentFields, jvmInventoryFields } from './fields.ts';
+export type { CompiledFilter, Condition } from './filter.ts';
+export { compileFilter } from './filter.ts';
+export type { Operator } from './grammar.ts';
+export type { SortKey } from './order.ts';
+export { parseGroupBy, parseSortBy } from './order.ts';
+export { resolveTime } from './time.ts';
