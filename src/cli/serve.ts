@@ -21,7 +21,11 @@ export async function serveCommand(config: Config): Promise<void> {
     process.stdout.write('jvmlens: ready\n');
     logger.info('ready', { gatewayPort: service.gatewayPort, apiPort: service.apiPort });
   });
+  let stopping = false;
+  // A repeated signal must not kill the process mid-shutdown: the first one already drains it.
   const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
     logger.info('shutting down', { signal });
     service.shutdown().then(
       () => process.exit(0),
@@ -31,6 +35,6 @@ export async function serveCommand(config: Config): Promise<void> {
       },
     );
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
 }

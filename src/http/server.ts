@@ -36,6 +36,9 @@ const HEADERS = ['x-api-key', 'content-type', 'content-length', 'transfer-encodi
 /** The native addon has getParts; its Node-compatible fallback lacks endWithoutBody. */
 const NATIVE = typeof (uWS as { getParts?: unknown }).getParts === 'function';
 
+/** Past this many bytes an oversized body is not drained: the connection is closed at once. */
+const DRAIN_LIMIT = 64 * 1024 * 1024;
+
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const requestIdPrefix = randomBytes(3).toString('hex');
 let requestCounter = 0;
@@ -131,18 +134,19 @@ export class HttpServer {
       }
       if (METHODS_WITH_BODY.has(method) && hasBody(headers)) {
         const declared = Number(headers['content-length'] ?? 0);
-        if (declared > this.#options.bodyLimit) throw this.#tooLarge();
+        if (declared > DRAIN_LIMIT) throw this.#tooLarge();
         this.#readBody(exchange, route);
       } else {
         this.#run(exchange, route);
       }
     } catch (error) {
-      this.#respond(exchange, this.#errorResponse(error, request));
+      // A body too large to drain is left unread: that connection cannot be reused.
+      this.#respond(exchange, this.#errorResponse(error, request), error instanceof ApiError && error.status === 413);
     }
   }
 
   #tooLarge(): ApiError {
-    return new ApiError(413, 'PAYLOAD_TOO_LARGE', `request body is larger than ${this.#options.bodyLimit} bytes`, undefined, { Connection: 'close' });
+    return new ApiError(413, 'PAYLOAD_TOO_LARGE', `request body is larger than ${this.#options.bodyLimit} bytes`);
   }
 
   #readBody(exchange: Exchange, route: Route): void {
@@ -153,8 +157,12 @@ export class HttpServer {
       if (rejected) return;
       size += chunk.byteLength;
       if (size > this.#options.bodyLimit) {
-        rejected = true;
-        this.#respond(exchange, this.#errorResponse(this.#tooLarge(), exchange.request), true);
+        // Clients only read a response after sending their body: drain a moderate excess so they see the 413.
+        if (isLast || size > DRAIN_LIMIT) {
+          rejected = true;
+          this.#respond(exchange, this.#errorResponse(this.#tooLarge(), exchange.request), !isLast);
+        }
+        chunks.length = 0;
         return;
       }
       // uWS reuses the chunk's memory after this callback: copy it.
@@ -206,8 +214,7 @@ export class HttpServer {
       if (contentType !== undefined) res.writeHeader('Content-Type', contentType);
       if (response.headers !== undefined) for (const [key, value] of Object.entries(response.headers)) res.writeHeader(key, value);
       if (request.method === 'HEAD' && NATIVE) res.endWithoutBody(Buffer.byteLength(payload), close);
-      // A 413 answers before the body was read: the connection cannot be reused.
-      else res.end(payload, close || response.status === 413);
+      else res.end(payload, close);
     });
   }
 }

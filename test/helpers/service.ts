@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
+/** The repository root (tests run from dist/test). */
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 export interface RunningService {
   gatewayUrl: string;
@@ -31,6 +33,8 @@ export interface StartOptions {
   waitReady?: boolean;
   /** Pass no --api-key (the service then creates an admin key on first start). */
   noStaticKey?: boolean;
+  /** Run the TypeScript source under Deno instead of the build under Node. */
+  deno?: boolean;
 }
 
 export function tempDir(prefix = 'jvmlens-test-'): string {
@@ -40,17 +44,20 @@ export function tempDir(prefix = 'jvmlens-test-'): string {
 export async function startService(options: StartOptions = {}): Promise<RunningService> {
   const dataDir = options.dataDir ?? tempDir();
   const apiKey = `test_${randomBytes(12).toString('hex')}`;
-  const args = [MAIN, 'serve', '--gateway-port', '0', '--api-port', '0', '--data-dir', dataDir, '--workers', '1', '--shutdown-grace-ms', '100'];
+  const args = ['serve', '--gateway-port', '0', '--api-port', '0', '--data-dir', dataDir, '--workers', '1', '--shutdown-grace-ms', '100'];
   if (!options.noStaticKey) args.push('--api-key', apiKey);
   args.push(...(options.args ?? []));
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [command, prefix] = options.deno
+    ? [join(ROOT, 'node_modules', '.bin', 'deno'), ['run', '-A', join(ROOT, 'src', 'main.ts')]]
+    : [process.execPath, [MAIN]];
+  const child = spawn(command, [...prefix, ...args], { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const urls = await new Promise<{ gatewayUrl: string; apiUrl: string }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start in time:\n${out}\n${err}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`service did not start in time:\n${out}\n${err}`)), 120_000);
     const check = () => {
       const gateway = /jvmlens: gateway (http:\/\/[^ ]+)/.exec(out);
       const api = /jvmlens: api (http:\/\/[^ ]+)\/public/.exec(out);

@@ -1,0 +1,56 @@
+// The error model of decisions §10: status, stable code and message for every kind of bad request.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { ingest, vmStart } from '../helpers/events.ts';
+import { request, startService } from '../helpers/service.ts';
+import type { RunningService } from '../helpers/service.ts';
+
+let service: RunningService;
+
+before(async () => {
+  service = await startService();
+  await ingest(service.gatewayUrl, service.apiKey, [vmStart('vm-e', Date.now())]);
+});
+
+after(() => service.stop());
+
+function assertError(response: { status: number; body: any; headers: Headers }, status: number, code: string): void {
+  assert.equal(response.status, status);
+  assert.match(response.headers.get('content-type') ?? '', /application\/json/);
+  assert.equal(response.body.error, code);
+  assert.equal(typeof response.body.message, 'string');
+  assert.ok(response.body.message.length > 0);
+}
+
+test('malformed JSON → 400 MALFORMED_JSON', async () => {
+  assertError(await request(`${service.apiUrl}/public/instance/vm-e/tags`, { method: 'POST', key: service.apiKey, rawBody: '{"key": ' }), 400, 'MALFORMED_JSON');
+  assertError(await request(`${service.gatewayUrl}/agent/v1/events`, { method: 'POST', key: service.apiKey, rawBody: '[{' }), 400, 'MALFORMED_JSON');
+});
+
+test('a body that is not JSON → 415', async () => {
+  assertError(await request(`${service.apiUrl}/public/instance/vm-e/tags`, { method: 'POST', key: service.apiKey, rawBody: 'key=a', contentType: 'application/x-www-form-urlencoded' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+  assertError(await request(`${service.gatewayUrl}/agent/v1/events`, { method: 'POST', key: service.apiKey, rawBody: '<xml/>', contentType: 'text/xml' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+});
+
+test('an oversized body → 413: over 1 MiB on /public, over 16 MiB on /agent', async () => {
+  const big = JSON.stringify([{ key: 'a', value: 'x'.repeat(1024 * 1024) }]);
+  assertError(await request(`${service.apiUrl}/public/instance/vm-e/tags`, { method: 'POST', key: service.apiKey, rawBody: big }), 413, 'PAYLOAD_TOO_LARGE');
+  const huge = Buffer.alloc(16 * 1024 * 1024 + 10, 0x20);
+  assertError(await request(`${service.gatewayUrl}/agent/v1/events`, { method: 'POST', key: service.apiKey, rawBody: huge }), 413, 'PAYLOAD_TOO_LARGE');
+  // The service is still healthy afterwards.
+  assert.equal((await request(`${service.gatewayUrl}/opthub-health`)).status, 200);
+});
+
+test('unknown route → 404 NOT_FOUND on both ports', async () => {
+  assertError(await request(`${service.apiUrl}/public/nothing/here`, { key: service.apiKey }), 404, 'NOT_FOUND');
+  assertError(await request(`${service.gatewayUrl}/agent/v2/events`, { method: 'POST', key: service.apiKey, body: [] }), 404, 'NOT_FOUND');
+  assertError(await request(`${service.apiUrl}/`), 404, 'NOT_FOUND');
+});
+
+test('known path, other method → 405 with Allow', async () => {
+  const response = await request(`${service.apiUrl}/public/instance/vm-e`, { method: 'DELETE', key: service.apiKey });
+  assertError(response, 405, 'METHOD_NOT_ALLOWED');
+  assert.equal(response.headers.get('allow'), 'GET, HEAD');
+  const health = await request(`${service.gatewayUrl}/opthub-health`, { method: 'POST', body: {} });
+  assertError(health, 405, 'METHOD_NOT_ALLOWED');
+});

@@ -1,0 +1,62 @@
+// Health on the gateway: readiness, shutdown, body shape, and absence on the API port (decisions §3).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { request, startService, waitForHealth } from '../helpers/service.ts';
+
+function assertHealthBody(body: any, status: number): void {
+  assert.deepEqual(Object.keys(body).sort(), ['code', 'healthState', 'message', 'note']);
+  assert.equal(body.code, status);
+  assert.equal(body.healthState, status === 200 ? 'UP' : 'DOWN');
+  assert.equal(typeof body.message, 'string');
+  assert.equal(typeof body.note, 'string');
+}
+
+test('health is DOWN (503) until the service is ready, then UP (200), and DOWN again while shutting down', async () => {
+  const service = await startService({ waitReady: false, args: ['--test-ready-delay-ms', '1500', '--shutdown-grace-ms', '1500'] });
+  try {
+    const down = await request(`${service.gatewayUrl}/opthub-health`);
+    assert.equal(down.status, 503);
+    assertHealthBody(down.body, 503);
+    assert.match(down.body.note, /test delay/);
+    assert.equal(down.headers.get('cache-control'), 'no-store');
+
+    // While DOWN, the public API and ingestion answer 503 with Retry-After.
+    const api = await request(`${service.apiUrl}/public/instance/x`, { key: service.apiKey });
+    assert.equal(api.status, 503);
+    assert.equal(api.headers.get('retry-after'), '1');
+    assert.equal(api.body.error, 'NOT_READY');
+
+    await waitForHealth(service, 200);
+    const up = await request(`${service.gatewayUrl}/opthub-health`);
+    assert.equal(up.status, 200);
+    assertHealthBody(up.body, 200);
+    assert.equal(up.body.note, '');
+
+    service.child.kill('SIGTERM');
+    await waitForHealth(service, 503, 1000);
+    const stopping = await request(`${service.gatewayUrl}/opthub-health`);
+    assertHealthBody(stopping.body, 503);
+    assert.match(stopping.body.note, /shutting down/);
+  } finally {
+    assert.equal(await service.stop(), 0, 'a graceful shutdown exits with code 0');
+  }
+});
+
+test('health answers HEAD, and is not served on the public API port', async () => {
+  const service = await startService();
+  try {
+    const head = await fetch(`${service.gatewayUrl}/opthub-health`, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(await head.text(), '');
+    const onApi = await request(`${service.apiUrl}/opthub-health`);
+    assert.equal(onApi.status, 404);
+    assert.equal(onApi.body.error, 'NOT_FOUND');
+  } finally {
+    await service.stop();
+  }
+});
+
+test('SIGINT also shuts down gracefully with exit code 0', async () => {
+  const service = await startService();
+  assert.equal(await service.stop({ signal: 'SIGINT' }), 0);
+});

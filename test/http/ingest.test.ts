@@ -1,0 +1,158 @@
+// Agent ingestion (decisions §4): formats, all-or-nothing batches, replay, VM states, durability.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { pack } from 'msgpackr';
+import { ingest, vmStart } from '../helpers/events.ts';
+import { request, startService, tempDir } from '../helpers/service.ts';
+import { openStore } from '../../src/storage/store.ts';
+
+const events = (url: string) => `${url}/agent/v1/events`;
+
+test('every body format is accepted: one JSON object, a JSON array, NDJSON, MessagePack', async () => {
+  const service = await startService();
+  try {
+    const now = Date.now();
+    const post = (body: string | Buffer, contentType: string) =>
+      request(events(service.gatewayUrl), { method: 'POST', key: service.apiKey, rawBody: body, contentType });
+    let response = await post(JSON.stringify(vmStart('json-one', now)), 'application/json');
+    assert.deepEqual([response.status, response.body], [200, { accepted: 1 }]);
+    response = await post(JSON.stringify([vmStart('json-array', now), { type: 'vm.heartbeat', vmId: 'json-array', time: now + 1 }]), 'application/json; charset=utf-8');
+    assert.deepEqual([response.status, response.body], [200, { accepted: 2 }]);
+    response = await post([vmStart('ndjson', now), { type: 'vm.heartbeat', vmId: 'ndjson', time: now + 1 }].map((e) => JSON.stringify(e)).join('\n') + '\n', 'application/x-ndjson');
+    assert.deepEqual([response.status, response.body], [200, { accepted: 2 }]);
+    response = await post(pack([vmStart('msgpack', now)]), 'application/msgpack');
+    assert.deepEqual([response.status, response.body], [200, { accepted: 1 }]);
+    for (const vmId of ['json-one', 'json-array', 'ndjson', 'msgpack']) {
+      assert.equal((await request(`${service.apiUrl}/public/instance/${vmId}`, { key: service.apiKey })).status, 200, vmId);
+    }
+    assert.equal((await request(`${service.apiUrl}/public/instance/json-array`, { key: service.apiKey })).body.lastHeardTime, now + 1);
+  } finally {
+    await service.stop();
+  }
+});
+
+test('a batch with one bad event is rejected whole with the index of the problem', async () => {
+  const service = await startService();
+  try {
+    const now = Date.now();
+    const bad = [
+      { event: { type: 'vm.explode', vmId: 'x', time: now }, problem: /'type'/ },
+      { event: { type: 'vm.heartbeat', vmId: 'has space', time: now }, problem: /'vmId'/ },
+      { event: { type: 'vm.heartbeat', vmId: 'a'.repeat(129), time: now }, problem: /'vmId'/ },
+      { event: { type: 'vm.heartbeat', vmId: 'ok', time: 'yesterday' }, problem: /'time'/ },
+      { event: { type: 'vm.heartbeat', vmId: 'ok', time: -1 }, problem: /'time'/ },
+      { event: { ...vmStart('ok', now), inventory: 'nope' }, problem: /'inventory'/ },
+      { event: { ...vmStart('ok', now), tags: { '9bad': 'v' } }, problem: /tag '9bad'/ },
+      { event: { type: 'code', vmId: 'ok', time: now, items: [{ sourceName: 'a.jar', className: 'A' }] }, problem: /'methodName'/ },
+      { event: { type: 'components', vmId: 'ok', time: now, items: [{ componentName: 'x' }] }, problem: /'componentVersion'/ },
+      { event: { type: 'vm.heartbeat', vmId: 'ok', time: now, surprise: 1 }, problem: /unknown field 'surprise'/ },
+      { event: 'not an object', problem: /JSON object/ },
+    ];
+    for (const { event, problem } of bad) {
+      const response = await ingest(service.gatewayUrl, service.apiKey, [vmStart('first', now), event]);
+      assert.equal(response.status, 400, JSON.stringify(event));
+      assert.equal(response.body.error, 'INVALID_EVENTS');
+      assert.equal(response.body.details[0].index, 1);
+      assert.match(response.body.details[0].message, problem);
+    }
+    // The valid vm.start that came first in each batch was not stored.
+    assert.equal((await request(`${service.apiUrl}/public/instance/first`, { key: service.apiKey })).status, 404);
+
+    const unknown = await ingest(service.gatewayUrl, service.apiKey, [vmStart('known', now), { type: 'vm.heartbeat', vmId: 'stranger', time: now }]);
+    assert.equal(unknown.status, 400);
+    assert.equal(unknown.body.error, 'UNKNOWN_VM');
+    assert.deepEqual(unknown.body.details, [{ index: 1, message: "unknown vmId 'stranger': send vm.start first" }]);
+    assert.equal((await request(`${service.apiUrl}/public/instance/known`, { key: service.apiKey })).status, 404);
+  } finally {
+    await service.stop();
+  }
+});
+
+test('replaying a batch changes nothing, even after later events', async () => {
+  const dataDir = tempDir();
+  const service = await startService({ dataDir });
+  const now = Date.now();
+  const batch = [
+    vmStart('replay', now - 5000, { tags: { AppEnv: 'shop' } }),
+    { type: 'components', vmId: 'replay', time: now - 4000, items: [{ componentName: 'log4j-core', componentVersion: '2.14.1', groupId: 'org.apache.logging.log4j', sourceName: 'log4j-core-2.14.1.jar' }] },
+    { type: 'code', vmId: 'replay', time: now - 3000, items: [{ sourceName: 'app.jar', className: 'com/acme/Main', methodName: 'main(java.lang.String[])' }] },
+  ];
+  const later = [{ type: 'code', vmId: 'replay', time: now - 1000, items: [{ sourceName: 'app.jar', className: 'com/acme/Main', methodName: 'main(java.lang.String[])' }] }, { type: 'vm.stop', vmId: 'replay', time: now }];
+  try {
+    assert.equal((await ingest(service.gatewayUrl, service.apiKey, batch)).status, 200);
+    assert.equal((await ingest(service.gatewayUrl, service.apiKey, later)).status, 200);
+    const before = (await request(`${service.apiUrl}/public/instance/replay`, { key: service.apiKey })).body;
+    assert.equal(before.state, 'TERMINATED');
+    assert.equal((await ingest(service.gatewayUrl, service.apiKey, batch)).status, 200);
+    assert.equal((await ingest(service.gatewayUrl, service.apiKey, later)).status, 200);
+    const afterReplay = (await request(`${service.apiUrl}/public/instance/replay`, { key: service.apiKey })).body;
+    assert.deepEqual(afterReplay, before);
+  } finally {
+    await service.stop({ keepData: true });
+  }
+  const store = openStore(dataDir);
+  try {
+    assert.deepEqual(store.code.get(['app.jar', 'com/acme/Main', 'shop']), { methods: ['main(java.lang.String[])'], firstSeen: [now - 3000], lastSeen: [now - 1000] });
+    assert.equal(store.vmComponents.getBinary(0)!.length, 8, 'one (component, source) pair');
+  } finally {
+    await store.close();
+  }
+});
+
+test('VM state: RUNNING, OFFLINE after silence, TERMINATED after vm.stop, RUNNING again after a new vm.start', async () => {
+  const service = await startService({ args: ['--offline-after-ms', '60000'] });
+  const state = async (vmId: string) => (await request(`${service.apiUrl}/public/instance/${vmId}`, { key: service.apiKey })).body;
+  try {
+    const now = Date.now();
+    await ingest(service.gatewayUrl, service.apiKey, [vmStart('live', now - 10_000), { type: 'vm.heartbeat', vmId: 'live', time: now }]);
+    await ingest(service.gatewayUrl, service.apiKey, [vmStart('silent', now - 600_000), { type: 'vm.heartbeat', vmId: 'silent', time: now - 120_000 }]);
+    await ingest(service.gatewayUrl, service.apiKey, [vmStart('stopped', now - 10_000), { type: 'vm.stop', vmId: 'stopped', time: now - 5_000 }]);
+    assert.equal((await state('live')).state, 'RUNNING');
+    assert.equal((await state('silent')).state, 'OFFLINE');
+    assert.equal((await state('silent')).lastHeardTime, now - 120_000);
+    const stopped = await state('stopped');
+    assert.equal(stopped.state, 'TERMINATED');
+    assert.equal(stopped.lastHeardTime, now - 5_000);
+
+    // Events after a stop are stored but do not revive the VM or move lastHeardTime.
+    await ingest(service.gatewayUrl, service.apiKey, [{ type: 'vm.heartbeat', vmId: 'stopped', time: now }]);
+    assert.deepEqual([(await state('stopped')).state, (await state('stopped')).lastHeardTime], ['TERMINATED', now - 5_000]);
+
+    await ingest(service.gatewayUrl, service.apiKey, [vmStart('stopped', now)]);
+    assert.deepEqual([(await state('stopped')).state, (await state('stopped')).startTime], ['RUNNING', now]);
+
+    const metrics = (await request(`${service.gatewayUrl}/metrics`)).text;
+    assert.match(metrics, /jvmlens_vms\{state="RUNNING"\} 2/);
+    assert.match(metrics, /jvmlens_vms\{state="OFFLINE"\} 1/);
+    assert.match(metrics, /jvmlens_ingested_events_total\{type="vm.start"\} 4/);
+  } finally {
+    await service.stop();
+  }
+});
+
+test('data survives a restart, and nothing acknowledged is lost when the process is killed with SIGKILL', async () => {
+  const dataDir = tempDir();
+  const now = Date.now();
+  let service = await startService({ dataDir });
+  for (let i = 0; i < 20; i++) {
+    const response = await ingest(service.gatewayUrl, service.apiKey, [vmStart(`vm-${i}`, now), { type: 'code', vmId: `vm-${i}`, time: now, items: [{ sourceName: 'a.jar', className: `C${i}`, methodName: 'm()' }] }]);
+    assert.equal(response.status, 200);
+  }
+  // Killed right after the last acknowledgement: no chance to flush anything later.
+  await service.stop({ keepData: true, signal: 'SIGKILL' });
+  service = await startService({ dataDir });
+  try {
+    for (let i = 0; i < 20; i++) {
+      const response = await request(`${service.apiUrl}/public/instance/vm-${i}`, { key: service.apiKey });
+      assert.equal(response.status, 200, `vm-${i} lost`);
+    }
+  } finally {
+    await service.stop({ keepData: true });
+  }
+  const store = openStore(dataDir);
+  try {
+    for (let i = 0; i < 20; i++) assert.ok(store.code.get(['a.jar', `C${i}`, '']), `code of vm-${i} lost`);
+  } finally {
+    await store.close();
+  }
+});
