@@ -1,0 +1,51 @@
+package io.jvmlens.agent;
+
+import java.lang.instrument.Instrumentation;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Entry point of {@code java -javaagent:jvmlens-agent.jar=gateway=...,apiKey=...} (decisions §12).
+ * premain does the least it can (parse options, register the transformer, start the reporter
+ * thread) and never throws: an exception here would abort the application's start.
+ */
+public final class Agent {
+    /** Class records waiting for the reporter thread, at most; beyond, they are dropped and counted. */
+    private static final int MAX_PENDING_CLASSES = 100_000;
+
+    private Agent() {}
+
+    public static void premain(String argument, Instrumentation instrumentation) {
+        try {
+            start(argument, instrumentation);
+        } catch (Throwable failure) {
+            AgentLog.line("not started: " + failure);
+        }
+    }
+
+    private static void start(String argument, Instrumentation instrumentation) {
+        long startTime = System.currentTimeMillis();
+        List<String> problems = new ArrayList<>();
+        AgentOptions options = AgentOptions.parse(argument, System.getenv(), problems);
+        preloadTransformerClasses();
+        Observations observations = new Observations(MAX_PENDING_CLASSES);
+        CodeTransformer transformer = new CodeTransformer(observations);
+        Reporter reporter = new Reporter(options, problems, observations, transformer, startTime);
+        instrumentation.addTransformer(transformer, false);
+        Runtime.getRuntime().addShutdownHook(reporter.shutdownHook());
+        reporter.start();
+    }
+
+    /**
+     * Loads the classes the transformer uses before it is registered, so the first application
+     * class to load does not make the transformer load the agent's own classes in the middle of
+     * the application's class loading.
+     */
+    private static void preloadTransformerClasses() {
+        // A class literal resolves (loads) the class without initialising it.
+        Class<?>[] classes = {
+            ClassFileReader.class, ClassFileReader.MethodInfo.class, MethodNames.class, CodeSources.class,
+            Observations.class, Observations.LoadedClass.class, Observations.Location.class,
+        };
+    }
+}

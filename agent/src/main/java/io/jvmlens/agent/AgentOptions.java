@@ -1,0 +1,107 @@
+package io.jvmlens.agent;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The agent's settings (decisions §12). The agent argument is "key=value" options separated by
+ * commas; each option may also come from a JVMLENS_AGENT_* environment variable, the argument
+ * winning. Tag lists use ';' between tags (the CRS_TAGS convention) and tag values cannot hold
+ * ',' or ';', so "gateway=http://h:8080,tags=team=core;env=prod" splits without ambiguity.
+ * A bad value is reported and replaced by its default: a typo must never stop the application.
+ */
+final class AgentOptions {
+    static final String DEFAULT_GATEWAY = "http://127.0.0.1:8080";
+
+    String gateway = DEFAULT_GATEWAY;
+    String apiKey;
+    long flushMs = 1000;
+    long heartbeatMs = 30_000;
+    long stopWaitMs = 3000;
+    int maxBatches = 256;
+    boolean sendEnvValues;
+    String tags;
+
+    private AgentOptions() {}
+
+    static AgentOptions parse(String argument, Map<String, String> environment, List<String> problems) {
+        AgentOptions options = new AgentOptions();
+        options.set("gateway", environment.get("JVMLENS_AGENT_GATEWAY"), "JVMLENS_AGENT_GATEWAY", problems);
+        options.set("apiKey", environment.get("JVMLENS_AGENT_API_KEY"), "JVMLENS_AGENT_API_KEY", problems);
+        options.set("flushMs", environment.get("JVMLENS_AGENT_FLUSH_MS"), "JVMLENS_AGENT_FLUSH_MS", problems);
+        options.set("heartbeatMs", environment.get("JVMLENS_AGENT_HEARTBEAT_MS"), "JVMLENS_AGENT_HEARTBEAT_MS", problems);
+        options.set("stopWaitMs", environment.get("JVMLENS_AGENT_STOP_WAIT_MS"), "JVMLENS_AGENT_STOP_WAIT_MS", problems);
+        options.set("sendEnvValues", environment.get("JVMLENS_AGENT_SEND_ENV_VALUES"), "JVMLENS_AGENT_SEND_ENV_VALUES", problems);
+        if (argument != null) {
+            for (String option : argument.split(",")) {
+                if (option.trim().isEmpty()) continue;
+                int equals = option.indexOf('=');
+                if (equals < 0) {
+                    problems.add("ignoring agent option '" + option.trim() + "': expected name=value");
+                    continue;
+                }
+                options.set(option.substring(0, equals).trim(), option.substring(equals + 1).trim(), "agent option", problems);
+            }
+        }
+        return options;
+    }
+
+    private void set(String name, String value, String origin, List<String> problems) {
+        if (value == null) return;
+        switch (name) {
+            case "gateway":
+                String url = value;
+                while (url.endsWith("/")) url = url.substring(0, url.length() - 1);
+                if (url.startsWith("http://") || url.startsWith("https://")) {
+                    gateway = url;
+                } else {
+                    problems.add("ignoring gateway '" + value + "' from " + origin + ": expected an http:// or https:// URL");
+                }
+                break;
+            case "apiKey":
+                apiKey = value.isEmpty() ? null : value;
+                break;
+            case "flushMs":
+                flushMs = number(name, value, origin, 10, 3_600_000, flushMs, problems);
+                break;
+            case "heartbeatMs":
+                heartbeatMs = number(name, value, origin, 100, 86_400_000, heartbeatMs, problems);
+                break;
+            case "stopWaitMs":
+                stopWaitMs = number(name, value, origin, 0, 600_000, stopWaitMs, problems);
+                break;
+            case "maxBatches":
+                maxBatches = (int) number(name, value, origin, 1, 100_000, maxBatches, problems);
+                break;
+            case "sendEnvValues":
+                if (value.equalsIgnoreCase("true") || value.equalsIgnoreCase("false")) {
+                    sendEnvValues = value.equalsIgnoreCase("true");
+                } else {
+                    problems.add("ignoring sendEnvValues '" + value + "' from " + origin + ": expected true or false");
+                }
+                break;
+            case "tags":
+                tags = value;
+                break;
+            default:
+                problems.add("ignoring unknown agent option '" + name + "' (options: gateway, apiKey, flushMs, heartbeatMs,"
+                        + " stopWaitMs, maxBatches, sendEnvValues, tags; separate tags with ';': tags=k1=v1;k2=v2)");
+        }
+    }
+
+    private static long number(String name, String value, String origin, long min, long max, long fallback, List<String> problems) {
+        try {
+            long parsed = Long.parseLong(value);
+            if (parsed >= min && parsed <= max) return parsed;
+        } catch (NumberFormatException ignored) {
+            // reported below
+        }
+        problems.add("ignoring " + name + " '" + value + "' from " + origin + ": expected an integer from " + min + " to " + max);
+        return fallback;
+    }
+
+    /** The events URL of decisions §4. */
+    String eventsUrl() {
+        return gateway + "/agent/v1/events";
+    }
+}

@@ -1,0 +1,185 @@
+package io.jvmlens.agent;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Enumeration;
+import java.util.List;
+import java.util.Properties;
+import java.util.jar.Attributes;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
+import java.util.jar.JarInputStream;
+import java.util.jar.Manifest;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Finds the components of one JAR (decisions §4): each META-INF/maven/**&#47;pom.properties names one
+ * (a shaded JAR holds several); without any, the manifest's Implementation-Title and
+ * Implementation-Version; without a title, the file name ("foo-1.2.3.jar" is foo 1.2.3).
+ * A version nobody states is "UNKNOWN". Every component carries the JAR's sourceName.
+ */
+final class ComponentScanner {
+    static final String UNKNOWN = "UNKNOWN";
+    private static final Pattern FILE_NAME = Pattern.compile("(.+?)-(\\d.*)");
+
+    /** One component as the components event carries it; groupId is null when unknown. */
+    record Component(String componentName, String componentVersion, String sourceName, String groupId) {}
+
+    /** What a JAR says about itself: its components and the Class-Path entries of its manifest. */
+    record Scan(List<Component> components, List<String> manifestClassPath) {}
+
+    private ComponentScanner() {}
+
+    /** Scans a JAR on disk. */
+    static Scan scanFile(Path jar, String sourceName) throws IOException {
+        try (JarFile file = new JarFile(jar.toFile(), false)) {
+            List<Properties> poms = new ArrayList<>();
+            Enumeration<JarEntry> entries = file.entries();
+            while (entries.hasMoreElements()) {
+                JarEntry entry = entries.nextElement();
+                if (isPomProperties(entry.getName())) {
+                    try (InputStream in = file.getInputStream(entry)) {
+                        poms.add(load(in));
+                    }
+                }
+            }
+            Manifest manifest = file.getManifest();
+            return new Scan(components(poms, manifest, sourceName), classPath(manifest));
+        }
+    }
+
+    /** Scans a JAR held inside another archive, read as a stream (Spring Boot's BOOT-INF/lib). */
+    static Scan scanStream(InputStream jar, String sourceName) throws IOException {
+        try (JarInputStream in = new JarInputStream(jar, false)) {
+            List<Properties> poms = new ArrayList<>();
+            for (JarEntry entry = in.getNextJarEntry(); entry != null; entry = in.getNextJarEntry()) {
+                if (isPomProperties(entry.getName())) poms.add(load(in));
+            }
+            return new Scan(components(poms, in.getManifest(), sourceName), List.of());
+        }
+    }
+
+    /**
+     * Scans the archive at a code-source location: a JAR file, or a JAR nested in one
+     * ("jar:file:/app.jar!/BOOT-INF/lib/x.jar!/", Spring Boot 3.2+ "jar:nested:/app.jar/!BOOT-INF/lib/x.jar!/").
+     * Null for a directory or a location it cannot read as a JAR.
+     */
+    static Scan scanLocation(String location, String sourceName) throws IOException {
+        if (location.startsWith("file:")) {
+            Path path = filePath(location);
+            return path != null && Files.isRegularFile(path) ? scanFile(path, sourceName) : null;
+        }
+        String outer;
+        String inner;
+        if (location.startsWith("jar:nested:")) {
+            int separator = location.indexOf("/!");
+            if (separator < 0) return null;
+            outer = "file:" + location.substring("jar:nested:".length(), separator);
+            inner = location.substring(separator + 2);
+        } else if (location.startsWith("jar:file:")) {
+            int separator = location.indexOf("!/");
+            if (separator < 0) return null;
+            outer = location.substring("jar:".length(), separator);
+            inner = location.substring(separator + 2);
+        } else {
+            return null;
+        }
+        int end = inner.indexOf("!/");
+        if (end >= 0) inner = inner.substring(0, end);
+        while (inner.endsWith("/")) inner = inner.substring(0, inner.length() - 1);
+        Path outerPath = filePath(outer);
+        if (outerPath == null || !Files.isRegularFile(outerPath)) return null;
+        if (inner.isEmpty() || !CodeSources.isArchive(inner)) {
+            // Classes in a directory of an archive (BOOT-INF/classes) belong to the archive itself.
+            return scanFile(outerPath, sourceName);
+        }
+        try (JarFile file = new JarFile(outerPath.toFile(), false)) {
+            JarEntry entry = file.getJarEntry(CodeSources.decode(inner));
+            if (entry == null) return null;
+            try (InputStream in = file.getInputStream(entry)) {
+                return scanStream(in, sourceName);
+            }
+        }
+    }
+
+    /** The local path of a file: URL, or null when it is not one. */
+    static Path filePath(String location) {
+        try {
+            return Paths.get(new URI(location));
+        } catch (Exception notAnEncodedUri) {
+            // Some class loaders hand out file: URLs with raw spaces; decode by hand.
+            String path = location.substring("file:".length());
+            while (path.startsWith("//")) path = path.substring(1);
+            try {
+                return Paths.get(CodeSources.decode(path));
+            } catch (RuntimeException e) {
+                return null;
+            }
+        }
+    }
+
+    static boolean isPomProperties(String entryName) {
+        return entryName.startsWith("META-INF/maven/") && entryName.endsWith("/pom.properties");
+    }
+
+    static List<Component> components(List<Properties> poms, Manifest manifest, String sourceName) {
+        List<Component> found = new ArrayList<>();
+        for (Properties pom : poms) {
+            String artifactId = trimmed(pom.getProperty("artifactId"));
+            if (artifactId == null) continue;
+            String version = trimmed(pom.getProperty("version"));
+            found.add(new Component(artifactId, version == null ? UNKNOWN : version, sourceName, trimmed(pom.getProperty("groupId"))));
+        }
+        if (!found.isEmpty()) return found;
+        Attributes attributes = manifest == null ? null : manifest.getMainAttributes();
+        String title = attributes == null ? null : trimmed(attributes.getValue(Attributes.Name.IMPLEMENTATION_TITLE));
+        String version = attributes == null ? null : trimmed(attributes.getValue(Attributes.Name.IMPLEMENTATION_VERSION));
+        if (title != null) {
+            found.add(new Component(title, version == null ? UNKNOWN : version, sourceName, null));
+            return found;
+        }
+        Component fromName = fromFileName(sourceName);
+        if (fromName.componentVersion().equals(UNKNOWN) && version != null) {
+            fromName = new Component(fromName.componentName(), version, sourceName, null);
+        }
+        found.add(fromName);
+        return found;
+    }
+
+    /** "foo-bar-1.2.3-jre.jar" is foo-bar 1.2.3-jre: the version starts at the first "-digit". */
+    static Component fromFileName(String sourceName) {
+        String base = sourceName;
+        if (CodeSources.isArchive(base)) base = base.substring(0, base.length() - 4);
+        Matcher matcher = FILE_NAME.matcher(base);
+        if (matcher.matches()) return new Component(matcher.group(1), matcher.group(2), sourceName, null);
+        return new Component(base, UNKNOWN, sourceName, null);
+    }
+
+    private static List<String> classPath(Manifest manifest) {
+        String value = manifest == null ? null : manifest.getMainAttributes().getValue(Attributes.Name.CLASS_PATH);
+        List<String> entries = new ArrayList<>();
+        if (value == null) return entries;
+        for (String entry : value.trim().split("\\s+")) {
+            if (!entry.isEmpty()) entries.add(entry);
+        }
+        return entries;
+    }
+
+    private static Properties load(InputStream in) throws IOException {
+        Properties properties = new Properties();
+        properties.load(in);
+        return properties;
+    }
+
+    private static String trimmed(String value) {
+        if (value == null) return null;
+        String trimmed = value.trim();
+        return trimmed.isEmpty() ? null : trimmed;
+    }
+}
