@@ -16,22 +16,25 @@ version="$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$here/../package.json" | he
 revision="$(git -C "$here" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
 if [ -n "$(git -C "$here" status --porcelain -- . 2>/dev/null)" ]; then revision="$revision-dirty"; fi
 
-rm -rf "$build/classes"
-mkdir -p "$build/classes/io/jvmlens/agent"
+# Tests may build concurrently: compile in a private directory, then rename the JAR into place (atomic).
+mkdir -p "$build"
+work="$(mktemp -d "$build/.work.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/classes/io/jvmlens/agent"
 # --release 17: runs on every JVM from 17 on, whichever JDK builds it.
 # -XDstringConcat=inline: string '+' as StringBuilder, so the agent never bootstraps
 # StringConcatFactory (an invokedynamic warm-up the application would pay for at start).
 javac --release 17 -XDstringConcat=inline -encoding UTF-8 -Xlint:all \
-  -d "$build/classes" $(find "$here/src/main/java" -name '*.java' | sort)
+  -d "$work/classes" $(find "$here/src/main/java" -name '*.java' | sort)
 
-printf 'version=%s\nrevision=%s\n' "${version:-unknown}" "$revision" > "$build/classes/io/jvmlens/agent/agent.properties"
-cat > "$build/MANIFEST.MF" <<MANIFEST
+printf 'version=%s\nrevision=%s\n' "${version:-unknown}" "$revision" > "$work/classes/io/jvmlens/agent/agent.properties"
+cat > "$work/MANIFEST.MF" <<MANIFEST
 Premain-Class: io.jvmlens.agent.Agent
 Can-Redefine-Classes: false
 Can-Retransform-Classes: false
 Implementation-Title: jvmlens-agent
 Implementation-Version: ${version:-unknown}
 MANIFEST
-rm -f "$build/jvmlens-agent.jar"
-jar --create --file "$build/jvmlens-agent.jar" --manifest "$build/MANIFEST.MF" -C "$build/classes" .
+jar --create --file "$work/jvmlens-agent.jar" --manifest "$work/MANIFEST.MF" -C "$work/classes" .
+mv -f "$work/jvmlens-agent.jar" "$build/jvmlens-agent.jar"
 echo "jvmlens agent: built $build/jvmlens-agent.jar (version ${version:-unknown}, revision $revision)"

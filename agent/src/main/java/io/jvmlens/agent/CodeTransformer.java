@@ -57,16 +57,21 @@ final class CodeTransformer implements ClassFileTransformer {
         String key = sourceName + '\u0000' + className;
         if (seenClasses.size() < MAX_SEEN_CLASSES ? !seenClasses.add(key) : seenClasses.contains(key)) return;
 
-        List<ClassFileReader.MethodInfo> methods = ClassFileReader.methods(bytes);
-        Set<String> methodNames = new LinkedHashSet<>();
+        String[] methodNames = methodNames(bytes);
+        if (methodNames.length > 0) observations.classLoaded(new Observations.LoadedClass(sourceName, className, methodNames));
+    }
+
+    /** The methodNames a class file declares, in declaration order and without repeats. */
+    static String[] methodNames(byte[] classFile) {
+        List<ClassFileReader.MethodInfo> methods = ClassFileReader.methods(classFile);
+        Set<String> names = new LinkedHashSet<>();
         for (ClassFileReader.MethodInfo method : methods) {
             // <clinit> and bridge methods are compiler plumbing, not methods the source declares;
             // bridges would also repeat a declared method's name with the erased parameter types.
             if (method.name().equals("<clinit>") || (method.access() & ClassFileReader.ACC_BRIDGE) != 0) continue;
-            methodNames.add(MethodNames.of(method.name(), method.descriptor()));
+            names.add(MethodNames.of(method.name(), method.descriptor()));
         }
-        if (methodNames.isEmpty()) return;
-        observations.classLoaded(new Observations.LoadedClass(sourceName, className, methodNames.toArray(new String[0])));
+        return names.toArray(new String[0]);
     }
 
     private String sourceName(String location) {
