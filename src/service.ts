@@ -4,6 +4,8 @@ import { agentRoutes } from './http/routes/agent.ts';
 import { explorerRoutes } from './http/routes/explorer.ts';
 import { healthRoutes } from './http/routes/health.ts';
 import { metricsRoutes } from './http/routes/metrics.ts';
+import { reportRoutes } from './http/routes/reports.ts';
+import { ReportJobs } from './engine/jobs.ts';
 import { Authenticator } from './http/auth.ts';
 import type { ServiceContext } from './http/context.ts';
 import { Metrics } from './http/metrics.ts';
@@ -23,6 +25,7 @@ import type { Store } from './storage/store.ts';
 const MIB = 1024 * 1024;
 /** How often the service checks that storage is writable and whether another process wrote to it. */
 const WATCH_MS = 2_000;
+const EXPIRY_MS = 3_600_000;
 
 export interface RunningService {
   gatewayPort: number;
@@ -60,20 +63,23 @@ export async function startService(config: Config, logger: Logger, clock: () => 
     notReadyReason: () => readiness.reason(),
     authenticate: (key: string | undefined) => authenticator.authenticate(key),
   };
+  const pool = new WorkerPool(config.dataDir, config.workers);
+  const jobs = new ReportJobs({ store, pool, config, clock, logger });
   const gatewayRoutes: Route[] = [...healthRoutes(context), ...agentRoutes(context), ...metricsRoutes(context)];
-  const apiRoutes: Route[] = [...explorerRoutes(context)];
+  const apiRoutes: Route[] = [...explorerRoutes(context), ...reportRoutes(context, jobs)];
   const gateway = new HttpServer({ ...common, routes: gatewayRoutes, bodyLimit: 16 * MIB });
   const api = new HttpServer({ ...common, routes: apiRoutes, bodyLimit: 1 * MIB });
   const gatewayPort = await gateway.listen(config.host, config.gatewayPort);
   const apiPort = await api.listen(config.host, config.apiPort);
   const createdAdminKey = await ensureAdminKey(store, config, clock);
 
-  const pool = new WorkerPool(config.dataDir, config.workers);
   let seen = { writeSeq: (store.meta.get('writeSeq') as number | undefined) ?? 0, ownWrites: 0 };
   const ready = (async () => {
     liveness.load(store);
     readiness.done('indexes');
     await pool.warmUp(config.workers);
+    await jobs.expire();
+    await jobs.start();
     readiness.done('workers');
     readiness.done('vulnerabilities');
     if (config.readyDelayMs > 0) {
@@ -94,14 +100,20 @@ export async function startService(config: Config, logger: Logger, clock: () => 
     seen = now;
   }, WATCH_MS);
   watch.unref();
+  const expiry = setInterval(() => {
+    jobs.expire().catch((error: Error) => logger.error('report expiry failed', { stack: error.stack }));
+  }, EXPIRY_MS);
+  expiry.unref();
 
   let stopping: Promise<void> | null = null;
   const shutdown = (): Promise<void> => {
     stopping ??= (async () => {
       readiness.shutDown();
       clearInterval(watch);
+      clearInterval(expiry);
       await new Promise((resolve) => setTimeout(resolve, config.shutdownGraceMs));
       await Promise.all([gateway.close(), api.close()]);
+      await jobs.stop();
       await pool.destroy();
       await store.close();
     })();

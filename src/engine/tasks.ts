@@ -1,4 +1,8 @@
 // The messages between the service and its worker threads.
+import type { ComponentPartial } from './kernels/component.ts';
+import type { ClassMethods } from './kernels/code.ts';
+import type { JvmPartial } from './kernels/jvm.ts';
+import type { Partition, ReportRequest } from './report-types.ts';
 
 export interface WorkerData {
   dataDir: string;
@@ -8,4 +12,38 @@ export interface PingTask {
   kind: 'ping';
 }
 
-export type WorkerTask = PingTask;
+/**
+ * Test-only faults (`--test-faults`, never set in production): `partition-fail` fails partition 1,
+ * `finalize-fail` fails page writing, `slow-partition` makes every partition take 300 ms more.
+ */
+export type TestFault = 'partition-fail' | 'finalize-fail' | 'slow-partition';
+
+export interface PartitionTask {
+  kind: 'partition';
+  request: ReportRequest;
+  partition: Partition;
+  index: number;
+  faults: TestFault[];
+}
+
+export type PartialResult = JvmPartial | ComponentPartial | ClassMethods[];
+
+export interface FinalizeTask {
+  kind: 'finalize';
+  reportId: string;
+  request: ReportRequest;
+  /** Results of the partitions that succeeded, in partition order. */
+  partials: PartialResult[];
+  pageBytes: number;
+  /** JSON bytes the envelope around a page's data may take. */
+  reserve: number;
+  faults: TestFault[];
+}
+
+export interface FinalizeResult {
+  totalCount: number;
+  totalPages: number;
+  summary: { vmCount: number; componentCount: number } | null;
+}
+
+export type WorkerTask = PingTask | PartitionTask | FinalizeTask;

@@ -1,21 +1,69 @@
-// Entry point of a Piscina worker thread: dispatches tasks by kind.
+// Entry point of a Piscina worker thread: runs report partitions and writes report pages.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { workerData } from 'node:worker_threads';
+import { Dictionary } from '../storage/dictionary.ts';
 import { openStore } from '../storage/store.ts';
-import type { Store } from '../storage/store.ts';
-import type { WorkerData, WorkerTask } from './tasks.ts';
+import { codeFinalize, codePartition } from './kernels/code.ts';
+import type { ClassMethods } from './kernels/code.ts';
+import { componentFinalize, componentPartition } from './kernels/component.ts';
+import type { ComponentPartial } from './kernels/component.ts';
+import type { KernelContext } from './kernels/context.ts';
+import { jvmFinalize, jvmPartition } from './kernels/jvm.ts';
+import type { JvmPartial } from './kernels/jvm.ts';
+import { PageWriter } from './pages.ts';
+import type { FinalizeResult, FinalizeTask, PartialResult, PartitionTask, WorkerData, WorkerTask } from './tasks.ts';
 
-let store: Store | undefined;
+let context: KernelContext | undefined;
 
-/** Each worker opens the same LMDB environment: reads are zero-copy snapshots, no data crosses threads. */
-function workerStore(): Store {
-  store ??= openStore((workerData as WorkerData).dataDir);
-  return store;
+/** Each worker opens the same LMDB environment: reads are snapshots of the store, no data crosses threads. */
+function kernelContext(): KernelContext {
+  if (context === undefined) {
+    const store = openStore((workerData as WorkerData).dataDir);
+    context = { store, dict: new Dictionary(store) };
+  }
+  // A fresh read snapshot per task: see what was committed since the last one.
+  context.store.env.resetReadTxn();
+  return context;
+}
+
+async function runPartition(task: PartitionTask): Promise<PartialResult> {
+  if (task.faults.includes('slow-partition')) await sleep(300);
+  if (task.faults.includes('partition-fail') && task.index === 1) throw new Error('test fault: partition 1 fails');
+  const ctx = kernelContext();
+  const { request, partition } = task;
+  if (partition.kind === 'keys') return codePartition(ctx, request, partition.start, partition.end);
+  if (request.family === 'jvmInventory') return jvmPartition(ctx, request, partition.start, partition.end);
+  return componentPartition(ctx, request, partition.start, partition.end);
+}
+
+async function runFinalize(task: FinalizeTask): Promise<FinalizeResult> {
+  if (task.faults.includes('finalize-fail')) throw new Error('test fault: page writing fails');
+  const ctx = kernelContext();
+  const { request } = task;
+  let items: Record<string, unknown>[];
+  let summary: FinalizeResult['summary'] = null;
+  let nesting: string[] = [];
+  if (request.family === 'jvmInventory') items = jvmFinalize(request, task.partials as JvmPartial[]);
+  else if (request.family === 'codeInventory') items = codeFinalize(request, task.partials as ClassMethods[][]);
+  else {
+    const result = componentFinalize(ctx, request, task.partials as ComponentPartial[]);
+    items = result.items;
+    summary = result.summary;
+    nesting = request.groupBy;
+  }
+  const writer = new PageWriter(ctx.store, task.reportId, task.pageBytes, task.reserve, nesting);
+  for (const item of items) writer.add(item);
+  return { ...(await writer.finish()), summary };
 }
 
 export default async function run(task: WorkerTask): Promise<unknown> {
   switch (task.kind) {
     case 'ping':
-      workerStore();
+      kernelContext();
       return 'pong';
+    case 'partition':
+      return runPartition(task);
+    case 'finalize':
+      return runFinalize(task);
   }
 }

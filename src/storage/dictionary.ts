@@ -11,8 +11,12 @@ export class Dictionary {
   readonly #ids = new Map<string, number>();
   readonly #strings: (string | undefined)[] = [];
 
+  /** `lookup` as one stable function: filter kernels memoise per lookup function. */
+  readonly lookupFunction: (id: number) => string | null;
+
   constructor(store: Store) {
     this.#store = store;
+    this.lookupFunction = (id) => this.lookup(id);
   }
 
   /** The id of a string, creating it. Call inside a write transaction. */

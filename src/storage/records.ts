@@ -37,6 +37,15 @@ export interface ComponentRecord {
   groupId: string | null;
 }
 
+/** A CVE matched to a component (decisions §11). */
+export interface ComponentCve {
+  cveId: string;
+  /** CVSS base score, one decimal; null when the advisory has no vector. */
+  score: number | null;
+  /** When the match was computed (epoch ms). */
+  analysisTime: number;
+}
+
 /** Fleet-wide first and last sighting of one method, kept per AppEnv (decisions §4). */
 export type CodeTimes = [firstSeen: number, lastSeen: number];
 

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open } from 'lmdb';
 import type { Database, RootDatabase } from 'lmdb';
-import type { Annotation, ApiKeyRecord, ClassCode, ComponentRecord, VmDetails, VmRecord } from './records.ts';
+import type { Annotation, ApiKeyRecord, ClassCode, ComponentCve, ComponentRecord, VmDetails, VmRecord } from './records.ts';
 
 export const SCHEMA_VERSION = 1;
 
@@ -31,6 +31,8 @@ export interface Store {
    * one read and one write per class, and LMDB key order is the code report's default order.
    */
   code: Database<ClassCode, string[]>;
+  /** Per component id: the CVEs its name and version match (filled by vulnerability matching). */
+  componentCves: Database<ComponentCve[], number>;
   keys: Database<ApiKeyRecord, string>;
   keyHashes: Database<string, string>;
   reports: Database<Record<string, unknown>, string>;
@@ -70,6 +72,7 @@ export function openStore(dataDir: string, options: { readOnly?: boolean } = {})
     vmComponents: binary('vmComponents', 'uint32'),
     usedSources: binary('usedSources', 'uint32'),
     code: msgpack('code'),
+    componentCves: msgpack('componentCves', 'uint32'),
     keys: msgpack('keys'),
     keyHashes: msgpack('keyHashes'),
     reports: msgpack('reports'),

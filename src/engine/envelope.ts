@@ -1,0 +1,93 @@
+// The report envelopes of interface §2.3 per family: what POST, GET and the list return around the data.
+import { pack } from 'msgpackr';
+import { ApiError } from '../errors.ts';
+import type { ReportMeta } from './report-types.ts';
+
+const iso = (time: number | null): string | null => (time === null ? null : new Date(time).toISOString());
+
+/** Report times: ISO strings for JVM and code reports, epoch ms for component reports (decisions §6). */
+function times(meta: ReportMeta): Record<string, unknown> {
+  if (meta.family === 'component') return { requestTime: meta.requestTime, startTime: meta.startTime, finishTime: meta.finishTime };
+  return { requestTime: iso(meta.requestTime), startTime: iso(meta.startTime), finishTime: iso(meta.finishTime) };
+}
+
+function paramsField(meta: ReportMeta): Record<string, unknown> {
+  return meta.family === 'component' ? { parameters: meta.params } : { params: meta.params };
+}
+
+/** The POST answer: state PROCESSING and the echo of the request. */
+export function creationBody(meta: ReportMeta): Record<string, unknown> {
+  const body: Record<string, unknown> = { reportId: meta.reportId, state: meta.state, userId: meta.userId, ...paramsField(meta), requestTime: times(meta).requestTime };
+  if (meta.family !== 'component') body.stateMessages = meta.stateMessages;
+  if (meta.reportName !== null) body.reportName = meta.reportName;
+  return body;
+}
+
+/** One item of a report list. */
+export function listItem(meta: ReportMeta): Record<string, unknown> {
+  const item: Record<string, unknown> = { reportId: meta.reportId, state: meta.state };
+  if (meta.family === 'component') item.summary = meta.summary;
+  else item.stateMessages = meta.stateMessages;
+  Object.assign(item, { userId: meta.userId, ...paramsField(meta), ...times(meta) });
+  if (meta.reportName !== null) item.reportName = meta.reportName;
+  return item;
+}
+
+/** Every envelope field of a GET page but `data`, in the order they are written. */
+export function pageEnvelope(meta: ReportMeta, page: number, afterToken: string | null): [string, unknown][] {
+  const fields: [string, unknown][] = [['reportId', meta.reportId], ['state', meta.state]];
+  if (meta.reportName !== null) fields.push(['reportName', meta.reportName]);
+  if (meta.family === 'component') {
+    fields.push(['summary', meta.summary ?? {}], ['errors', meta.errors]);
+  } else {
+    fields.push(['stateMessages', meta.stateMessages]);
+    if (meta.errors.length > 0) fields.push(['errors', meta.errors]);
+  }
+  fields.push(['userId', meta.userId], ...Object.entries(paramsField(meta)), ...Object.entries(times(meta)));
+  if (meta.family !== 'component') fields.push(['from', iso(meta.request.from)], ['to', iso(meta.request.to ?? meta.request.now)]);
+  fields.push(['totalCount', meta.totalCount], ['totalPages', meta.totalPages], ['page', page]);
+  if (afterToken !== null) fields.push(['afterToken', afterToken]);
+  return fields;
+}
+
+/** A page as JSON: the envelope with the page's items. */
+export function pageJson(fields: readonly [string, unknown][], data: unknown): string {
+  return JSON.stringify({ ...Object.fromEntries(fields), data });
+}
+
+/** A page as msgpack: the envelope's map with the stored data bytes spliced in unchanged. */
+export function pageMsgpack(fields: readonly [string, unknown][], storedData: Buffer): Buffer {
+  const header = Buffer.alloc(3);
+  header[0] = 0xde; // map16
+  header.writeUInt16BE(fields.length + 1, 1);
+  const parts: Buffer[] = [header];
+  for (const [key, value] of fields) parts.push(pack(key), pack(value));
+  parts.push(pack('data'), storedData);
+  return Buffer.concat(parts);
+}
+
+/** JSON bytes of the envelope around an empty page, with room for the largest page numbers and token. */
+export function envelopeReserve(meta: ReportMeta): number {
+  const fields = pageEnvelope({ ...meta, totalCount: 1e12, totalPages: 1e9 }, 1e9, afterTokenFor(meta.reportId, 1e9));
+  // Room for state messages and errors added when the report finishes.
+  return Buffer.byteLength(pageJson(fields, [])) + 4096;
+}
+
+export function afterTokenFor(reportId: string, page: number): string {
+  return Buffer.from(JSON.stringify({ r: reportId, p: page })).toString('base64url');
+}
+
+/** The page an afterToken points to; 400 when it is not a token of this report. */
+export function pageOfAfterToken(reportId: string, token: string): number {
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+  } catch {
+    decoded = null;
+  }
+  const value = decoded as { r?: unknown; p?: unknown } | null;
+  if (value === null || typeof value !== 'object' || value.r !== reportId || typeof value.p !== 'number' || !Number.isSafeInteger(value.p) || value.p < 0) {
+    throw new ApiError(400, 'BAD_AFTER_TOKEN', 'afterToken is not a token of this report; use the afterToken of the previous page', [{ parameter: 'afterToken' }]);
+  }
+  return value.p;
+}

@@ -1,0 +1,250 @@
+// The report job queue and lifecycle (decisions §6): PROCESSING → a final state, with timeout, cancel, recovery and expiry.
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../config.ts';
+import { ApiError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import type { Store } from '../storage/store.ts';
+import { envelopeReserve } from './envelope.ts';
+import { codePartitions } from './kernels/code.ts';
+import { deletePages, writeEmptyPage } from './pages.ts';
+import type { WorkerPool } from './pool.ts';
+import type { ParsedReportRequest } from './report-request.ts';
+import type { Partition, ReportError, ReportFamily, ReportMeta, ReportState } from './report-types.ts';
+import type { FinalizeResult, PartialResult, TestFault } from './tasks.ts';
+
+/** decisions §6: at most this many jobs wait; beyond, 429. */
+export const MAX_WAITING = 100;
+const ROWS_PER_PARTITION = 25_000;
+const KEYS_PER_PARTITION = 20_000;
+const MAX_PARTITIONS = 64;
+const DAY = 86_400_000;
+
+interface RunningJob {
+  controller: AbortController;
+  cancelled: boolean;
+  done: Promise<void>;
+}
+
+export interface JobsOptions {
+  store: Store;
+  pool: WorkerPool;
+  config: Config;
+  clock: () => number;
+  logger: Logger;
+}
+
+export class ReportJobs {
+  readonly #store: Store;
+  readonly #pool: WorkerPool;
+  readonly #config: Config;
+  readonly #clock: () => number;
+  readonly #logger: Logger;
+  readonly #waiting: string[] = [];
+  readonly #running = new Map<string, RunningJob>();
+  readonly #faults: TestFault[];
+  #accepting = false;
+  #stopped = false;
+
+  constructor(options: JobsOptions) {
+    this.#store = options.store;
+    this.#pool = options.pool;
+    this.#config = options.config;
+    this.#clock = options.clock;
+    this.#logger = options.logger;
+    this.#faults = options.config.testFaults as TestFault[];
+  }
+
+  /** Starts taking jobs; re-runs those left PROCESSING by a previous process (decisions §6). */
+  async start(): Promise<void> {
+    this.#accepting = true;
+    const unfinished = [...this.#store.reports.getRange()].map(({ value }) => value as unknown as ReportMeta).filter((meta) => meta.state === 'PROCESSING');
+    unfinished.sort((a, b) => a.requestTime - b.requestTime);
+    for (const meta of unfinished) {
+      await deletePages(this.#store, meta.reportId);
+      this.#waiting.push(meta.reportId);
+    }
+    if (unfinished.length > 0) this.#logger.info('re-running reports left unfinished', { count: unfinished.length });
+    this.#pump();
+  }
+
+  async create(family: ReportFamily, parsed: ParsedReportRequest, userId: string): Promise<ReportMeta> {
+    if (!this.#accepting) throw new ApiError(503, 'NOT_READY', 'the service is not taking report jobs now', undefined, { 'Retry-After': '1' });
+    if (this.#waiting.length >= MAX_WAITING) {
+      throw new ApiError(429, 'QUEUE_FULL', `${MAX_WAITING} report jobs are already waiting; retry later`, undefined, { 'Retry-After': '5' });
+    }
+    const meta: ReportMeta = {
+      reportId: randomUUID(),
+      family,
+      state: 'PROCESSING',
+      stateMessages: ['report generation is queued'],
+      errors: [],
+      userId,
+      reportName: parsed.reportName,
+      params: parsed.params,
+      request: parsed.request,
+      requestTime: parsed.request.now,
+      startTime: null,
+      finishTime: null,
+      totalCount: 0,
+      totalPages: 0,
+      summary: null,
+    };
+    await this.#save(meta);
+    this.#waiting.push(meta.reportId);
+    this.#pump();
+    return meta;
+  }
+
+  get(reportId: string, family: ReportFamily): ReportMeta {
+    const meta = this.#store.reports.get(reportId) as unknown as ReportMeta | undefined;
+    if (meta === undefined || meta.family !== family) throw new ApiError(404, 'REPORT_NOT_FOUND', `no ${family} report with id '${reportId}'`);
+    return meta;
+  }
+
+  /** Deletes a report; a running one is cancelled first (decisions §6). */
+  async delete(reportId: string, family: ReportFamily): Promise<void> {
+    this.get(reportId, family);
+    const waiting = this.#waiting.indexOf(reportId);
+    if (waiting >= 0) this.#waiting.splice(waiting, 1);
+    const running = this.#running.get(reportId);
+    if (running !== undefined) {
+      running.cancelled = true;
+      running.controller.abort();
+      await running.done;
+    }
+    await this.#remove(reportId);
+  }
+
+  list(family: ReportFamily): ReportMeta[] {
+    const reports: ReportMeta[] = [];
+    for (const { value } of this.#store.reports.getRange()) {
+      const meta = value as unknown as ReportMeta;
+      if (meta.family === family) reports.push(meta);
+    }
+    return reports;
+  }
+
+  /** Deletes reports finished more than report-ttl-days ago. */
+  async expire(): Promise<number> {
+    const limit = this.#clock() - this.#config.reportTtlDays * DAY;
+    const expired = this.list('jvmInventory').concat(this.list('codeInventory'), this.list('component')).filter((meta) => meta.finishTime !== null && meta.finishTime < limit);
+    for (const meta of expired) await this.#remove(meta.reportId);
+    return expired.length;
+  }
+
+  /** Refuses new jobs and stops running ones; they stay PROCESSING and re-run at the next start. */
+  async stop(): Promise<void> {
+    this.#accepting = false;
+    this.#stopped = true;
+    this.#waiting.length = 0;
+    for (const job of this.#running.values()) job.controller.abort();
+    await Promise.all([...this.#running.values()].map((job) => job.done));
+  }
+
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  async #save(meta: ReportMeta): Promise<void> {
+    await this.#store.reports.put(meta.reportId, meta as unknown as Record<string, unknown>);
+    await this.#store.env.flushed;
+  }
+
+  async #remove(reportId: string): Promise<void> {
+    await deletePages(this.#store, reportId);
+    await this.#store.reports.remove(reportId);
+  }
+
+  #pump(): void {
+    const slots = Math.max(1, this.#config.workers);
+    while (!this.#stopped && this.#running.size < slots && this.#waiting.length > 0) {
+      const reportId = this.#waiting.shift()!;
+      const job: RunningJob = { controller: new AbortController(), cancelled: false, done: Promise.resolve() };
+      this.#running.set(reportId, job);
+      job.done = this.#run(reportId, job)
+        .catch((error: Error) => this.#logger.error('report job failed unexpectedly', { reportId, stack: error.stack }))
+        .finally(() => {
+          this.#running.delete(reportId);
+          this.#pump();
+        });
+    }
+  }
+
+  #partitions(meta: ReportMeta): Partition[] {
+    if (meta.family === 'codeInventory') {
+      const count = Math.min(MAX_PARTITIONS, Math.max(1, Math.ceil(this.#store.code.getKeysCount() / KEYS_PER_PARTITION)));
+      return codePartitions(this.#store, count).map((range) => ({ kind: 'keys', ...range }));
+    }
+    const rows = (this.#store.meta.get('rowNext') as number | undefined) ?? 0;
+    let count = Math.min(MAX_PARTITIONS, Math.max(1, Math.ceil(rows / ROWS_PER_PARTITION)));
+    // The partition fault needs a partition 1 to fail.
+    if (this.#faults.includes('partition-fail')) count = Math.max(count, 2);
+    const size = Math.max(1, Math.ceil(rows / count));
+    return Array.from({ length: count }, (_, k) => ({ kind: 'rows', start: k * size, end: (k + 1) * size }));
+  }
+
+  async #run(reportId: string, job: RunningJob): Promise<void> {
+    const stored = this.#store.reports.get(reportId) as unknown as ReportMeta | undefined;
+    if (stored === undefined) return;
+    let meta: ReportMeta = { ...stored, startTime: this.#clock(), stateMessages: ['report generation is running'] };
+    await this.#save(meta);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      job.controller.abort();
+    }, this.#config.reportTimeoutMs);
+    try {
+      const partitions = this.#partitions(meta);
+      const outcomes = await Promise.allSettled(
+        partitions.map((partition, index) =>
+          this.#pool.run<PartialResult>({ kind: 'partition', request: meta.request, partition, index, faults: this.#faults }, job.controller.signal),
+        ),
+      );
+      clearTimeout(timer);
+      if (job.cancelled || (this.#stopped && !timedOut)) return;
+      const partials = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+      const failures = outcomes.flatMap((outcome, index) => (outcome.status === 'rejected' && !job.controller.signal.aborted ? [{ index, reason: outcome.reason as Error }] : []));
+      const errors: ReportError[] = failures.map(({ index, reason }) => ({ code: 'PARTITION_FAILED', message: `partition ${index + 1} of ${partitions.length} failed: ${reason.message}` }));
+      for (const { index, reason } of failures) this.#logger.error('report partition failed', { reportId, partition: index, stack: reason.stack });
+      let state: ReportState;
+      const messages: string[] = [];
+      if (timedOut) {
+        state = 'TIMED_OUT';
+        errors.push({ code: 'TIMED_OUT', message: `generation took longer than ${this.#config.reportTimeoutMs} ms` });
+        messages.push(`timed out after ${this.#config.reportTimeoutMs} ms; ${partials.length} of ${partitions.length} partitions finished and their data is in the pages`);
+      } else if (failures.length === partitions.length) {
+        state = 'FAILED';
+        messages.push('report generation failed: no partition finished');
+      } else if (failures.length > 0) {
+        state = 'PARTIALLY_FAILED';
+        messages.push(`${failures.length} of ${partitions.length} partitions failed; the pages hold the data of the others`);
+      } else {
+        state = 'SUCCEEDED';
+        messages.push('report generated');
+      }
+      meta = { ...meta, state, errors, stateMessages: messages };
+      if (state === 'FAILED') {
+        await writeEmptyPage(this.#store, reportId);
+        meta.totalPages = 1;
+      } else {
+        try {
+          const result = await this.#pool.run<FinalizeResult>({
+            kind: 'finalize', reportId, request: meta.request, partials, pageBytes: this.#config.pageBytes, reserve: envelopeReserve(meta), faults: this.#faults,
+          });
+          meta = { ...meta, totalCount: result.totalCount, totalPages: result.totalPages, summary: result.summary };
+        } catch (error) {
+          if (job.cancelled) return;
+          this.#logger.error('report pages could not be written', { reportId, stack: (error as Error).stack });
+          await deletePages(this.#store, reportId);
+          await writeEmptyPage(this.#store, reportId);
+          meta = { ...meta, state: 'FAILED', totalCount: 0, totalPages: 1, summary: null, errors: [...errors, { code: 'GENERATION_FAILED', message: (error as Error).message }], stateMessages: ['report generation failed while writing pages'] };
+        }
+      }
+      if (job.cancelled) return;
+      meta.finishTime = this.#clock();
+      await this.#save(meta);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,220 @@
+// Component inventory kernel (decisions §9): (VM, component) pairs counted per group in dense integer arrays.
+import { evaluateConditions } from '../../parser/columns.ts';
+import type { Column } from '../../parser/columns.ts';
+import type { FieldDef } from '../../parser/fields.ts';
+import { compileFilter } from '../../parser/filter.ts';
+import type { Condition } from '../../parser/filter.ts';
+import { parseGroupBy, parseSortBy } from '../../parser/order.ts';
+import { compareCodePoints } from '../../collation.ts';
+import { itemComparator, orderKeys } from '../order.ts';
+import type { Collation, OrderKey } from '../order.ts';
+import type { ComponentCve, ComponentRecord } from '../../storage/records.ts';
+import type { Store } from '../../storage/store.ts';
+import { FleetSlice } from '../fleet-slice.ts';
+import { CATALOGS, sortableFields } from '../report-request.ts';
+import type { GroupValue, ReportRequest } from '../report-types.ts';
+import type { KernelContext } from './context.ts';
+import { groupPlan, rowGroups, tupleKey } from './groups.ts';
+
+export interface ComponentPartial {
+  groups: GroupValue[][];
+  /** Per group: [componentId, count, componentId, count, …]. */
+  counts: Uint32Array[];
+  /** Per group, with `detail`: component id → vmIds. */
+  vmIds: Record<number, string[]>[] | null;
+  vmCount: number;
+  /** Ids of the components counted at least once. */
+  components: Uint32Array;
+}
+
+/** Every component of the fleet with its CVEs, indexed by component id. */
+export interface ComponentTable {
+  records: (ComponentRecord | undefined)[];
+  cves: (ComponentCve[] | undefined)[];
+}
+
+export function readComponentTable(store: Store): ComponentTable {
+  const records: (ComponentRecord | undefined)[] = [];
+  const cves: (ComponentCve[] | undefined)[] = [];
+  for (const { key, value } of store.components.getRange()) records[key] = value;
+  for (const { key, value } of store.componentCves.getRange()) cves[key] = value;
+  return { records, cves };
+}
+
+/** Evaluates the component-scope conditions once per component: a 0/1 mask by component id. */
+function componentMask(table: ComponentTable, conditions: readonly Condition[]): Uint8Array {
+  const n = table.records.length;
+  const mask = new Uint8Array(n);
+  for (let id = 0; id < n; id++) mask[id] = table.records[id] === undefined ? 0 : 1;
+  for (const condition of conditions) {
+    for (let id = 0; id < n; id++) {
+      if (mask[id] === 0) continue;
+      const record = table.records[id]!;
+      const cves = table.cves[id] ?? [];
+      let pass: boolean;
+      switch (condition.field.name) {
+        case 'componentName':
+          pass = condition.test(record.componentName);
+          break;
+        case 'componentVersion':
+          pass = condition.test(record.componentVersion);
+          break;
+        case 'cveId':
+          // A component has many CVEs: it passes when one of them does (or, with none, when null does).
+          pass = cves.length === 0 ? condition.test(null) : cves.some((cve) => condition.test(cve.cveId));
+          break;
+        default: {
+          const scores = cves.map((cve) => cve.score).filter((score): score is number => score !== null);
+          pass = condition.test(scores.length === 0 ? null : Math.max(...scores));
+        }
+      }
+      if (!pass) mask[id] = 0;
+    }
+  }
+  return mask;
+}
+
+/** Beyond this many counters a group keeps a Map instead of a dense array. */
+const DENSE_LIMIT = 1 << 25;
+
+export function componentPartition(context: KernelContext, request: ReportRequest, start: number, end: number): ComponentPartial {
+  const slice = new FleetSlice(context.store, context.dict, start, end, request.now, request.offlineAfterMs);
+  const catalog = CATALOGS.component;
+  const { conditions } = compileFilter(request.filter, catalog, request.now);
+  const vmConditions = conditions.filter((c) => c.field.scope === 'vm');
+  const mask = evaluateConditions(vmConditions, (field: FieldDef): Column => slice.column(field), slice.count);
+  const table = readComponentTable(context.store);
+  const allowed = componentMask(table, conditions.filter((c) => c.field.scope === 'component'));
+  const componentCount = table.records.length;
+  const plan = groupPlan(parseGroupBy(request.groupBy, catalog));
+  const to = request.to ?? request.now;
+
+  const groupIndex = new Map<string, number>();
+  const groups: GroupValue[][] = [];
+  const dense: (Uint32Array | null)[] = [];
+  const sparse: (Map<number, number> | null)[] = [];
+  const vmIds: Record<number, string[]>[] | null = request.detail ? [] : null;
+  const seen = new Uint8Array(componentCount);
+  let vmCount = 0;
+  let denseUsed = 0;
+
+  for (let i = 0; i < slice.count; i++) {
+    const record = slice.records[i];
+    // Population (decisions §9): heard from since startTime, started by endTime.
+    if (mask[i] === 0 || record.lastHeardTime < request.from || (request.to !== null && record.startTime > request.to)) continue;
+    // Group values first: reading them may reuse the buffer getBinaryFast returns.
+    const rowGroupsOf = rowGroups(plan, slice, i, request.from, to);
+    const pairs = context.store.vmComponents.getBinaryFast(record.row);
+    if (pairs === undefined || pairs.length === 0) continue;
+    const ids = new Uint32Array(pairs.buffer, pairs.byteOffset, pairs.length >>> 2);
+    let counted = false;
+    for (const values of rowGroupsOf) {
+      const key = tupleKey(values);
+      let g = groupIndex.get(key);
+      if (g === undefined) {
+        g = groups.length;
+        groupIndex.set(key, g);
+        groups.push(values);
+        if (denseUsed + componentCount <= DENSE_LIMIT) {
+          dense.push(new Uint32Array(componentCount));
+          sparse.push(null);
+          denseUsed += componentCount;
+        } else {
+          dense.push(null);
+          sparse.push(new Map());
+        }
+        vmIds?.push({});
+      }
+      const counts = dense[g];
+      for (let k = 0; k < ids.length; k += 2) {
+        const c = ids[k];
+        if (allowed[c] === 0) continue;
+        if (counts !== null) counts[c]++;
+        else sparse[g]!.set(c, (sparse[g]!.get(c) ?? 0) + 1);
+        seen[c] = 1;
+        counted = true;
+        if (vmIds !== null) (vmIds[g][c] ??= []).push(record.vmId);
+      }
+    }
+    if (counted) vmCount++;
+  }
+
+  const counts = groups.map((_, g) => {
+    const pairs: number[] = [];
+    const array = dense[g];
+    if (array !== null) {
+      for (let c = 0; c < componentCount; c++) if (array[c] !== 0) pairs.push(c, array[c]);
+    } else {
+      for (const [c, n] of [...sparse[g]!].sort((a, b) => a[0] - b[0])) pairs.push(c, n);
+    }
+    return Uint32Array.from(pairs);
+  });
+  const components: number[] = [];
+  for (let c = 0; c < componentCount; c++) if (seen[c] === 1) components.push(c);
+  return { groups, counts, vmIds, vmCount, components: Uint32Array.from(components) };
+}
+
+export interface ComponentResult {
+  items: Record<string, unknown>[];
+  summary: { vmCount: number; componentCount: number };
+}
+
+function collationOf(field: string): Collation {
+  if (field === 'componentVersion') return 'version';
+  return field === 'count' || ['year', 'month', 'week', 'day'].includes(field) ? 'number' : 'string';
+}
+
+/** Merges partitions into innermost items in report order: groups first, then the requested and default keys. */
+export function componentFinalize(context: KernelContext, request: ReportRequest, partials: readonly ComponentPartial[]): ComponentResult {
+  const table = readComponentTable(context.store);
+  const merged = new Map<string, { values: GroupValue[]; counts: Map<number, number>; vmIds: Map<number, string[]> }>();
+  const components = new Set<number>();
+  let vmCount = 0;
+  for (const partial of partials) {
+    vmCount += partial.vmCount;
+    for (const c of partial.components) components.add(c);
+    partial.groups.forEach((values, g) => {
+      const key = tupleKey(values);
+      let entry = merged.get(key);
+      if (entry === undefined) merged.set(key, (entry = { values, counts: new Map(), vmIds: new Map() }));
+      const pairs = partial.counts[g];
+      for (let k = 0; k < pairs.length; k += 2) entry.counts.set(pairs[k], (entry.counts.get(pairs[k]) ?? 0) + pairs[k + 1]);
+      if (partial.vmIds !== null) {
+        for (const [c, ids] of Object.entries(partial.vmIds[g])) {
+          const list = entry.vmIds.get(Number(c));
+          if (list === undefined) entry.vmIds.set(Number(c), [...ids]);
+          else list.push(...ids);
+        }
+      }
+    });
+  }
+  const items: Record<string, unknown>[] = [];
+  for (const { values, counts, vmIds } of merged.values()) {
+    for (const [c, count] of counts) {
+      const record = table.records[c]!;
+      const item: Record<string, unknown> = {};
+      request.groupBy.forEach((field, k) => (item[field] = values[k]));
+      item.componentName = record.componentName;
+      item.componentVersion = record.componentVersion;
+      item.count = count;
+      if (request.detail) item.vmIds = (vmIds.get(c) ?? []).sort(compareCodePoints);
+      items.push(item);
+    }
+  }
+  const sortBy = parseSortBy(request.sortBy, sortableFields('component', request.groupBy));
+  const direction = (field: string) => sortBy.find((key) => key.field === field)?.direction ?? 'ASC';
+  const keys: OrderKey[] = [
+    // Groups stay contiguous so pages can nest them (interface §2.4).
+    ...request.groupBy.map((field) => ({ field, direction: direction(field), collation: collationOf(field) })),
+    ...orderKeys(
+      sortBy.filter((key) => !request.groupBy.includes(key.field)),
+      [
+        { field: 'componentName', direction: 'ASC', collation: 'string' },
+        { field: 'componentVersion', direction: 'DESC', collation: 'version' },
+      ],
+      collationOf,
+    ),
+  ];
+  items.sort(itemComparator(keys));
+  return { items, summary: { vmCount, componentCount: components.size } };
+}

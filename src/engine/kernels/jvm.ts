@@ -1,0 +1,103 @@
+// JVM inventory kernel (decisions §7): VMs overlapping the window, filtered, counted per group or listed.
+import { evaluateConditions } from '../../parser/columns.ts';
+import { compileFilter } from '../../parser/filter.ts';
+import { parseGroupBy, parseSortBy } from '../../parser/order.ts';
+import { readTags } from '../../storage/tags.ts';
+import { FleetSlice } from '../fleet-slice.ts';
+import { itemComparator, orderKeys } from '../order.ts';
+import type { Collation, OrderKey } from '../order.ts';
+import { CATALOGS, JVM_ITEM_FIELDS, sortableFields } from '../report-request.ts';
+import type { GroupValue, ReportRequest } from '../report-types.ts';
+import type { KernelContext } from './context.ts';
+import { groupPlan, rowGroups, tupleKey } from './groups.ts';
+
+export type JvmPartial =
+  | { kind: 'groups'; groups: GroupValue[][]; counts: number[] }
+  | { kind: 'items'; items: Record<string, unknown>[] };
+
+/** The rows of the slice in the population (life overlaps the window) that pass the filter. */
+function selectRows(context: KernelContext, request: ReportRequest, start: number, end: number): { slice: FleetSlice; mask: Uint8Array } {
+  const slice = new FleetSlice(context.store, context.dict, start, end, request.now, request.offlineAfterMs);
+  const { conditions } = compileFilter(request.filter, CATALOGS.jvmInventory, request.now);
+  const mask = evaluateConditions(conditions, (field) => slice.column(field), slice.count);
+  const to = request.to ?? request.now;
+  for (let i = 0; i < slice.count; i++) {
+    if (mask[i] === 1 && (slice.records[i].startTime > to || slice.lifeEnd(i) < request.from)) mask[i] = 0;
+  }
+  return { slice, mask };
+}
+
+export function jvmPartition(context: KernelContext, request: ReportRequest, start: number, end: number): JvmPartial {
+  const { slice, mask } = selectRows(context, request, start, end);
+  const to = request.to ?? request.now;
+  if (request.groupBy.length > 0) {
+    const plan = groupPlan(parseGroupBy(request.groupBy, CATALOGS.jvmInventory));
+    const counts = new Map<string, { values: GroupValue[]; count: number }>();
+    for (let i = 0; i < slice.count; i++) {
+      if (mask[i] === 0) continue;
+      for (const values of rowGroups(plan, slice, i, request.from, to)) {
+        const key = tupleKey(values);
+        const entry = counts.get(key);
+        if (entry === undefined) counts.set(key, { values, count: 1 });
+        else entry.count++;
+      }
+    }
+    return { kind: 'groups', groups: [...counts.values()].map((e) => e.values), counts: [...counts.values()].map((e) => e.count) };
+  }
+  const fields = Object.fromEntries(JVM_ITEM_FIELDS.map((name) => [name, CATALOGS.jvmInventory.lookup(name)!]));
+  const items: Record<string, unknown>[] = [];
+  for (let i = 0; i < slice.count; i++) {
+    if (mask[i] === 0) continue;
+    const item: Record<string, unknown> = {};
+    for (const name of JVM_ITEM_FIELDS) item[name] = slice.groupValue(fields[name], i);
+    item.tags = Object.fromEntries(readTags(context.store, context.dict, slice.records[i].row));
+    items.push(item);
+  }
+  return { kind: 'items', items };
+}
+
+function collationOf(field: string): Collation {
+  return field === 'count' || field === 'startTime' || field === 'lastHeardTime' || ['year', 'month', 'week', 'day'].includes(field) ? 'number' : 'string';
+}
+
+/** Merges the partitions' results into the report's items in their final order. */
+export function jvmFinalize(request: ReportRequest, partials: readonly JvmPartial[]): Record<string, unknown>[] {
+  const sortBy = parseSortBy(request.sortBy, sortableFields('jvmInventory', request.groupBy));
+  let items: Record<string, unknown>[];
+  let defaults: OrderKey[];
+  if (request.groupBy.length > 0) {
+    const merged = new Map<string, { values: GroupValue[]; count: number }>();
+    for (const partial of partials) {
+      if (partial.kind !== 'groups') continue;
+      partial.groups.forEach((values, g) => {
+        const key = tupleKey(values);
+        const entry = merged.get(key);
+        if (entry === undefined) merged.set(key, { values, count: partial.counts[g] });
+        else entry.count += partial.counts[g];
+      });
+    }
+    items = [...merged.values()].map(({ values, count }) => {
+      const item: Record<string, unknown> = {};
+      request.groupBy.forEach((field, k) => (item[field] = values[k]));
+      item.count = count;
+      return item;
+    });
+    defaults = request.groupBy.map((field) => ({ field, direction: 'ASC', collation: collationOf(field) }));
+  } else {
+    items = partials.flatMap((partial) => (partial.kind === 'items' ? partial.items : []));
+    for (const item of items) {
+      // Tag sort keys (tags.K) read the item's tag map.
+      for (const { field } of sortBy) if (field.startsWith('tags.')) item[field] = (item.tags as Record<string, string>)[field.slice(5)] ?? null;
+    }
+    defaults = [{ field: 'hostName', direction: 'ASC', collation: 'string' }, { field: 'vmId', direction: 'ASC', collation: 'string' }];
+  }
+  items.sort(itemComparator(orderKeys(sortBy, defaults, collationOf)));
+  if (request.groupBy.length === 0) {
+    for (const item of items) {
+      for (const { field } of sortBy) if (field.startsWith('tags.')) delete item[field];
+      item.startTime = new Date(item.startTime as number).toISOString();
+      item.lastHeardTime = new Date(item.lastHeardTime as number).toISOString();
+    }
+  }
+  return items;
+}

@@ -1,0 +1,53 @@
+// The report model shared by the HTTP layer, the job queue and the workers (interface §2.3, decisions §6).
+
+export type ReportFamily = 'jvmInventory' | 'codeInventory' | 'component';
+export type ReportState = 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'PARTIALLY_FAILED' | 'TIMED_OUT';
+export const FINAL_STATES: readonly ReportState[] = ['SUCCEEDED', 'FAILED', 'PARTIALLY_FAILED', 'TIMED_OUT'];
+
+/** A validated report request: plain JSON, so it is stored with the report and sent to workers as is. */
+export interface ReportRequest {
+  family: ReportFamily;
+  filter: string[];
+  groupBy: string[];
+  sortBy: string[];
+  /** Resolved window in epoch ms: from/to (JVM, code) or startTime/endTime (component; `to` null = open). */
+  from: number;
+  to: number | null;
+  detail: boolean;
+  /** The request time: relative times and VM states are resolved against it, once. */
+  now: number;
+  offlineAfterMs: number;
+}
+
+export interface ReportError {
+  code: string;
+  message: string;
+}
+
+export interface ReportMeta {
+  reportId: string;
+  family: ReportFamily;
+  state: ReportState;
+  stateMessages: string[];
+  errors: ReportError[];
+  userId: string;
+  reportName: string | null;
+  /** The request body as sent, plus the resolved times (decisions §6). */
+  params: Record<string, unknown>;
+  request: ReportRequest;
+  requestTime: number;
+  startTime: number | null;
+  finishTime: number | null;
+  totalCount: number;
+  totalPages: number;
+  /** Component reports: distinct VMs and components of the filtered population (decisions §9). */
+  summary: { vmCount: number; componentCount: number } | null;
+}
+
+/** A slice of the work: a range of VM rows, or a range of code keys. */
+export type Partition =
+  | { kind: 'rows'; start: number; end: number }
+  | { kind: 'keys'; start: string[] | null; end: string[] | null };
+
+/** A value of a group field as it appears in report items. */
+export type GroupValue = string | number | null;
