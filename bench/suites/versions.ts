@@ -1,0 +1,77 @@
+// Maven version order benchmarks: comparisons of realistic version pairs, and sorting 100k versions.
+import type { BenchOptions, BenchRow, Suite } from '../harness.ts';
+import { newBench, runTinybench } from '../harness.ts';
+import { compareMavenVersions, compareParsedMavenVersions, parseMavenVersion } from '../../src/versions/maven.ts';
+
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// The shapes Java fleets carry: plain releases, Spring's .RELEASE, pre-releases, Guava's -jre, Jetty's dates.
+const SHAPES: ((n: () => number) => string)[] = [
+  (n) => `${n()}.${n()}.${n()}`,
+  (n) => `${n()}.${n()}`,
+  (n) => `${n()}.${n()}.${n()}.RELEASE`,
+  (n) => `${n()}.${n()}.${n()}-SNAPSHOT`,
+  (n) => `${n()}.${n()}-beta${n()}`,
+  (n) => `${n()}.${n()}.${n()}-rc${n()}`,
+  (n) => `${n()}.${n()}.${n()}.${n()}`,
+  (n) => `${n()}.${n()}-jre`,
+  (n) => `${n()}.${n()}.${n()}.v2022${String(n() % 12 + 1).padStart(2, '0')}${String(n() % 28 + 1).padStart(2, '0')}`,
+  (n) => `${n()}.${n()}.${n()}-M${n()}`,
+];
+
+function distinctVersions(count: number, rnd: () => number): string[] {
+  const n = (): number => Math.floor(rnd() * rnd() * 40);
+  const versions = new Set<string>();
+  while (versions.size < count) versions.add(SHAPES[Math.floor(rnd() * SHAPES.length)](n));
+  return [...versions];
+}
+
+function sample(pool: readonly string[], count: number, rnd: () => number): string[] {
+  return Array.from({ length: count }, () => pool[Math.floor(rnd() * pool.length)]);
+}
+
+export const suite: Suite = {
+  name: 'versions',
+  async run(options: BenchOptions): Promise<BenchRow[]> {
+    const rnd = seeded(7);
+    const pool = distinctVersions(20_000, rnd);
+    const pairs = 10_000;
+    const left = sample(pool, pairs, rnd);
+    const right = sample(pool, pairs, rnd);
+    const versions = sample(pool, 100_000, rnd);
+    const parsed = versions.map(parseMavenVersion);
+    let fresh = 0;
+
+    const compare = newBench(options);
+    compare.add('compareMavenVersions, realistic pairs (parsed forms cached)', () => {
+      for (let i = 0; i < pairs; i++) compareMavenVersions(left[i], right[i]);
+    });
+    compare.add('compareMavenVersions, never-seen versions (parse both, then compare)', () => {
+      for (let i = 0; i < pairs; i++) {
+        fresh++;
+        compareMavenVersions(`${left[i]}.${fresh}`, `${right[i]}-${fresh}`);
+      }
+    });
+    const compareRows = await runTinybench('versions', '10k pairs from 20k distinct versions', compare, pairs, 'items/s');
+
+    const sort = newBench(options);
+    sort.add('sort 100k versions with compareMavenVersions', () => {
+      [...versions].sort(compareMavenVersions);
+    });
+    sort.add('sort 100k pre-parsed versions with compareParsedMavenVersions', () => {
+      [...parsed].sort(compareParsedMavenVersions);
+    });
+    const sortRows = await runTinybench('versions', '100k versions (20k distinct)', sort, versions.length, 'items/s');
+
+    return [...compareRows, ...sortRows];
+  },
+};
