@@ -33,57 +33,54 @@ function memoFor(condition: Condition, lookup: Memo['lookup']): Memo {
   return memo;
 }
 
-// The cold path: the first row with this id tests its string once for every later row.
-function learn(memo: Memo, condition: Condition, id: number): Uint8Array {
+// The cold path: the first row with this id tests its string, once for every later row.
+function learn(memo: Memo, condition: Condition, id: number): void {
   if (id >= memo.outcomes.length) {
     const grown = new Uint8Array(Math.max(id + 1, memo.outcomes.length * 2));
     grown.set(memo.outcomes);
     memo.outcomes = grown;
   }
   memo.outcomes[id] = condition.test(memo.lookup(id)) ? PASS : FAIL;
-  return memo.outcomes;
 }
 
-// Rows are filtered a block at a time into a selection vector (the rows still passing, ascending): the
+// Rows are filtered a block at a time into selection vectors (the rows still passing, ascending): the
 // first condition scans the block, each later one only the survivors, and the mask is written once.
-// This is several times faster than one full pass per condition over the mask.
+// That is several times faster than one full pass per condition over the mask.
 const BLOCK = 4096;
 
-function dictScan(condition: Condition, memo: Memo, ids: Uint32Array, sel: Uint32Array, start: number, end: number): number {
-  let outcomes = memo.outcomes;
-  let known = outcomes.length;
+// The hot loops read outcomes without checking them; they only note whether some id was not learned yet
+// (outcome 0, or undefined past the table's end), and the caller then learns the block's ids and reruns it.
+// A check-and-learn inside the loop costs about twice as much per row.
+function dictScan(outcomes: Uint8Array, ids: Uint32Array, out: Uint32Array, start: number, end: number): number {
   let kept = 0;
+  let unknown = 0;
   for (let row = start; row < end; row++) {
-    const id = ids[row];
-    let outcome = id < known ? outcomes[id] : 0;
-    if (outcome === 0) {
-      outcomes = learn(memo, condition, id);
-      known = outcomes.length;
-      outcome = outcomes[id];
-    }
-    sel[kept] = row;
+    const outcome = outcomes[ids[row]];
+    out[kept] = row;
     kept += outcome & PASS;
+    unknown |= ((outcome | 0) - 1) >>> 31;
   }
-  return kept;
+  return unknown === 0 ? kept : -1;
 }
 
-function dictSelect(condition: Condition, memo: Memo, ids: Uint32Array, sel: Uint32Array, count: number): number {
-  let outcomes = memo.outcomes;
-  let known = outcomes.length;
+function dictSelect(outcomes: Uint8Array, ids: Uint32Array, rows: Uint32Array, count: number, out: Uint32Array): number {
   let kept = 0;
+  let unknown = 0;
   for (let k = 0; k < count; k++) {
-    const row = sel[k];
-    const id = ids[row];
-    let outcome = id < known ? outcomes[id] : 0;
-    if (outcome === 0) {
-      outcomes = learn(memo, condition, id);
-      known = outcomes.length;
-      outcome = outcomes[id];
-    }
-    sel[kept] = row;
+    const row = rows[k];
+    const outcome = outcomes[ids[row]];
+    out[kept] = row;
     kept += outcome & PASS;
+    unknown |= ((outcome | 0) - 1) >>> 31;
   }
-  return kept;
+  return unknown === 0 ? kept : -1;
+}
+
+function learnRows(memo: Memo, condition: Condition, ids: Uint32Array, rows: Uint32Array | null, from: number, to: number): void {
+  for (let k = from; k < to; k++) {
+    const id = ids[rows === null ? k : rows[k]];
+    if (id >= memo.outcomes.length || memo.outcomes[id] === 0) learn(memo, condition, id);
+  }
 }
 
 function inside(bounds: Float64Array, v: number): number {
@@ -93,8 +90,8 @@ function inside(bounds: Float64Array, v: number): number {
   return 0;
 }
 
-// Comparisons combine with `&`, not `&&`: random data would mispredict the branch. NaN fails both.
-function numberScan(numeric: NumericTest, values: Float64Array, sel: Uint32Array, start: number, end: number): number {
+// Comparisons combine with `&`, not `&&`: on random data the branch would mispredict. NaN fails both.
+function numberScan(numeric: NumericTest, values: Float64Array, out: Uint32Array, start: number, end: number): number {
   const { bounds } = numeric;
   const flip = numeric.negate ? 1 : 0;
   let kept = 0;
@@ -103,19 +100,19 @@ function numberScan(numeric: NumericTest, values: Float64Array, sel: Uint32Array
     const high = bounds[1];
     for (let row = start; row < end; row++) {
       const v = values[row];
-      sel[kept] = row;
+      out[kept] = row;
       kept += ((v >= low ? 1 : 0) & (v <= high ? 1 : 0)) ^ flip;
     }
     return kept;
   }
   for (let row = start; row < end; row++) {
-    sel[kept] = row;
+    out[kept] = row;
     kept += inside(bounds, values[row]) ^ flip;
   }
   return kept;
 }
 
-function numberSelect(numeric: NumericTest, values: Float64Array, sel: Uint32Array, count: number): number {
+function numberSelect(numeric: NumericTest, values: Float64Array, rows: Uint32Array, count: number, out: Uint32Array): number {
   const { bounds } = numeric;
   const flip = numeric.negate ? 1 : 0;
   let kept = 0;
@@ -123,45 +120,57 @@ function numberSelect(numeric: NumericTest, values: Float64Array, sel: Uint32Arr
     const low = bounds[0];
     const high = bounds[1];
     for (let k = 0; k < count; k++) {
-      const row = sel[k];
+      const row = rows[k];
       const v = values[row];
-      sel[kept] = row;
+      out[kept] = row;
       kept += ((v >= low ? 1 : 0) & (v <= high ? 1 : 0)) ^ flip;
     }
     return kept;
   }
   for (let k = 0; k < count; k++) {
-    const row = sel[k];
-    sel[kept] = row;
+    const row = rows[k];
+    out[kept] = row;
     kept += inside(bounds, values[row]) ^ flip;
   }
   return kept;
 }
 
-/** A condition bound to its column, ready to filter blocks. */
+/** A condition bound to its column: `scan` filters a block of rows, `select` the survivors of earlier stages. */
 interface Stage {
-  scan(sel: Uint32Array, start: number, end: number): number;
-  select(sel: Uint32Array, count: number): number;
+  scan(out: Uint32Array, start: number, end: number): number;
+  select(rows: Uint32Array, count: number, out: Uint32Array): number;
+}
+
+function dictStage(condition: Condition, memo: Memo, ids: Uint32Array): Stage {
+  return {
+    scan(out, start, end) {
+      const kept = dictScan(memo.outcomes, ids, out, start, end);
+      if (kept >= 0) return kept;
+      learnRows(memo, condition, ids, null, start, end);
+      return dictScan(memo.outcomes, ids, out, start, end);
+    },
+    select(rows, count, out) {
+      const kept = dictSelect(memo.outcomes, ids, rows, count, out);
+      if (kept >= 0) return kept;
+      learnRows(memo, condition, ids, rows, 0, count);
+      return dictSelect(memo.outcomes, ids, rows, count, out);
+    },
+  };
 }
 
 function stageOf(condition: Condition, column: Column, rowCount: number): Stage {
   const name = condition.field.name;
   if (column.kind === 'dict') {
     if (column.ids.length < rowCount) throw new RangeError(`column ${name} holds ${column.ids.length} rows, not ${rowCount}`);
-    const memo = memoFor(condition, column.lookup);
-    const ids = column.ids;
-    return {
-      scan: (sel, start, end) => dictScan(condition, memo, ids, sel, start, end),
-      select: (sel, count) => dictSelect(condition, memo, ids, sel, count),
-    };
+    return dictStage(condition, memoFor(condition, column.lookup), column.ids);
   }
   if (column.values.length < rowCount) throw new RangeError(`column ${name} holds ${column.values.length} rows, not ${rowCount}`);
   const numeric = condition.numeric;
   if (numeric === undefined) throw new TypeError(`${name} (${condition.field.type}) is not numeric: give it a dict column`);
   const values = column.values;
   return {
-    scan: (sel, start, end) => numberScan(numeric, values, sel, start, end),
-    select: (sel, count) => numberSelect(numeric, values, sel, count),
+    scan: (out, start, end) => numberScan(numeric, values, out, start, end),
+    select: (rows, count, out) => numberSelect(numeric, values, rows, count, out),
   };
 }
 
@@ -176,13 +185,19 @@ export function evaluateConditions(conditions: readonly Condition[], columnFor: 
   const stages = conditions.map((condition) => stageOf(condition, columnFor(condition.field), rowCount));
   if (stages.length === 0) return mask.fill(1, 0, rowCount);
   const [first, ...rest] = stages;
-  const sel = new Uint32Array(BLOCK);
+  let rows = new Uint32Array(BLOCK);
+  let spare = new Uint32Array(BLOCK);
   for (let start = 0; start < rowCount; start += BLOCK) {
     const end = Math.min(rowCount, start + BLOCK);
-    let count = first.scan(sel, start, end);
-    for (const stage of rest) count = stage.select(sel, count);
+    let count = first.scan(rows, start, end);
+    for (const stage of rest) {
+      count = stage.select(rows, count, spare);
+      const passed = spare;
+      spare = rows;
+      rows = passed;
+    }
     mask.fill(0, start, end);
-    for (let k = 0; k < count; k++) mask[sel[k]] = 1;
+    for (let k = 0; k < count; k++) mask[rows[k]] = 1;
   }
   return mask;
 }
