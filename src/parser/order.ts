@@ -41,26 +41,26 @@ export function parseGroupBy(entries: unknown, catalog: FieldCatalog): FieldDef[
   return fields;
 }
 
-// An allowed entry `prefix.*` admits every `prefix.K`, as `tags.*` admits any tag.
+// An allowed entry `prefix.<key>` (as FieldCatalog.names() lists dynamic fields) admits every `prefix.K`.
 function isAllowed(name: string, allowed: readonly string[]): boolean {
-  return allowed.some((a) => (a.endsWith('.*') ? name.startsWith(a.slice(0, -1)) && name.length > a.length - 1 : a === name));
+  return allowed.some((a) => (a.endsWith('.<key>') ? name.startsWith(a.slice(0, -5)) && name.length > a.length - 5 : a === name));
 }
 
 /**
  * The sortBy keys: entries `field=ASC|DESC` (direction in any case) on the fields of `allowed`, which
- * may hold `count` and `prefix.*` patterns. Errors are BAD_SORT_BY ApiErrors that list `allowed`.
+ * may hold `count` and patterns such as `tags.<key>`; a catalogue's names() fit. Errors are BAD_SORT_BY
+ * ApiErrors that list `allowed`.
  */
 export function parseSortBy(entries: unknown, allowed: readonly string[]): SortKey[] {
   const keys: SortKey[] = [];
-  const listed = allowed.map((a) => (a.endsWith('.*') ? `${a.slice(0, -1)}<key>` : a));
   entriesOf(entries, 'BAD_SORT_BY', 'sortBy').forEach((text, entry) => {
     withOrigin({ code: 'BAD_SORT_BY', parameter: 'sortBy', source: text, entry }, () => {
       const { field, direction } = parseSortByEntry(text);
       if (!isAllowed(field.image, allowed)) {
-        throw new Problem(`${field.image} is not a sortBy field`, field.startOffset, field.image, listed);
+        throw new Problem(`${field.image} is not a sortBy field`, field.startOffset, field.image, allowed);
       }
       if (keys.some((key) => key.field === field.image)) {
-        throw new Problem(`${field.image} is already in sortBy`, field.startOffset, field.image, listed.filter((name) => !keys.some((key) => key.field === name)));
+        throw new Problem(`${field.image} is already in sortBy`, field.startOffset, field.image, allowed.filter((name) => !keys.some((key) => key.field === name)));
       }
       keys.push({ field: field.image, direction: direction.image.toUpperCase() as SortKey['direction'] });
     });

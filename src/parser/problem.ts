@@ -32,7 +32,14 @@ export interface Origin {
   entry?: number;
 }
 
-export function toApiError(problem: Problem, origin: Origin): ApiError {
+// Request bodies may be a megabyte: an error echoes at most this much of the offending text.
+const ECHO_LIMIT = 200;
+
+function clip(text: string): string {
+  return text.length <= ECHO_LIMIT ? text : `${text.slice(0, ECHO_LIMIT)}…`;
+}
+
+function toApiError(problem: Problem, origin: Origin): ApiError {
   // Columns count code points, as a user counts characters, so a literal in another script does not skew them.
   const column = Array.from(origin.source.slice(0, problem.offset)).length + 1;
   const where = origin.entry === undefined ? origin.parameter : `${origin.parameter}[${origin.entry}]`;
@@ -40,9 +47,9 @@ export function toApiError(problem: Problem, origin: Origin): ApiError {
   const detail: Record<string, unknown> = { parameter: origin.parameter };
   if (origin.entry !== undefined) detail.entry = origin.entry;
   detail.column = column;
-  detail.text = problem.text;
+  detail.text = clip(problem.text);
   detail.expected = [...problem.expected];
-  return new ApiError(400, origin.code, `${where} at column ${column}: ${problem.message}; expected ${expected}.`, [detail]);
+  return new ApiError(400, origin.code, `${where} at column ${column}: ${clip(problem.message)}; expected ${expected}.`, [detail]);
 }
 
 /** Runs `parse` and turns its Problem into the ApiError of `origin`; any other error is a bug and propagates. */

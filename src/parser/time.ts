@@ -8,7 +8,7 @@ const DAY = 86_400_000;
 // The range of a JavaScript Date.
 const MAX_TIME = 8.64e15;
 
-export const TIME_FORMS = ['Xd (days before now)', 'Xm (months before now)', 'yyyy-MM-ddTHH:mm:ss.SSS with an optional zone (Z, +02:00, +0200)', 'epoch milliseconds'];
+const TIME_FORMS = ['Xd (days before now)', 'Xm (months before now)', 'yyyy-MM-ddTHH:mm:ss.SSS with an optional zone (Z, +02:00, +0200)', 'epoch milliseconds'];
 
 /**
  * What a time expression denotes, as an inclusive range of epoch ms: a day for `Xd`, `Xm` and a bare

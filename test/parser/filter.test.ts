@@ -352,3 +352,17 @@ describe('filter errors', () => {
     });
   }
 });
+
+describe('long input', () => {
+  it('an error echoes at most 200 characters of the offending text', () => {
+    const long = 'x'.repeat(100_000);
+    const error = rejection([`s = 'a' '${long}'`]);
+    assert.equal(error.details?.[0].text, `'${'x'.repeat(199)}…`);
+    assert.ok(error.message.length < 600);
+  });
+
+  it('a long literal compiles', () => {
+    const long = 'ü'.repeat(100_000);
+    assert.deepEqual(passing(`s = '${long}'`, [long, 'ü']), [long]);
+  });
+});

@@ -77,7 +77,7 @@ describe('parseGroupBy', () => {
 });
 
 describe('parseSortBy', () => {
-  const allowed = ['count', 'hostName', 'componentVersion', 'tags.*'];
+  const allowed = ['count', 'hostName', 'componentVersion', 'tags.<key>'];
   const accepted: [unknown, [string, string][]][] = [
     [undefined, []],
     [[], []],
@@ -85,19 +85,23 @@ describe('parseSortBy', () => {
     [['hostName=asc', 'count = Desc', '  tags.env=ASC  '], [['hostName', 'ASC'], ['count', 'DESC'], ['tags.env', 'ASC']]],
     [['tags.a=desc', 'tags.b=asc'], [['tags.a', 'DESC'], ['tags.b', 'ASC']]],
   ];
+  it("a catalogue's names() serve as the allowed fields", () => {
+    const names = [...jvmInventoryFields.names(), 'count'];
+    assert.deepEqual(parseSortBy(['tags.env=DESC', 'count=ASC', 'systemProperties.java.version=ASC'], names).map((k) => k.field), ['tags.env', 'count', 'systemProperties.java.version']);
+  });
   for (const [entries, keys] of accepted) {
     it(JSON.stringify(entries), () => {
       assert.deepEqual(parseSortBy(entries, allowed).map((k) => [k.field, k.direction]), keys);
     });
   }
 
-  const listed = ['count', 'hostName', 'componentVersion', 'tags.<key>'];
   const rejected: [string, unknown, readonly string[], number | undefined, number, string, string[]][] = [
     ['not an array', 'count=ASC', allowed, undefined, 1, '"count=ASC"', ['an array of strings']],
     ['not a string', [{ count: 'ASC' }], allowed, 0, 1, '{"count":"ASC"}', ['a string']],
-    ['unknown field', ['vmId=ASC'], allowed, 0, 1, 'vmId', listed],
+    ['unknown field', ['vmId=ASC'], allowed, 0, 1, 'vmId', [...allowed]],
     ['count not allowed', ['count=ASC'], ['hostName'], 0, 1, 'count', ['hostName']],
     ['a tag when tags are not allowed', ['tags.env=ASC'], ['hostName'], 0, 1, 'tags.env', ['hostName']],
+    ['a bare prefix', ['tags=ASC'], allowed, 0, 1, 'tags', [...allowed]],
     ['missing direction', ['hostName'], allowed, 0, 9, '', ['=']],
     ['missing direction after =', ['hostName='], allowed, 0, 10, '', ['ASC', 'DESC']],
     ['unknown direction', ['hostName=UP'], allowed, 0, 10, 'UP', ['ASC', 'DESC']],
