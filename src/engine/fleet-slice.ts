@@ -2,65 +2,81 @@
 import type { Column } from '../parser/columns.ts';
 import type { FieldDef } from '../parser/fields.ts';
 import type { Dictionary } from '../storage/dictionary.ts';
-import type { VmRecord } from '../storage/records.ts';
 import type { Store } from '../storage/store.ts';
-import { isTerminated, VM_STATES, vmState } from '../storage/vm-state.ts';
+import { uint32s } from '../storage/store.ts';
+import { VM_STATES } from '../storage/vm-state.ts';
+import { SCAN_STRING_FIELDS, ScanColumns } from '../storage/vm-scan.ts';
+import type { ScanStringField } from '../storage/vm-scan.ts';
 import type { GroupValue } from './report-types.ts';
 
-type DictField = 'hostName' | 'agentVersion' | 'agentRevision' | 'mailbox' | 'mainMethod' | 'javaVersion' | 'javaVendor' | 'osName' | 'osArch';
-const DICT_FIELDS: readonly string[] = ['hostName', 'agentVersion', 'agentRevision', 'mailbox', 'mainMethod', 'javaVersion', 'javaVendor', 'osName', 'osArch'];
+const RUNNING = 1;
+const OFFLINE = 2;
+const TERMINATED = 3;
+const stateLookup = (id: number): string | null => VM_STATES[id - 1] ?? null;
 
-/** Strings that exist only for one slice (vmIds, states, system properties), encoded like the store's dictionary. */
+/** System property values exist only per slice: encoded here like the store's dictionary. */
 class LocalDictionary {
   readonly #ids = new Map<string, number>();
-  readonly strings: (string | null)[] = [null];
-  readonly lookup = (id: number): string | null => this.strings[id] ?? null;
+  readonly #strings: (string | null)[] = [null];
+  readonly lookup = (id: number): string | null => this.#strings[id] ?? null;
 
   intern(value: string | null | undefined): number {
     if (value === null || value === undefined) return 0;
     let id = this.#ids.get(value);
     if (id === undefined) {
-      id = this.strings.length;
-      this.strings.push(value);
+      id = this.#strings.length;
+      this.#strings.push(value);
       this.#ids.set(value, id);
     }
     return id;
   }
 }
 
-const stateDictionary = new LocalDictionary();
-for (const state of VM_STATES) stateDictionary.intern(state);
-
 export class FleetSlice {
-  readonly records: VmRecord[];
+  readonly scan: ScanColumns;
+  /** 1 RUNNING, 2 OFFLINE, 3 TERMINATED, as of the report's `now`. */
+  readonly states: Uint8Array;
   readonly #store: Store;
   readonly #dict: Dictionary;
   readonly #now: number;
-  readonly #offlineAfterMs: number;
   readonly #columns = new Map<string, Column>();
-  #tags: (number[] | undefined)[] | null = null;
+  #tags: Uint32Array[] | null = null;
 
   constructor(store: Store, dict: Dictionary, start: number, end: number, now: number, offlineAfterMs: number) {
     this.#store = store;
     this.#dict = dict;
     this.#now = now;
-    this.#offlineAfterMs = offlineAfterMs;
-    this.records = [];
-    for (const { value } of store.vms.getRange({ start, end })) this.records.push(value);
+    const last = Math.min(end, (store.meta.get('rowNext') as number | undefined) ?? 0);
+    this.scan = new ScanColumns(Math.max(0, last - start));
+    for (let row = start; row < last; row++) {
+      const buffer = store.vmScan.getBinaryFast(row);
+      if (buffer !== undefined) this.scan.push(row, buffer);
+    }
+    const { startTime, lastHeardTime, stopTime } = this.scan;
+    this.states = new Uint8Array(this.scan.count);
+    for (let i = 0; i < this.scan.count; i++) {
+      // decisions §4: TERMINATED after a stop at or after the start; OFFLINE after silence.
+      if (stopTime[i] >= startTime[i]) this.states[i] = TERMINATED;
+      else this.states[i] = now - lastHeardTime[i] > offlineAfterMs ? OFFLINE : RUNNING;
+    }
   }
 
   get count(): number {
-    return this.records.length;
+    return this.scan.count;
   }
 
-  /** The VM's life: from its start to now while RUNNING, else to when it was last heard (decisions §7). */
+  row(i: number): number {
+    return this.scan.rows[i];
+  }
+
+  vmId(i: number): string {
+    return this.#dict.lookup(this.scan.strings.vmId[i])!;
+  }
+
+  /** The VM's life ends now while RUNNING, else when it was last heard (decisions §7). */
   lifeEnd(i: number): number {
-    const record = this.records[i];
-    return vmState(record, this.#now, this.#offlineAfterMs) === 'RUNNING' ? Math.max(this.#now, record.lastHeardTime) : record.lastHeardTime;
-  }
-
-  terminated(i: number): boolean {
-    return isTerminated(this.records[i]);
+    const heard = this.scan.lastHeardTime[i];
+    return this.states[i] === RUNNING ? Math.max(this.#now, heard) : heard;
   }
 
   column(field: FieldDef): Column {
@@ -82,19 +98,15 @@ export class FleetSlice {
     return column.lookup(column.ids[i]);
   }
 
-  #tagPairs(): (number[] | undefined)[] {
-    if (this.#tags === null) this.#tags = this.records.map((record) => this.#store.tags.get(record.row));
+  #tagPairs(): Uint32Array[] {
+    this.#tags ??= Array.from(this.scan.rows.subarray(0, this.count), (row) => uint32s(this.#store.tags.getBinaryFast(row)));
     return this.#tags;
   }
 
   #build(field: FieldDef): Column {
-    const n = this.records.length;
-    const dictLookup = this.#dict.lookupFunction;
-    if (DICT_FIELDS.includes(field.name)) {
-      const ids = new Uint32Array(n);
-      const key = field.name as DictField;
-      for (let i = 0; i < n; i++) ids[i] = this.records[i][key];
-      return { kind: 'dict', ids, lookup: dictLookup };
+    const n = this.count;
+    if ((SCAN_STRING_FIELDS as readonly string[]).includes(field.name)) {
+      return { kind: 'dict', ids: this.scan.strings[field.name as ScanStringField], lookup: this.#dict.lookupFunction };
     }
     if (field.tagKey !== undefined) {
       const ids = new Uint32Array(n);
@@ -103,7 +115,6 @@ export class FleetSlice {
         const pairs = this.#tagPairs();
         for (let i = 0; i < n; i++) {
           const tags = pairs[i];
-          if (tags === undefined) continue;
           for (let k = 0; k < tags.length; k += 2) {
             if (tags[k] === keyId) {
               ids[i] = tags[k + 1];
@@ -112,32 +123,21 @@ export class FleetSlice {
           }
         }
       }
-      return { kind: 'dict', ids, lookup: dictLookup };
+      return { kind: 'dict', ids, lookup: this.#dict.lookupFunction };
     }
     switch (field.name) {
-      case 'vmId': {
-        const local = new LocalDictionary();
-        const ids = new Uint32Array(n);
-        for (let i = 0; i < n; i++) ids[i] = local.intern(this.records[i].vmId);
-        return { kind: 'dict', ids, lookup: local.lookup };
-      }
-      case 'state': {
-        const ids = new Uint32Array(n);
-        for (let i = 0; i < n; i++) ids[i] = stateDictionary.intern(vmState(this.records[i], this.#now, this.#offlineAfterMs));
-        return { kind: 'dict', ids, lookup: stateDictionary.lookup };
-      }
+      case 'state':
+        return { kind: 'dict', ids: Uint32Array.from(this.states), lookup: stateLookup };
       case 'startTime':
-      case 'lastHeardTime': {
-        const values = new Float64Array(n);
-        for (let i = 0; i < n; i++) values[i] = this.records[i][field.name];
-        return { kind: 'number', values };
-      }
+        return { kind: 'number', values: this.scan.startTime };
+      case 'lastHeardTime':
+        return { kind: 'number', values: this.scan.lastHeardTime };
     }
     if (field.propertyKey !== undefined) {
       const local = new LocalDictionary();
       const ids = new Uint32Array(n);
       for (let i = 0; i < n; i++) {
-        const properties = this.#store.vmDetails.get(this.records[i].row)?.inventory.systemProperties as Record<string, string> | undefined;
+        const properties = this.#store.vmDetails.get(this.row(i))?.inventory.systemProperties as Record<string, string> | undefined;
         ids[i] = local.intern(properties?.[field.propertyKey]);
       }
       return { kind: 'dict', ids, lookup: local.lookup };

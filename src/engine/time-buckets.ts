@@ -1,7 +1,6 @@
 // Time buckets of groupBy (decisions §6.3): a VM counts once in every UTC year, month, ISO week or day it was alive in.
 
 const DAY = 86_400_000;
-export const TIME_FIELDS: readonly string[] = ['year', 'month', 'week', 'day'];
 
 /** ISO-8601 week number (1–53) of a UTC day: the week of its Thursday, counted from that year's first week. */
 export function isoWeek(time: number): number {
@@ -26,23 +25,7 @@ function bucketValue(field: string, day: number): number {
   }
 }
 
-/**
- * The distinct tuples of the given time fields over the UTC days of [start, end] ∩ [from, to];
- * empty when the life is outside the window.
- */
-export function timeTuples(fields: readonly string[], start: number, end: number, from: number, to: number): number[][] {
-  const first = Math.max(start, from);
-  const last = Math.min(end, to);
-  if (first > last) return [];
-  const tuples: number[][] = [];
-  const seen = new Set<string>();
-  for (let day = Math.floor(first / DAY) * DAY; day <= last; day += DAY) {
-    const tuple = fields.map((field) => bucketValue(field, day));
-    const key = tuple.join(',');
-    if (!seen.has(key)) {
-      seen.add(key);
-      tuples.push(tuple);
-    }
-  }
-  return tuples;
+/** The values of the time fields (year, month, ISO week, day of month) for one UTC day. */
+export function bucketTuple(fields: readonly string[], day: number): number[] {
+  return fields.map((field) => bucketValue(field, day));
 }

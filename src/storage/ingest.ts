@@ -9,6 +9,7 @@ import { bufferOf, countWrite, nextId, uint32s } from './store.ts';
 import type { Store } from './store.ts';
 import { readTags, writeTags } from './tags.ts';
 import { isTerminated } from './vm-state.ts';
+import { encodeScanRow } from './vm-scan.ts';
 
 export interface IngestResult {
   accepted: number;
@@ -244,9 +245,12 @@ function writeCode(store: Store, batch: BatchState): void {
   }
 }
 
-function writeBatch(store: Store, batch: BatchState): void {
+function writeBatch(store: Store, dict: Dictionary, batch: BatchState): void {
   writeCode(store, batch);
-  for (const record of batch.vms.values()) store.vms.put(record.row, record);
+  for (const record of batch.vms.values()) {
+    store.vms.put(record.row, record);
+    store.vmScan.put(record.row, encodeScanRow(record, dict.intern(record.vmId)));
+  }
   for (const row of batch.componentsChanged) {
     const set = batch.components.get(row)!;
     const ids = [...set.keys()].sort((a, b) => a - b);
@@ -287,7 +291,7 @@ export class Ingestor {
       await store.env.childTransaction(() => {
         batch = new BatchState(store, dict);
         for (const event of events) applyEvent(store, dict, components, batch, event);
-        writeBatch(store, batch);
+        writeBatch(store, dict, batch);
       });
       await store.env.flushed;
       store.ownWrites++;

@@ -16,9 +16,11 @@ export interface Store {
   dictStrings: Database<string, number>;
   vmRows: Database<number, string>;
   vms: Database<VmRecord, number>;
+  /** Per VM row: the fixed-width binary row of vm-scan.ts, what report scans read. */
+  vmScan: Database<Buffer, number>;
   vmDetails: Database<VmDetails, number>;
-  /** Flat [keyId, valueId, keyId, valueId, …] pairs sorted by key string. */
-  tags: Database<number[], number>;
+  /** Uint32 pairs [keyId, valueId, …] sorted by key string. */
+  tags: Database<Buffer, number>;
   annotations: Database<Annotation[], number>;
   componentIds: Database<number, string>;
   components: Database<ComponentRecord, number>;
@@ -64,8 +66,9 @@ export function openStore(dataDir: string, options: { readOnly?: boolean } = {})
     dictStrings: msgpack('dictStrings', 'uint32'),
     vmRows: msgpack('vmRows'),
     vms: msgpack('vms', 'uint32'),
+    vmScan: binary('vmScan', 'uint32'),
     vmDetails: msgpack('vmDetails', 'uint32'),
-    tags: msgpack('tags', 'uint32'),
+    tags: binary('tags', 'uint32'),
     annotations: msgpack('annotations', 'uint32'),
     componentIds: msgpack('componentIds'),
     components: msgpack('components', 'uint32'),

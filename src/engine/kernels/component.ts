@@ -10,11 +10,12 @@ import { itemComparator, orderKeys } from '../order.ts';
 import type { Collation, OrderKey } from '../order.ts';
 import type { ComponentCve, ComponentRecord } from '../../storage/records.ts';
 import type { Store } from '../../storage/store.ts';
+import { uint32s } from '../../storage/store.ts';
 import { FleetSlice } from '../fleet-slice.ts';
 import { CATALOGS, sortableFields } from '../report-request.ts';
 import type { GroupValue, ReportRequest } from '../report-types.ts';
 import type { KernelContext } from './context.ts';
-import { groupPlan, rowGroups, tupleKey } from './groups.ts';
+import { Grouper, tupleKey } from './groups.ts';
 
 export interface ComponentPartial {
   groups: GroupValue[][];
@@ -86,10 +87,10 @@ export function componentPartition(context: KernelContext, request: ReportReques
   const table = readComponentTable(context.store);
   const allowed = componentMask(table, conditions.filter((c) => c.field.scope === 'component'));
   const componentCount = table.records.length;
-  const plan = groupPlan(parseGroupBy(request.groupBy, catalog));
   const to = request.to ?? request.now;
+  const grouper = new Grouper(slice, parseGroupBy(request.groupBy, catalog), request.from, to);
 
-  const groupIndex = new Map<string, number>();
+  const groupIndex = new Map<number, number>();
   const groups: GroupValue[][] = [];
   const dense: (Uint32Array | null)[] = [];
   const sparse: (Map<number, number> | null)[] = [];
@@ -97,24 +98,19 @@ export function componentPartition(context: KernelContext, request: ReportReques
   const seen = new Uint8Array(componentCount);
   let vmCount = 0;
   let denseUsed = 0;
+  const rowGroupIndexes: number[] = [];
 
   for (let i = 0; i < slice.count; i++) {
-    const record = slice.records[i];
     // Population (decisions §9): heard from since startTime, started by endTime.
-    if (mask[i] === 0 || record.lastHeardTime < request.from || (request.to !== null && record.startTime > request.to)) continue;
-    // Group values first: reading them may reuse the buffer getBinaryFast returns.
-    const rowGroupsOf = rowGroups(plan, slice, i, request.from, to);
-    const pairs = context.store.vmComponents.getBinaryFast(record.row);
-    if (pairs === undefined || pairs.length === 0) continue;
-    const ids = new Uint32Array(pairs.buffer, pairs.byteOffset, pairs.length >>> 2);
-    let counted = false;
-    for (const values of rowGroupsOf) {
-      const key = tupleKey(values);
-      let g = groupIndex.get(key);
+    if (mask[i] === 0 || slice.scan.lastHeardTime[i] < request.from || (request.to !== null && slice.scan.startTime[i] > request.to)) continue;
+    // Register groups first: decoding their values may read the store, which reuses getBinaryFast's buffer.
+    rowGroupIndexes.length = 0;
+    for (const group of grouper.groupsOf(i, request.from, to)) {
+      let g = groupIndex.get(group);
       if (g === undefined) {
         g = groups.length;
-        groupIndex.set(key, g);
-        groups.push(values);
+        groupIndex.set(group, g);
+        groups.push(grouper.values(group));
         if (denseUsed + componentCount <= DENSE_LIMIT) {
           dense.push(new Uint32Array(componentCount));
           sparse.push(null);
@@ -125,15 +121,25 @@ export function componentPartition(context: KernelContext, request: ReportReques
         }
         vmIds?.push({});
       }
+      rowGroupIndexes.push(g);
+    }
+    if (rowGroupIndexes.length === 0) continue;
+    const pairs = context.store.vmComponents.getBinaryFast(slice.row(i));
+    if (pairs === undefined || pairs.length === 0) continue;
+    // A zero-copy view when LMDB's buffer is aligned, as it is in practice; a copy otherwise.
+    const ids = (pairs.byteOffset & 3) === 0 ? new Uint32Array(pairs.buffer, pairs.byteOffset, pairs.length >>> 2) : uint32s(pairs);
+    let counted = false;
+    for (const g of rowGroupIndexes) {
       const counts = dense[g];
+      const map = sparse[g];
       for (let k = 0; k < ids.length; k += 2) {
         const c = ids[k];
         if (allowed[c] === 0) continue;
         if (counts !== null) counts[c]++;
-        else sparse[g]!.set(c, (sparse[g]!.get(c) ?? 0) + 1);
+        else map!.set(c, (map!.get(c) ?? 0) + 1);
         seen[c] = 1;
         counted = true;
-        if (vmIds !== null) (vmIds[g][c] ??= []).push(record.vmId);
+        if (vmIds !== null) (vmIds[g][c] ??= []).push(slice.vmId(i));
       }
     }
     if (counted) vmCount++;

@@ -9,7 +9,7 @@ import type { Collation, OrderKey } from '../order.ts';
 import { CATALOGS, JVM_ITEM_FIELDS, sortableFields } from '../report-request.ts';
 import type { GroupValue, ReportRequest } from '../report-types.ts';
 import type { KernelContext } from './context.ts';
-import { groupPlan, rowGroups, tupleKey } from './groups.ts';
+import { Grouper, tupleKey } from './groups.ts';
 
 export type JvmPartial =
   | { kind: 'groups'; groups: GroupValue[][]; counts: number[] }
@@ -22,7 +22,7 @@ function selectRows(context: KernelContext, request: ReportRequest, start: numbe
   const mask = evaluateConditions(conditions, (field) => slice.column(field), slice.count);
   const to = request.to ?? request.now;
   for (let i = 0; i < slice.count; i++) {
-    if (mask[i] === 1 && (slice.records[i].startTime > to || slice.lifeEnd(i) < request.from)) mask[i] = 0;
+    if (mask[i] === 1 && (slice.scan.startTime[i] > to || slice.lifeEnd(i) < request.from)) mask[i] = 0;
   }
   return { slice, mask };
 }
@@ -31,18 +31,13 @@ export function jvmPartition(context: KernelContext, request: ReportRequest, sta
   const { slice, mask } = selectRows(context, request, start, end);
   const to = request.to ?? request.now;
   if (request.groupBy.length > 0) {
-    const plan = groupPlan(parseGroupBy(request.groupBy, CATALOGS.jvmInventory));
-    const counts = new Map<string, { values: GroupValue[]; count: number }>();
+    const grouper = new Grouper(slice, parseGroupBy(request.groupBy, CATALOGS.jvmInventory), request.from, to);
+    const counts = new Map<number, number>();
     for (let i = 0; i < slice.count; i++) {
       if (mask[i] === 0) continue;
-      for (const values of rowGroups(plan, slice, i, request.from, to)) {
-        const key = tupleKey(values);
-        const entry = counts.get(key);
-        if (entry === undefined) counts.set(key, { values, count: 1 });
-        else entry.count++;
-      }
+      for (const group of grouper.groupsOf(i, request.from, to)) counts.set(group, (counts.get(group) ?? 0) + 1);
     }
-    return { kind: 'groups', groups: [...counts.values()].map((e) => e.values), counts: [...counts.values()].map((e) => e.count) };
+    return { kind: 'groups', groups: [...counts.keys()].map((group) => grouper.values(group)), counts: [...counts.values()] };
   }
   const fields = Object.fromEntries(JVM_ITEM_FIELDS.map((name) => [name, CATALOGS.jvmInventory.lookup(name)!]));
   const items: Record<string, unknown>[] = [];
@@ -50,7 +45,7 @@ export function jvmPartition(context: KernelContext, request: ReportRequest, sta
     if (mask[i] === 0) continue;
     const item: Record<string, unknown> = {};
     for (const name of JVM_ITEM_FIELDS) item[name] = slice.groupValue(fields[name], i);
-    item.tags = Object.fromEntries(readTags(context.store, context.dict, slice.records[i].row));
+    item.tags = Object.fromEntries(readTags(context.store, context.dict, slice.row(i)));
     items.push(item);
   }
   return { kind: 'items', items };

@@ -1,0 +1,47 @@
+// A VM as a fixed-width binary row (3 float64 times, then uint32 dictionary ids): what report scans read.
+import type { VmRecord } from './records.ts';
+
+/** The dictionary-id fields of a scan row, in layout order. */
+export const SCAN_STRING_FIELDS = ['vmId', 'hostName', 'agentVersion', 'agentRevision', 'mailbox', 'mainMethod', 'javaVersion', 'javaVendor', 'osName', 'osArch'] as const;
+export type ScanStringField = (typeof SCAN_STRING_FIELDS)[number];
+
+const TIMES = 3;
+export const SCAN_ROW_BYTES = TIMES * 8 + SCAN_STRING_FIELDS.length * 4;
+
+/** Encodes a VM; `vmIdId` is the dictionary id of its vmId. A missing stop time is NaN. */
+export function encodeScanRow(record: VmRecord, vmIdId: number): Buffer {
+  const buffer = Buffer.alloc(SCAN_ROW_BYTES);
+  buffer.writeDoubleLE(record.startTime, 0);
+  buffer.writeDoubleLE(record.lastHeardTime, 8);
+  buffer.writeDoubleLE(record.stopTime ?? Number.NaN, 16);
+  SCAN_STRING_FIELDS.forEach((field, k) => buffer.writeUInt32LE(field === 'vmId' ? vmIdId : record[field], TIMES * 8 + k * 4));
+  return buffer;
+}
+
+/** Columns of many scan rows, filled row by row. */
+export class ScanColumns {
+  readonly rows: Uint32Array;
+  readonly startTime: Float64Array;
+  readonly lastHeardTime: Float64Array;
+  /** NaN when the VM was never stopped. */
+  readonly stopTime: Float64Array;
+  readonly strings: Record<ScanStringField, Uint32Array>;
+  count = 0;
+
+  constructor(capacity: number) {
+    this.rows = new Uint32Array(capacity);
+    this.startTime = new Float64Array(capacity);
+    this.lastHeardTime = new Float64Array(capacity);
+    this.stopTime = new Float64Array(capacity);
+    this.strings = Object.fromEntries(SCAN_STRING_FIELDS.map((field) => [field, new Uint32Array(capacity)])) as Record<ScanStringField, Uint32Array>;
+  }
+
+  push(row: number, buffer: Buffer): void {
+    const i = this.count++;
+    this.rows[i] = row;
+    this.startTime[i] = buffer.readDoubleLE(0);
+    this.lastHeardTime[i] = buffer.readDoubleLE(8);
+    this.stopTime[i] = buffer.readDoubleLE(16);
+    for (let k = 0; k < SCAN_STRING_FIELDS.length; k++) this.strings[SCAN_STRING_FIELDS[k]][i] = buffer.readUInt32LE(TIMES * 8 + k * 4);
+  }
+}
