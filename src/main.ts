@@ -2,6 +2,7 @@
 // The `jvmlens` command: one binary, one sub-command per job.
 import { ConfigError, parseConfig, settingsHelp } from './config.ts';
 import { UsageError } from './cli/args.ts';
+import { cveCommand, CVE_USAGE } from './cli/cve.ts';
 import { keysCommand, KEYS_USAGE } from './cli/keys.ts';
 import { seedCommand, SEED_USAGE } from './cli/seed.ts';
 import { serveCommand } from './cli/serve.ts';
@@ -12,6 +13,7 @@ commands:
   jvmlens serve                                                run the service
 ${KEYS_USAGE}
 ${SEED_USAGE}
+${CVE_USAGE}
 
 settings (flag, environment variable; the flag wins):
 ${settingsHelp()}
@@ -27,6 +29,8 @@ async function main(argv: readonly string[]): Promise<void> {
       return keysCommand(config, args);
     case 'seed':
       return seedCommand(config, args);
+    case 'cve':
+      return cveCommand(config, args);
     case undefined:
     case 'help':
     case '--help':

@@ -6,6 +6,9 @@ import { healthRoutes } from './http/routes/health.ts';
 import { metricsRoutes } from './http/routes/metrics.ts';
 import { reportRoutes } from './http/routes/reports.ts';
 import { ReportJobs } from './engine/jobs.ts';
+import { CveIndex } from './engine/cve-index.ts';
+import { Vulnerabilities } from './engine/vulnerabilities.ts';
+import { cveRoutes } from './http/routes/cve.ts';
 import { Authenticator } from './http/auth.ts';
 import type { ServiceContext } from './http/context.ts';
 import { Metrics } from './http/metrics.ts';
@@ -50,10 +53,15 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   readiness.done('storage');
   const dict = new Dictionary(store);
   const liveness = new Liveness();
+  const cveIndex = new CveIndex(store, dict);
   const context: ServiceContext = {
     config, store, dict, clock, logger, metrics, readiness, liveness,
     ingestor: new Ingestor(store, dict),
-    afterIngest: () => {},
+    afterIngest: (result) => cveIndex.update(result.touched, result.newComponents.length > 0),
+    afterTagsChange: (vmId) => {
+      const row = store.vmRows.get(vmId);
+      if (row !== undefined) cveIndex.updateRow(row);
+    },
   };
   metrics.gauge('jvmlens_vms:state', () => liveness.countByState(clock(), config.offlineAfterMs));
   const authenticator = new Authenticator(store, config.apiKey, clock);
@@ -65,8 +73,9 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   };
   const pool = new WorkerPool(config.dataDir, config.workers);
   const jobs = new ReportJobs({ store, pool, config, clock, logger });
+  const vulnerabilities = new Vulnerabilities({ store, pool, ingestor: context.ingestor, cveIndex, clock, logger });
   const gatewayRoutes: Route[] = [...healthRoutes(context), ...agentRoutes(context), ...metricsRoutes(context)];
-  const apiRoutes: Route[] = [...explorerRoutes(context), ...reportRoutes(context, jobs)];
+  const apiRoutes: Route[] = [...explorerRoutes(context), ...reportRoutes(context, jobs), ...cveRoutes(context, cveIndex)];
   const gateway = new HttpServer({ ...common, routes: gatewayRoutes, bodyLimit: 16 * MIB });
   const api = new HttpServer({ ...common, routes: apiRoutes, bodyLimit: 1 * MIB });
   const gatewayPort = await gateway.listen(config.host, config.gatewayPort);
@@ -81,6 +90,7 @@ export async function startService(config: Config, logger: Logger, clock: () => 
     await jobs.expire();
     await jobs.start();
     readiness.done('workers');
+    await vulnerabilities.start();
     readiness.done('vulnerabilities');
     if (config.readyDelayMs > 0) {
       await new Promise((resolve) => setTimeout(resolve, config.readyDelayMs));
@@ -96,8 +106,12 @@ export async function startService(config: Config, logger: Logger, clock: () => 
       (error: Error) => readiness.storageWritable(error.message),
     );
     const now = { writeSeq: (store.meta.get('writeSeq') as number | undefined) ?? 0, ownWrites: store.ownWrites };
-    if (now.writeSeq - seen.writeSeq > now.ownWrites - seen.ownWrites) liveness.load(store);
+    if (now.writeSeq - seen.writeSeq > now.ownWrites - seen.ownWrites) {
+      liveness.load(store);
+      if (readiness.reason() === null) cveIndex.rebuild().catch((error: Error) => logger.error('CVE index rebuild failed', { stack: error.stack }));
+    }
     seen = now;
+    if (readiness.reason() === null) vulnerabilities.refreshIfChanged().catch((error: Error) => logger.error('vulnerability refresh failed', { stack: error.stack }));
   }, WATCH_MS);
   watch.unref();
   const expiry = setInterval(() => {

@@ -46,4 +46,10 @@ export interface FinalizeResult {
   summary: { vmCount: number; componentCount: number } | null;
 }
 
-export type WorkerTask = PingTask | PartitionTask | FinalizeTask;
+/** Re-matches every component against the stored vulnerabilities (after an import). */
+export interface RematchTask {
+  kind: 'rematch';
+  now: number;
+}
+
+export type WorkerTask = PingTask | PartitionTask | FinalizeTask | RematchTask;

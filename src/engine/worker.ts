@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { workerData } from 'node:worker_threads';
 import { Dictionary } from '../storage/dictionary.ts';
 import { openStore } from '../storage/store.ts';
+import { rematchAll } from '../storage/vulns.ts';
 import { codeFinalize, codePartition } from './kernels/code.ts';
 import type { ClassMethods } from './kernels/code.ts';
 import { componentFinalize, componentPartition } from './kernels/component.ts';
@@ -65,5 +66,7 @@ export default async function run(task: WorkerTask): Promise<unknown> {
       return runPartition(task);
     case 'finalize':
       return runFinalize(task);
+    case 'rematch':
+      return rematchAll(kernelContext().store, task.now);
   }
 }

@@ -20,4 +20,6 @@ export interface ServiceContext {
   liveness: Liveness;
   /** Called after every committed ingestion batch (vulnerability matching hooks in here). */
   afterIngest: (result: IngestResult) => void;
+  /** Called after tags of a VM changed through the API. */
+  afterTagsChange: (vmId: string) => void;
 }

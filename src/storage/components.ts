@@ -1,11 +1,16 @@
 // Component catalogue: each distinct (componentName, componentVersion) gets a dense id of its own.
 import type { ComponentItem } from '../ingest/events.ts';
-import type { ComponentRecord } from './records.ts';
+import type { ComponentCve, ComponentRecord } from './records.ts';
 import type { Store } from './store.ts';
 import { nextId } from './store.ts';
 
+/** The CVEs of a component new to the fleet, computed inside the ingestion transaction (decisions §11). */
+export type ComponentMatcher = (component: ComponentRecord) => ComponentCve[];
+
 export class ComponentCatalog {
   readonly #store: Store;
+  /** Replaced when the vulnerability data changes. */
+  matcher: ComponentMatcher = () => [];
   // Ids never change once assigned, so cached ids stay valid while other processes write.
   readonly #ids = new Map<string, { id: number; hasGroup: boolean }>();
 
@@ -25,11 +30,21 @@ export class ComponentCatalog {
       id = nextId(this.#store, 'componentNext', 0);
       created = true;
       this.#store.componentIds.put(identity, id);
-      this.#store.components.put(id, { componentName: item.componentName, componentVersion: item.componentVersion, groupId: item.groupId });
+      const record: ComponentRecord = { componentName: item.componentName, componentVersion: item.componentVersion, groupId: item.groupId };
+      this.#store.components.put(id, record);
+      const cves = this.matcher(record);
+      if (cves.length > 0) this.#store.componentCves.put(id, cves);
     } else {
       // The first groupId reported for a component completes its record (vulnerability matching uses it).
       const existing = this.#store.components.get(id)!;
-      if (existing.groupId === null && item.groupId !== null) this.#store.components.put(id, { ...existing, groupId: item.groupId });
+      if (existing.groupId === null && item.groupId !== null) {
+        const record = { ...existing, groupId: item.groupId };
+        this.#store.components.put(id, record);
+        // A groupId can narrow the match (a same-named artifact of another group).
+        const cves = this.matcher(record);
+        if (cves.length > 0) this.#store.componentCves.put(id, cves);
+        else this.#store.componentCves.remove(id);
+      }
       hasGroup ||= existing.groupId !== null;
     }
     this.#ids.set(identity, { id, hasGroup });

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open } from 'lmdb';
 import type { Database, RootDatabase } from 'lmdb';
+import type { Vulnerability } from '../vuln/osv.ts';
 import type { Annotation, ApiKeyRecord, ClassCode, ComponentCve, ComponentRecord, VmDetails, VmRecord } from './records.ts';
 
 export const SCHEMA_VERSION = 1;
@@ -35,6 +36,8 @@ export interface Store {
   code: Database<ClassCode, string[]>;
   /** Per component id: the CVEs its name and version match (filled by vulnerability matching). */
   componentCves: Database<ComponentCve[], number>;
+  /** Vulnerability records by OSV id. */
+  vulns: Database<Vulnerability, string>;
   keys: Database<ApiKeyRecord, string>;
   keyHashes: Database<string, string>;
   reports: Database<Record<string, unknown>, string>;
@@ -76,6 +79,7 @@ export function openStore(dataDir: string, options: { readOnly?: boolean } = {})
     usedSources: binary('usedSources', 'uint32'),
     code: msgpack('code'),
     componentCves: msgpack('componentCves', 'uint32'),
+    vulns: msgpack('vulns'),
     keys: msgpack('keys'),
     keyHashes: msgpack('keyHashes'),
     reports: msgpack('reports'),

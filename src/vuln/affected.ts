@@ -80,12 +80,11 @@ function inRange(version: MavenVersion, range: CompiledRange): boolean {
   return vulnerable;
 }
 
-/** osv-schema "Evaluation": listed in `versions`, or inside one of the ranges. */
-export function isCompiledVersionAffected(pkg: CompiledPackage, version: string): boolean {
-  if (pkg.versions.has(version)) return true;
-  if (pkg.ranges.length === 0) return false;
-  const parsed = parseMavenVersion(version);
-  return pkg.ranges.some((range) => inRange(parsed, range));
+/** osv-schema "Evaluation": listed in `versions` (the exact string), or inside one of the ranges. */
+export function isCompiledVersionAffected(pkg: CompiledPackage, version: MavenVersion): boolean {
+  if (pkg.versions.has(version.version)) return true;
+  for (const range of pkg.ranges) if (inRange(version, range)) return true;
+  return false;
 }
 
 const compiledPackages = new WeakMap<MavenPackage, CompiledPackage>();
@@ -97,5 +96,5 @@ export function isVersionAffected(pkg: MavenPackage, version: string): boolean {
     compiled = compilePackage(pkg);
     compiledPackages.set(pkg, compiled);
   }
-  return isCompiledVersionAffected(compiled, version);
+  return isCompiledVersionAffected(compiled, parseMavenVersion(version));
 }

@@ -69,6 +69,7 @@ export function explorerRoutes(context: ServiceContext): Route[] {
           for (const { key, value } of records) current.set(key, value);
           return current;
         });
+        context.afterTagsChange(request.params.vmId);
         return { status: 200, body: tags };
       },
     },
@@ -79,6 +80,7 @@ export function explorerRoutes(context: ServiceContext): Route[] {
       handler: async (request) => {
         const records = parseTagRecords(readJson(request), true);
         const tags = await updateTags(store, dict, request.params.vmId, () => new Map(records.map((r) => [r.key, r.value])));
+        context.afterTagsChange(request.params.vmId);
         return { status: 200, body: tags };
       },
     },
@@ -88,6 +90,7 @@ export function explorerRoutes(context: ServiceContext): Route[] {
       ...write,
       handler: async (request) => {
         await updateTags(store, dict, request.params.vmId, () => new Map());
+        context.afterTagsChange(request.params.vmId);
         return { status: 204 };
       },
     },
@@ -101,6 +104,7 @@ export function explorerRoutes(context: ServiceContext): Route[] {
           if (!current.delete(tag)) throw new ApiError(404, 'TAG_NOT_FOUND', `VM '${vmId}' has no tag '${tag}'`);
           return current;
         });
+        context.afterTagsChange(vmId);
         return { status: 204 };
       },
     },

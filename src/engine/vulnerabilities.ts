@@ -1,0 +1,66 @@
+// Keeps the fleet's CVE matches current: the curated set on first start, re-matching after imports (decisions §11).
+import type { Logger } from '../log.ts';
+import type { Ingestor } from '../storage/ingest.ts';
+import type { Store } from '../storage/store.ts';
+import { componentCves, loadVulnerabilityIndex, putVulnerabilities, vulnSeq } from '../storage/vulns.ts';
+import { loadCuratedVulnerabilities } from '../vuln/curated.ts';
+import type { CveIndex } from './cve-index.ts';
+import type { WorkerPool } from './pool.ts';
+
+const CURATED_LOADED = 'curatedLoaded';
+/** The vulnSeq the stored matches were computed for. */
+const MATCHED_SEQ = 'matchedSeq';
+
+export class Vulnerabilities {
+  readonly #store: Store;
+  readonly #pool: WorkerPool;
+  readonly #ingestor: Ingestor;
+  readonly #cveIndex: CveIndex;
+  readonly #clock: () => number;
+  readonly #logger: Logger;
+  #loadedSeq = -1;
+  #refreshing: Promise<void> | null = null;
+
+  constructor(options: { store: Store; pool: WorkerPool; ingestor: Ingestor; cveIndex: CveIndex; clock: () => number; logger: Logger }) {
+    this.#store = options.store;
+    this.#pool = options.pool;
+    this.#ingestor = options.ingestor;
+    this.#cveIndex = options.cveIndex;
+    this.#clock = options.clock;
+    this.#logger = options.logger;
+  }
+
+  /** Loads the curated set on the first start, then brings matches and the CVE index up to date. */
+  async start(): Promise<void> {
+    if (this.#store.meta.get(CURATED_LOADED) !== 1) {
+      const curated = loadCuratedVulnerabilities();
+      await putVulnerabilities(this.#store, curated);
+      await this.#store.meta.put(CURATED_LOADED, 1);
+      this.#logger.info('loaded the curated OSV set', { records: curated.length });
+    }
+    await this.#refresh();
+  }
+
+  /** Called periodically: an import by the CLI bumps vulnSeq; re-match within seconds (decisions §11: 10 s). */
+  refreshIfChanged(): Promise<void> {
+    if (vulnSeq(this.#store) === this.#loadedSeq) return Promise.resolve();
+    this.#refreshing ??= this.#refresh().finally(() => (this.#refreshing = null));
+    return this.#refreshing;
+  }
+
+  async #refresh(): Promise<void> {
+    const seq = vulnSeq(this.#store);
+    const index = loadVulnerabilityIndex(this.#store);
+    // New components are matched inside their ingestion transaction with the current index.
+    this.#ingestor.components.matcher = (component) => componentCves(index, component, this.#clock());
+    if (this.#store.meta.get(MATCHED_SEQ) !== seq) {
+      const started = this.#clock();
+      const changed = await this.#pool.run<number>({ kind: 'rematch', now: started });
+      await this.#store.meta.put(MATCHED_SEQ, seq);
+      this.#logger.info('re-matched the fleet against the vulnerability data', { records: index.size, componentsChanged: changed, ms: this.#clock() - started });
+    }
+    this.#store.env.resetReadTxn();
+    await this.#cveIndex.rebuild();
+    this.#loadedSeq = seq;
+  }
+}

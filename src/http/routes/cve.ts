@@ -1,0 +1,84 @@
+// GET /public/cve/events (interface §4.6, decisions §11): detected CVEs per component per VM, keyset-paged.
+import { ApiError } from '../../errors.ts';
+import { COUNT_CAP } from '../../engine/cve-index.ts';
+import type { CveCursor, CveEventFilter, CveIndex } from '../../engine/cve-index.ts';
+import { resolveTime } from '../../parser/time.ts';
+import type { ServiceContext } from '../context.ts';
+import type { ApiRequest, Route } from '../types.ts';
+
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 1000;
+const PARAMETERS = ['hostName', 'vmId', 'startTime', 'endTime', 'cveAnalysisStartTime', 'cveAnalysisEndTime', 'afterToken', 'limit', 'showNotImpacted'];
+
+function parseCursor(token: string): CveCursor {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+  } catch {
+    value = null;
+  }
+  const valid = Array.isArray(value) && value.length === 4 && value.slice(0, 3).every((v) => typeof v === 'string') && (value[3] === null || typeof value[3] === 'string');
+  if (!valid) throw new ApiError(400, 'BAD_AFTER_TOKEN', 'afterToken is not a token of this query; use the afterToken of the previous page', [{ parameter: 'afterToken' }]);
+  return value as CveCursor;
+}
+
+function parseQuery(request: ApiRequest, now: number): { filter: CveEventFilter; cursor: CveCursor | null; limit: number; warnings: string[] } {
+  const query = request.query;
+  const warnings: string[] = [];
+  const tags: [string, string][] = [];
+  for (const [name, value] of query) {
+    if (name.startsWith('tags.') && name.length > 5) tags.push([name.slice(5), value]);
+    else if (!PARAMETERS.includes(name)) throw new ApiError(400, 'BAD_PARAMETER', `unknown parameter '${name}'; parameters: ${PARAMETERS.join(', ')}, tags.<key>`, [{ parameter: name }]);
+  }
+  const time = (name: string, role: 'open' | 'close'): number | null => {
+    const raw = query.get(name);
+    return raw === null ? null : resolveTime(raw, role, now, name);
+  };
+  const rawLimit = query.get('limit');
+  let limit = DEFAULT_LIMIT;
+  if (rawLimit !== null) {
+    if (!/^\d{1,9}$/.test(rawLimit) || Number(rawLimit) < 1) throw new ApiError(400, 'BAD_PARAMETER', `'limit' must be a whole number of at least 1, not '${rawLimit}'`, [{ parameter: 'limit', text: rawLimit }]);
+    limit = Number(rawLimit);
+    if (limit > MAX_LIMIT) {
+      warnings.push(`limit ${limit} was lowered to the maximum, ${MAX_LIMIT}`);
+      limit = MAX_LIMIT;
+    }
+  }
+  const rawShow = query.get('showNotImpacted');
+  if (rawShow !== null && rawShow !== 'true' && rawShow !== 'false') throw new ApiError(400, 'BAD_PARAMETER', "'showNotImpacted' must be true or false", [{ parameter: 'showNotImpacted', text: rawShow }]);
+  const token = query.get('afterToken');
+  return {
+    filter: {
+      vmId: query.get('vmId'),
+      hostName: query.get('hostName'),
+      tags,
+      startTime: time('startTime', 'open'),
+      endTime: time('endTime', 'close'),
+      analysisFrom: time('cveAnalysisStartTime', 'open'),
+      analysisTo: time('cveAnalysisEndTime', 'close'),
+      showNotImpacted: rawShow === 'true',
+    },
+    cursor: token === null || token === '' ? null : parseCursor(token),
+    limit,
+    warnings,
+  };
+}
+
+export function cveRoutes(context: ServiceContext, index: CveIndex): Route[] {
+  return [
+    {
+      method: 'GET',
+      pattern: '/public/cve/events',
+      scope: 'read',
+      needsReady: true,
+      handler: (request) => {
+        const { filter, cursor, limit, warnings } = parseQuery(request, context.clock());
+        const { events, hasNext, totalCount, capped } = index.query(filter, cursor, limit);
+        if (capped) warnings.push(`the exact count is unknown and not less than ${COUNT_CAP}`);
+        const last = events[events.length - 1];
+        const afterToken = hasNext ? Buffer.from(JSON.stringify([last.vmId, last.componentName, last.componentVersion, last.cveId])).toString('base64url') : undefined;
+        return { status: 200, body: { limit, afterToken, data: events, summary: { warnings, totalCount }, size: events.length, hasNext } };
+      },
+    },
+  ];
+}
