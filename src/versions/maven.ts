@@ -16,10 +16,9 @@ interface BigNumber {
   readonly big: bigint;
 }
 
-/** A parsed version: compare two with `compareParsedMavenVersions`; `canonical` is Maven's getCanonical(). */
+/** A parsed version: compare two with `compareParsedMavenVersions`. */
 export interface MavenVersion {
   readonly version: string;
-  readonly canonical: string;
   readonly items: readonly unknown[];
 }
 
@@ -303,16 +302,18 @@ export function parseMavenVersion(version: string): MavenVersion {
   let parsed = young.get(version);
   if (parsed !== undefined) return parsed;
   parsed = old.get(version);
-  if (parsed === undefined) {
-    const items = parseItems(version);
-    parsed = { version, canonical: canonicalOf(items), items };
-  }
+  parsed ??= { version, items: parseItems(version) };
   if (young.size >= GENERATION_SIZE) {
     old = young;
     young = new Map();
   }
   young.set(version, parsed);
   return parsed;
+}
+
+/** Maven's getCanonical(): the parsed form written back, e.g. `1-alpha-1` for `1.0a1`. */
+export function canonicalMavenVersion(version: string): string {
+  return canonicalOf(parseMavenVersion(version).items as Item[]);
 }
 
 /** Maven order of two parsed versions: negative, zero or positive. */

@@ -1,7 +1,7 @@
 // Maven version order against the tables of Maven's own ComparableVersionTest (maven-artifact 3.9).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareMavenVersions, parseMavenVersion } from '../../src/versions/maven.ts';
+import { canonicalMavenVersion, compareMavenVersions } from '../../src/versions/maven.ts';
 
 const VERSIONS_QUALIFIER = [
   '1-alpha2snapshot', '1-alpha2', '1-alpha-123', '1-beta-2', '1-beta123', '1-m2', '1-m11', '1-rc', '1-cr2',
@@ -112,20 +112,20 @@ describe('compareMavenVersions', () => {
   });
 });
 
-describe('parseMavenVersion', () => {
+describe('canonicalMavenVersion', () => {
   const CANONICAL: [string, string][] = [
     ['1.0-alpha', '1-alpha'], ['1.0.0', '1'], ['1-1.foo-bar1baz-.1', '1-1.foo-bar-1-baz-0.1'], ['0.x', 'x'],
     ['0.2', '0.2'], ['1a1', '1-alpha-1'], ['1.ga.1', '1..1'], ['1.2.3-SNAPSHOT', '1.2.3-snapshot'],
   ];
 
   it('gives Maven\'s canonical form', () => {
-    for (const [version, canonical] of CANONICAL) assert.equal(parseMavenVersion(version).canonical, canonical, version);
+    for (const [version, canonical] of CANONICAL) assert.equal(canonicalMavenVersion(version), canonical, version);
   });
 
   it('gives a canonical form that parses to itself (ComparableVersionTest.newComparable)', () => {
     for (const version of [...VERSIONS_QUALIFIER, ...VERSIONS_NUMBER, ...EQUAL.flat(), ...ORDERED.flat()]) {
-      const canonical = parseMavenVersion(version).canonical;
-      assert.equal(parseMavenVersion(canonical).canonical, canonical, version);
+      const canonical = canonicalMavenVersion(version);
+      assert.equal(canonicalMavenVersion(canonical), canonical, version);
     }
   });
 });
