@@ -114,7 +114,8 @@ export function nextId(store: Store, counter: string, first = 1): number {
 export function uint32s(buffer: Buffer | undefined): Uint32Array {
   if (buffer === undefined || buffer.length === 0) return new Uint32Array(0);
   const copy = new Uint32Array(buffer.length >>> 2);
-  new Uint8Array(copy.buffer).set(buffer);
+  // getBinaryFast's buffer reports its value's length but spans LMDB's whole shared buffer: copy by view.
+  new Uint8Array(copy.buffer).set(new Uint8Array(buffer.buffer, buffer.byteOffset, copy.byteLength));
   return copy;
 }
 
