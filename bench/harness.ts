@@ -8,6 +8,8 @@ export interface BenchOptions {
   vms?: number;
   componentsPerVm?: number;
   methods?: number;
+  /** `--filter` terms: a row runs when a term is a substring of its suite's name or of its own name (case-insensitive). */
+  filter?: string[];
 }
 
 export interface BenchRow {
@@ -28,20 +30,44 @@ export interface BenchRow {
 
 export interface Suite {
   name: string;
+  /** The row names the suite can produce, when known up front: `--filter` then skips the suite without running it. */
+  rows?: readonly string[];
   run(options: BenchOptions): Promise<BenchRow[]>;
+}
+
+/** Whether `--filter` selects a row; suites with costly set-up ask before doing it. */
+export function wanted(options: BenchOptions, suite: string, row: string): boolean {
+  const terms = options.filter ?? [];
+  if (terms.length === 0) return true;
+  const names = [suite.toLowerCase(), row.toLowerCase()];
+  return terms.some((term) => names.some((name) => name.includes(term.toLowerCase())));
+}
+
+/** A progress line on stderr, so a long run shows what it is doing without disturbing the table on stdout. */
+export function progress(message: string): void {
+  process.stderr.write(`bench: ${message}\n`);
 }
 
 export function rssMb(): number {
   return Math.round(process.memoryUsage.rss() / 1048576);
 }
 
+/** The options each Bench was made for, so runTinybench applies --filter to its tasks without suites passing them again. */
+const benchOptions = new WeakMap<Bench, BenchOptions>();
+
 /** A tinybench instance sized for the mode: quick runs are short but still measure. */
 export function newBench(options: BenchOptions): Bench {
-  return options.quick ? new Bench({ time: 200, warmupTime: 50 }) : new Bench({ time: 2000, warmupTime: 300 });
+  const bench = options.quick ? new Bench({ time: 200, warmupTime: 50 }) : new Bench({ time: 2000, warmupTime: 300 });
+  benchOptions.set(bench, options);
+  return bench;
 }
 
 /** Runs a tinybench instance and turns its tasks into rows. `itemsPerOp` converts ops/s into items/s. */
 export async function runTinybench(suite: string, size: string, bench: Bench, itemsPerOp = 1, unit: BenchRow['unit'] = 'ops/s'): Promise<BenchRow[]> {
+  const options = benchOptions.get(bench);
+  if (options !== undefined) {
+    for (const task of [...bench.tasks]) if (!wanted(options, suite, task.name)) bench.remove(task.name);
+  }
   await bench.run();
   return bench.tasks.map((task) => {
     const result = task.result;

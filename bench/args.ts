@@ -1,0 +1,68 @@
+// The bench runner's command line: `npm run bench -- [--quick] [--filter NAME]... [--vms N] ... [--compare FILE] [--out FILE]`.
+import { parseArgs } from 'node:util';
+import type { BenchOptions } from './harness.ts';
+
+export interface RunnerArgs {
+  options: BenchOptions;
+  /** A saved result file to print each figure beside. */
+  compare?: string;
+  /** Where to write the result file instead of bench/results/<timestamp>-<mode>.json. */
+  out?: string;
+  help: boolean;
+}
+
+export const USAGE = `npm run bench -- [options]
+
+  --quick                  every suite on small data, in about a minute (CI runs this)
+  --filter NAME            run only rows whose suite or row name contains NAME (case-insensitive);
+                           repeat it or separate names with commas
+  --vms N                  fleet size the suites seed, instead of their default
+  --components-per-vm N    components per VM of the seeded fleet
+  --methods N              distinct application methods of the seeded fleet
+  --compare FILE           print each figure beside the one in a saved result file, with new/old
+  --out FILE               write the result JSON here instead of bench/results/<timestamp>-<mode>.json
+  --help                   this text`;
+
+export class ArgsError extends Error {}
+
+function count(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new ArgsError(`--${name} must be a whole number of at least 1, got '${raw}'`);
+  return Number(raw);
+}
+
+export function parseRunnerArgs(argv: readonly string[]): RunnerArgs {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        quick: { type: 'boolean', default: false },
+        filter: { type: 'string', multiple: true, default: [] },
+        vms: { type: 'string' },
+        'components-per-vm': { type: 'string' },
+        methods: { type: 'string' },
+        compare: { type: 'string' },
+        out: { type: 'string' },
+        help: { type: 'boolean', default: false },
+      },
+    }));
+  } catch (error) {
+    throw new ArgsError((error as Error).message);
+  }
+  const filter = values.filter.flatMap((value) => value.split(',')).map((term) => term.trim()).filter((term) => term !== '');
+  const options: BenchOptions = { quick: values.quick };
+  const vms = count('vms', values.vms);
+  const componentsPerVm = count('components-per-vm', values['components-per-vm']);
+  const methods = count('methods', values.methods);
+  if (vms !== undefined) options.vms = vms;
+  if (componentsPerVm !== undefined) options.componentsPerVm = componentsPerVm;
+  if (methods !== undefined) options.methods = methods;
+  if (filter.length > 0) options.filter = filter;
+  const args: RunnerArgs = { options, help: values.help };
+  if (values.compare !== undefined) args.compare = values.compare;
+  if (values.out !== undefined) args.out = values.out;
+  return args;
+}

@@ -1,0 +1,70 @@
+// HTTP GET load with autocannon from the bench process, sized by the run's mode.
+import autocannon from 'autocannon';
+import type { BenchOptions } from './harness.ts';
+import { Samples } from './stats.ts';
+
+export interface LoadSpec {
+  /** Paths requested in turn by every connection. */
+  paths: readonly string[];
+  headers: Record<string, string>;
+  connections: number;
+  seconds: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  seconds: number;
+  /** Latency of every 2xx response in ms, from autocannon's per-response event (its histogram keeps whole ms only). */
+  latencies: Samples;
+}
+
+export interface LoadPlan {
+  connections: number;
+  /** Length of one measured round. */
+  seconds: number;
+  /** Measured rounds per server; servers compared side by side alternate round by round. */
+  rounds: number;
+  /** Unmeasured load first, so each server runs JIT-compiled code when measured. */
+  warmupSeconds: number;
+}
+
+/** Quick: enough to catch a broken path and give a rough figure; full: long enough for stable figures. */
+export function loadPlan(options: BenchOptions): LoadPlan {
+  return options.quick
+    ? { connections: 10, seconds: 1, rounds: 2, warmupSeconds: 0.5 }
+    : { connections: 10, seconds: 5, rounds: 4, warmupSeconds: 2 };
+}
+
+/** The load as rows state it: the generator runs in the bench process and takes CPU from the server under test. */
+export function loadNote(plan: LoadPlan): string {
+  return `autocannon in the bench process (shares the CPUs), ${plan.connections} connections, ${plan.rounds} x ${plan.seconds} s`;
+}
+
+/** Runs autocannon against one origin; any error or non-2xx answer fails the run, since its figures would mislead. */
+export function runLoad(origin: string, spec: LoadSpec): Promise<LoadResult> {
+  const latencies = new Samples();
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: origin,
+        connections: spec.connections,
+        duration: spec.seconds,
+        requests: spec.paths.map((path) => ({ method: 'GET', path, headers: spec.headers })),
+      },
+      (error, result) => {
+        if (error !== null) {
+          reject(error);
+          return;
+        }
+        if (result.errors > 0 || result.non2xx > 0 || result['2xx'] === 0) {
+          reject(new Error(`load on ${origin}: ${result.errors} errors, ${result.timeouts} timeouts, status counts ${JSON.stringify(result.statusCodeStats)}`));
+          return;
+        }
+        resolve({ requests: result['2xx'], seconds: result.duration, latencies });
+      },
+    );
+    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+      if (statusCode >= 200 && statusCode < 300) latencies.add(responseTime);
+    });
+  });
+}
