@@ -322,7 +322,11 @@ export function compareParsedMavenVersions(a: MavenVersion, b: MavenVersion): nu
   return compareItemLists(a.items as Item[], b.items as Item[]);
 }
 
-/** Maven `ComparableVersion` order: negative when a < b, zero when equal in order, positive when a > b. */
+/**
+ * Maven `ComparableVersion` order: negative when a < b, zero when equal in order, positive when a > b.
+ * Like Maven's, the order is not transitive on some contrived versions (1.sp.1 < 1-alpha < 1 < 1.sp.1),
+ * so a sort of such versions depends on the algorithm; versions that releases use are unaffected.
+ */
 export function compareMavenVersions(a: string, b: string): number {
   if (a === b) return 0;
   return compareItemLists(parseMavenVersion(a).items as Item[], parseMavenVersion(b).items as Item[]);

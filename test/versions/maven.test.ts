@@ -2,6 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { canonicalMavenVersion, compareMavenVersions } from '../../src/versions/maven.ts';
+import { MAVEN_PAIRS } from './maven-pairs.ts';
 
 const VERSIONS_QUALIFIER = [
   '1-alpha2snapshot', '1-alpha2', '1-alpha-123', '1-beta-2', '1-beta123', '1-m2', '1-m11', '1-rc', '1-cr2',
@@ -51,6 +52,8 @@ const ORDERED: [string, string][] = [
   ['1234567890.12345', '12345678901234567890.1H.5-beta'], ['20190126.230843', '12345678901234567890.1H.5-beta'],
   // MNG-6964: a "-0." qualifier is not a release
   ['1-0.alpha', '1'], ['1-0.beta', '1'], ['1-0.alpha', '1-0.beta'],
+  // ComparableVersion is not transitive on contrived versions; the port keeps even that
+  ['1.sp.1', '1-alpha'], ['1-alpha', '1'], ['1', '1.sp.1'],
   // Versions the fleet carries
   ['2.0-beta9', '2.0-rc1'], ['2.0-rc1', '2.0'], ['2.14.1', '2.15.0'], ['2.15.0', '2.17.1'],
   ['4.3.30.RELEASE', '5.2.20.RELEASE'], ['5.3.17', '5.3.18'], ['2.9.10.8', '2.10.0'],
@@ -103,6 +106,13 @@ describe('compareMavenVersions', () => {
     const shuffled = [...VERSIONS_NUMBER].reverse();
     shuffled.push(shuffled.shift() as string);
     assert.deepEqual(shuffled.sort(compareMavenVersions), VERSIONS_NUMBER);
+  });
+
+  it(`agrees with Maven 3.9.6 on ${MAVEN_PAIRS.length} generated pairs, both directions`, () => {
+    for (const [a, b, sign] of MAVEN_PAIRS) {
+      assert.equal(Math.sign(compareMavenVersions(a, b)), sign, `${a} vs ${b}`);
+      assert.equal(Math.sign(compareMavenVersions(b, a)), -sign || 0, `${b} vs ${a}`);
+    }
   });
 
   it('survives a version nested a hundred thousand levels deep', () => {
