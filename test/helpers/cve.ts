@@ -1,0 +1,465 @@
+// CVE test kit: synthetic OSV records with known scores, a zip writer, a fleet model that predicts CVE events, and an events client.
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { crc32, deflateRawSync } from 'node:zlib';
+import { ingest, vmStart } from './events.ts';
+import { request, runCli, tempDir } from './service.ts';
+import type { JsonResponse, RunningService } from './service.ts';
+
+/** CVSS v3.1 vectors and their published base scores (FIRST / NVD calculator). */
+export const CVSS = {
+  score10: { vector: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:C/C:H/I:H/A:H', score: 10 },
+  score98: { vector: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H', score: 9.8 },
+  score90: { vector: 'CVSS:3.1/AV:N/AC:H/PR:N/UI:N/S:C/C:H/I:H/A:H', score: 9 },
+  score81: { vector: 'CVSS:3.1/AV:N/AC:H/PR:N/UI:N/S:U/C:H/I:H/A:H', score: 8.1 },
+  score75: { vector: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:N/I:N/A:H', score: 7.5 },
+  score61: { vector: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:R/S:C/C:L/I:L/A:N', score: 6.1 },
+  score53: { vector: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:L/I:N/A:N', score: 5.3 },
+  score33: { vector: 'CVSS:3.1/AV:L/AC:L/PR:L/UI:N/S:U/C:L/I:N/A:N', score: 3.3 },
+} as const;
+
+export type Severity = (typeof CVSS)[keyof typeof CVSS];
+
+/** One synthetic advisory: an OSV id, the CVE it is about, and the versions of one Maven artifact it lists. */
+export interface SyntheticCve {
+  osvId: string;
+  cveId: string;
+  groupId: string;
+  artifactId: string;
+  versions: readonly string[];
+  severity: Severity;
+}
+
+/** The OSV JSON of a synthetic advisory (explicit `versions`; range evaluation is tested in test/vuln). */
+export function osvRecord(cve: SyntheticCve, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    schema_version: '1.4.0',
+    id: cve.osvId,
+    modified: '2026-01-01T00:00:00Z',
+    aliases: [cve.cveId],
+    summary: `synthetic ${cve.cveId} in ${cve.artifactId}`,
+    severity: [{ type: 'CVSS_V3', score: cve.severity.vector }],
+    affected: [{ package: { ecosystem: 'Maven', name: `${cve.groupId}:${cve.artifactId}` }, versions: [...cve.versions] }],
+    ...extra,
+  };
+}
+
+/** What the test expects of a component: its CVEs with scores, looked up by plain loops over the advisories. */
+export function cvesOf(advisories: readonly SyntheticCve[], component: { componentName: string; componentVersion: string; groupId: string | null }): { cveId: string; score: number }[] {
+  const found = new Map<string, number>();
+  for (const cve of advisories) {
+    if (cve.artifactId !== component.componentName) continue;
+    if (component.groupId !== null && component.groupId !== cve.groupId) continue;
+    if (!cve.versions.includes(component.componentVersion)) continue;
+    found.set(cve.cveId, cve.severity.score);
+  }
+  return [...found].map(([cveId, score]) => ({ cveId, score }));
+}
+
+export const GROUP = 'org.jvmlens.test';
+
+/**
+ * The advisories most CVE tests import: two CVEs on alpha-lib 1.0; CVE ids and versions that sort
+ * differently by code point than by number; delta-lib listed under another groupId than the fleet reports.
+ */
+export const ADVISORIES: readonly SyntheticCve[] = [
+  { osvId: 'GHSA-jvml-0001-aaaa', cveId: 'CVE-2099-1001', groupId: GROUP, artifactId: 'alpha-lib', versions: ['1.0'], severity: CVSS.score98 },
+  { osvId: 'GHSA-jvml-0002-aaaa', cveId: 'CVE-2099-1002', groupId: GROUP, artifactId: 'alpha-lib', versions: ['1.0', '1.1'], severity: CVSS.score53 },
+  { osvId: 'GHSA-jvml-0003-zzzz', cveId: 'CVE-2099-2001', groupId: GROUP, artifactId: 'Zeta-lib', versions: ['9.0', '10.0'], severity: CVSS.score10 },
+  { osvId: 'GHSA-jvml-0004-zzzz', cveId: 'CVE-2099-10001', groupId: GROUP, artifactId: 'Zeta-lib', versions: ['10.0'], severity: CVSS.score75 },
+  { osvId: 'GHSA-jvml-0005-bbbb', cveId: 'CVE-2099-3001', groupId: GROUP, artifactId: 'beta-lib', versions: ['3.2.1'], severity: CVSS.score61 },
+  { osvId: 'GHSA-jvml-0006-dddd', cveId: 'CVE-2099-4001', groupId: 'org.jvmlens.other', artifactId: 'delta-lib', versions: ['0.1'], severity: CVSS.score33 },
+  { osvId: 'GHSA-jvml-0007-eeee', cveId: 'CVE-2099-5001', groupId: GROUP, artifactId: 'epsilon-lib', versions: ['2.0'], severity: CVSS.score90 },
+];
+
+export interface Lib {
+  componentName: string;
+  componentVersion: string;
+  groupId: string;
+}
+
+const lib = (componentName: string, componentVersion: string): Lib => ({ componentName, componentVersion, groupId: GROUP });
+
+/** Components the synthetic fleet carries: vulnerable ones and clean ones (alpha 2.0, beta 3.3, gamma, delta of the wrong group). */
+export const LIBS: readonly Lib[] = [
+  lib('alpha-lib', '1.0'), lib('alpha-lib', '1.1'), lib('alpha-lib', '2.0'), lib('Zeta-lib', '9.0'), lib('Zeta-lib', '10.0'),
+  lib('beta-lib', '3.2.1'), lib('beta-lib', '3.3'), lib('gamma-lib', '0.9'), lib('delta-lib', '0.1'), lib('epsilon-lib', '2.0'),
+];
+
+export const HOSTS = ['host-a', 'host-b', 'host-c'] as const;
+
+/**
+ * The events of synthetic VM number `i` (deterministic): a start `i` minutes after `base` on one of three hosts, tags
+ * env/team except every fifth VM, about two thirds of `libs`, some with a sourceName whose code is loaded, and
+ * a heartbeat hours later or a stop half an hour later.
+ */
+export function syntheticVm(i: number, vmId: string, base: number, libs: readonly Lib[] = LIBS): RawEvent[] {
+  const startTime = base + i * 60_000;
+  const tags: Record<string, string> = i % 5 === 4 ? {} : { env: i % 2 === 0 ? 'prod' : 'staging', team: Math.floor(i / 2) % 2 === 0 ? 'core' : 'edge' };
+  const items: { componentName: string; componentVersion: string; groupId: string; sourceName?: string }[] = [];
+  const used: string[] = [];
+  libs.forEach((component, j) => {
+    if ((i + j) % 3 === 0) return;
+    const jar = `${component.componentName}-${component.componentVersion}.jar`;
+    // Every fifth component comes without a sourceName: PRESENT even when code is loaded from a JAR of that name.
+    items.push((i + j) % 5 === 0 ? { ...component } : { ...component, sourceName: jar });
+    if ((i + j) % 4 === 0) used.push(jar);
+  });
+  const events: RawEvent[] = [startEvent(vmId, startTime, HOSTS[i % HOSTS.length], tags), componentsEvent(vmId, startTime + 1_000, items)];
+  if (used.length > 0) events.push(codeEvent(vmId, startTime + 2_000, used));
+  if (i % 6 === 5) events.push({ type: 'vm.stop', vmId, time: startTime + 1_800_000 });
+  else events.push({ type: 'vm.heartbeat', vmId, time: startTime + (i % 4) * 3_600_000 + 3_000 });
+  return events;
+}
+
+/** Writes advisories as one OSV file each into a new folder; returns the folder. */
+export function writeAdvisories(advisories: readonly SyntheticCve[], folder = tempDir('jvmlens-osv-')): string {
+  mkdirSync(folder, { recursive: true });
+  for (const cve of advisories) writeFileSync(join(folder, `${cve.osvId}.json`), JSON.stringify(osvRecord(cve)));
+  return folder;
+}
+
+/** `jvmlens cve import PATH... --data-dir DIR`, expected to succeed; returns its output. */
+export async function cveImport(dataDir: string, paths: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const result = await runCli(['cve', 'import', ...paths, '--data-dir', dataDir]);
+  assert.equal(result.code, 0, `cve import: ${result.stdout}${result.stderr}`);
+  return result;
+}
+
+// ---- zip archives (PKWARE APPNOTE 4.3), stored or deflated entries ----
+
+export interface ZipEntry {
+  name: string;
+  content: string | Buffer;
+  deflate?: boolean;
+}
+
+export function zipArchive(entries: readonly ZipEntry[]): Buffer {
+  const u16 = (n: number) => { const b = Buffer.alloc(2); b.writeUInt16LE(n); return b; };
+  const u32 = (n: number) => { const b = Buffer.alloc(4); b.writeUInt32LE(n >>> 0); return b; };
+  const locals: Buffer[] = [];
+  const central: Buffer[] = [];
+  let offset = 0;
+  for (const entry of entries) {
+    const raw = Buffer.isBuffer(entry.content) ? entry.content : Buffer.from(entry.content, 'utf8');
+    const data = entry.deflate ? deflateRawSync(raw) : raw;
+    const name = Buffer.from(entry.name, 'utf8');
+    // version needed, flags (UTF-8 names), method, DOS time, DOS date (1980-01-01), crc, sizes, name length
+    const common = [u16(20), u16(0x800), u16(entry.deflate ? 8 : 0), u16(0), u16(0x21), u32(crc32(raw)), u32(data.length), u32(raw.length), u16(name.length)];
+    const local = Buffer.concat([u32(0x04034b50), ...common, u16(0), name, data]);
+    central.push(Buffer.concat([u32(0x02014b50), u16(20), ...common, u16(0), u16(0), u16(0), u16(0), u32(0), u32(offset), name]));
+    locals.push(local);
+    offset += local.length;
+  }
+  const directory = Buffer.concat(central);
+  const end = Buffer.concat([u32(0x06054b50), u16(0), u16(0), u16(entries.length), u16(entries.length), u32(directory.length), u32(offset), u16(0)]);
+  return Buffer.concat([...locals, directory, end]);
+}
+
+// ---- times in the forms GET /public/cve/events accepts ----
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/** `yyyy-MM-ddTHH:mm:ss` (UTC, no zone) of a whole second; with an offset in minutes, the local time plus `±HH:MM` (or `±HHMM`). */
+export function timeText(ms: number, form: 'plain' | 'Z' | 'offset' | 'compactOffset' | 'epoch', offsetMinutes = 120): string {
+  if (form === 'epoch') return String(ms);
+  assert.equal(ms % 1000, 0, 'second-precision forms need a whole second');
+  const shift = form === 'offset' || form === 'compactOffset' ? offsetMinutes : 0;
+  const d = new Date(ms + shift * 60_000);
+  const text = `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+  if (form === 'plain') return text;
+  if (form === 'Z') return `${text}Z`;
+  const sign = shift < 0 ? '-' : '+';
+  const hours = pad(Math.floor(Math.abs(shift) / 60));
+  const minutes = pad(Math.abs(shift) % 60);
+  return form === 'offset' ? `${text}${sign}${hours}:${minutes}` : `${text}${sign}${hours}${minutes}`;
+}
+
+export const TIME_FORMS = ['plain', 'Z', 'offset', 'compactOffset', 'epoch'] as const;
+
+/** Waits until the wall clock is past the next whole second and returns that second (epoch ms). */
+export async function nextWholeSecond(): Promise<number> {
+  const second = Math.ceil((Date.now() + 1) / 1000) * 1000;
+  while (Date.now() <= second) await new Promise((resolve) => setTimeout(resolve, Math.max(1, second - Date.now() + 1)));
+  return second;
+}
+
+// ---- a model of the fleet, from the raw agent events the test sends ----
+
+export interface ModelComponent {
+  componentName: string;
+  componentVersion: string;
+  sourceName: string | null;
+}
+
+export interface ModelVm {
+  vmId: string;
+  hostName: string;
+  startTime: number;
+  lastHeardTime: number;
+  terminated: boolean;
+  tags: Record<string, string>;
+  components: Map<string, ModelComponent>;
+  usedSources: Set<string>;
+}
+
+/** The wall-clock window of the ingestion request in which the fleet first saw a component: its analysis time lies inside. */
+export interface Window {
+  from: number;
+  to: number;
+}
+
+/** A CVE event as the model predicts it; `analysis` is the window its cveAnalysisTime must lie in (null without CVE). */
+export interface ExpectedEvent {
+  componentName: string;
+  componentVersion: string;
+  cveId: string | null;
+  score: number | null;
+  cveState: 'USED' | 'PRESENT' | null;
+  hostName: string;
+  startTime: number;
+  lastHeardTime: number;
+  vmId: string;
+  tags: Record<string, string> | null;
+  analysis: Window | null;
+}
+
+export interface ModelFilter {
+  hostName?: string;
+  vmId?: string;
+  tags?: Record<string, string>;
+  startTime?: number;
+  endTime?: number;
+  cveAnalysisStartTime?: number;
+  cveAnalysisEndTime?: number;
+  showNotImpacted?: boolean;
+}
+
+type RawEvent = Record<string, any>;
+
+const componentKey = (name: string, version: string) => `${name}\u0000${version}`;
+
+/** Code-point order (not UTF-16 units, not locale). */
+export function compareCodePoints(a: string, b: string): number {
+  const x = [...a];
+  const y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = x[i].codePointAt(0)! - y[i].codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+  return x.length - y.length;
+}
+
+export function compareEvents(a: { vmId: string; componentName: string; componentVersion: string; cveId: string | null }, b: typeof a): number {
+  return compareCodePoints(a.vmId, b.vmId) || compareCodePoints(a.componentName, b.componentName) || compareCodePoints(a.componentVersion, b.componentVersion) || compareCodePoints(a.cveId ?? '', b.cveId ?? '');
+}
+
+export const eventKey = (e: { vmId: string; componentName: string; componentVersion: string; cveId: string | null }) => `${e.vmId}|${e.componentName}|${e.componentVersion}|${e.cveId}`;
+
+/** The fleet as decisions §4 says the service stores it, plus each component's fleet-wide groupId and first sighting. */
+export class CveFleetModel {
+  readonly vms = new Map<string, ModelVm>();
+  readonly groupIds = new Map<string, string | null>();
+  readonly firstSeen = new Map<string, Window>();
+  readonly advisories: readonly SyntheticCve[];
+
+  constructor(advisories: readonly SyntheticCve[]) {
+    this.advisories = advisories;
+  }
+
+  /** Applies a batch the service accepted during `window`. */
+  apply(events: readonly RawEvent[], window: Window): void {
+    for (const event of events) this.#applyOne(event, window);
+  }
+
+  #applyOne(event: RawEvent, window: Window): void {
+    const time = event.time as number;
+    if (event.type === 'vm.start') {
+      const existing = this.vms.get(event.vmId);
+      if (existing !== undefined && time < existing.startTime) return;
+      const vm: ModelVm = existing ?? { vmId: event.vmId, hostName: '', startTime: time, lastHeardTime: time, terminated: false, tags: {}, components: new Map(), usedSources: new Set() };
+      vm.hostName = event.inventory.hostName;
+      vm.startTime = time;
+      vm.lastHeardTime = Math.max(vm.lastHeardTime, time);
+      vm.terminated = false;
+      Object.assign(vm.tags, event.tags ?? {});
+      this.vms.set(vm.vmId, vm);
+      return;
+    }
+    const vm = this.vms.get(event.vmId);
+    assert.ok(vm !== undefined, `the model knows ${event.vmId}`);
+    const wasTerminated = vm.terminated;
+    if (event.type === 'vm.stop') {
+      if (time >= vm.startTime) {
+        vm.terminated = true;
+        vm.lastHeardTime = Math.max(vm.lastHeardTime, time);
+      }
+      return;
+    }
+    if (event.type === 'code') {
+      for (const item of event.items) if (item.sourceName !== '') vm.usedSources.add(item.sourceName);
+    } else if (event.type === 'components') {
+      for (const item of event.items) {
+        const key = componentKey(item.componentName, item.componentVersion);
+        if (!this.firstSeen.has(key)) this.firstSeen.set(key, window);
+        if ((this.groupIds.get(key) ?? null) === null) this.groupIds.set(key, item.groupId ?? null);
+        const sourceName = item.sourceName ?? null;
+        const held = vm.components.get(key);
+        if (held === undefined) vm.components.set(key, { componentName: item.componentName, componentVersion: item.componentVersion, sourceName });
+        else if (held.sourceName === null) held.sourceName = sourceName;
+      }
+    }
+    if (!wasTerminated) vm.lastHeardTime = Math.max(vm.lastHeardTime, time);
+  }
+
+  /** PUT /public/instance/{vmId}/tags: replaces every tag. */
+  setTags(vmId: string, tags: Record<string, string>): void {
+    this.vms.get(vmId)!.tags = { ...tags };
+  }
+
+  /** The CVEs of a component, with the fleet-wide groupId the service matches on. */
+  cves(component: ModelComponent): { cveId: string; score: number }[] {
+    const groupId = this.groupIds.get(componentKey(component.componentName, component.componentVersion)) ?? null;
+    return cvesOf(this.advisories, { ...component, groupId }).sort((a, b) => compareCodePoints(a.cveId, b.cveId));
+  }
+
+  /** The events GET /public/cve/events should return for the filter, in the order of decisions §11. */
+  expected(filter: ModelFilter = {}): ExpectedEvent[] {
+    const rows: ExpectedEvent[] = [];
+    for (const vm of this.vms.values()) {
+      if (filter.hostName !== undefined && vm.hostName !== filter.hostName) continue;
+      if (filter.vmId !== undefined && vm.vmId !== filter.vmId) continue;
+      if (filter.tags !== undefined && Object.entries(filter.tags).some(([key, value]) => vm.tags[key] !== value)) continue;
+      if (filter.startTime !== undefined && vm.startTime < filter.startTime) continue;
+      if (filter.endTime !== undefined && vm.lastHeardTime > filter.endTime) continue;
+      const analysisFiltered = filter.cveAnalysisStartTime !== undefined || filter.cveAnalysisEndTime !== undefined;
+      const base = { hostName: vm.hostName, startTime: vm.startTime, lastHeardTime: vm.lastHeardTime, vmId: vm.vmId, tags: Object.keys(vm.tags).length === 0 ? null : { ...vm.tags } };
+      for (const component of vm.components.values()) {
+        const cves = this.cves(component);
+        const window = this.firstSeen.get(componentKey(component.componentName, component.componentVersion))!;
+        if (cves.length === 0) {
+          if (filter.showNotImpacted === true && !analysisFiltered) {
+            rows.push({ componentName: component.componentName, componentVersion: component.componentVersion, cveId: null, score: null, cveState: null, ...base, analysis: null });
+          }
+          continue;
+        }
+        if (filter.cveAnalysisStartTime !== undefined) {
+          assert.ok(window.to < filter.cveAnalysisStartTime || window.from >= filter.cveAnalysisStartTime, 'the analysis boundary falls between ingestions');
+          if (window.to < filter.cveAnalysisStartTime) continue;
+        }
+        if (filter.cveAnalysisEndTime !== undefined) {
+          assert.ok(window.to <= filter.cveAnalysisEndTime || window.from > filter.cveAnalysisEndTime, 'the analysis boundary falls between ingestions');
+          if (window.from > filter.cveAnalysisEndTime) continue;
+        }
+        const cveState = component.sourceName !== null && vm.usedSources.has(component.sourceName) ? 'USED' : 'PRESENT';
+        for (const { cveId, score } of cves) rows.push({ componentName: component.componentName, componentVersion: component.componentVersion, cveId, score, cveState, ...base, analysis: window });
+      }
+    }
+    return rows.sort(compareEvents);
+  }
+}
+
+/** Sends a batch through the gateway, expects 200, and applies it to the model with the request's wall-clock window. */
+export async function ingestInto(service: RunningService, model: CveFleetModel, events: RawEvent[]): Promise<void> {
+  const from = Date.now();
+  const result = await ingest(service.gatewayUrl, service.apiKey, events);
+  assert.equal(result.status, 200, `ingestion refused: ${JSON.stringify(result.body)}`);
+  model.apply(events, { from, to: Date.now() });
+}
+
+/** A vm.start with a chosen host and tags (decisions §4). */
+export function startEvent(vmId: string, time: number, hostName: string, tags: Record<string, string> = {}): RawEvent {
+  const event = vmStart(vmId, time, { tags });
+  (event.inventory as Record<string, unknown>).hostName = hostName;
+  return event;
+}
+
+export function componentsEvent(vmId: string, time: number, items: { componentName: string; componentVersion: string; groupId?: string; sourceName?: string }[]): RawEvent {
+  return { type: 'components', vmId, time, items };
+}
+
+export function codeEvent(vmId: string, time: number, sourceNames: readonly string[]): RawEvent {
+  return { type: 'code', vmId, time, items: sourceNames.map((sourceName) => ({ sourceName, className: 'com/acme/Used', methodName: 'run()' })) };
+}
+
+// ---- the events client ----
+
+export type EventQuery = Record<string, string | number | boolean>;
+
+export function eventsUrl(service: RunningService, query: EventQuery = {}): string {
+  const params = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]));
+  const search = params.size > 0 ? `?${params}` : '';
+  return `${service.apiUrl}/public/cve/events${search}`;
+}
+
+export function getEvents(service: RunningService, query: EventQuery = {}, key: string | null = service.apiKey): Promise<JsonResponse<any>> {
+  return request(eventsUrl(service, query), { key });
+}
+
+export interface Walk {
+  items: any[];
+  pages: JsonResponse<any>[];
+}
+
+/** Checks one page's envelope (interface §2.5) and that it answered 200. */
+export function checkEnvelope(page: JsonResponse<any>, label: string): void {
+  assert.equal(page.status, 200, `${label}: ${page.text.slice(0, 500)}`);
+  const body = page.body;
+  assert.ok(Array.isArray(body.data), `${label}: data is an array`);
+  assert.equal(body.size, body.data.length, `${label}: size counts data`);
+  assert.ok(body.data.length <= body.limit, `${label}: a page holds at most limit items`);
+  assert.equal(typeof body.hasNext, 'boolean');
+  assert.equal(body.afterToken !== undefined, body.hasNext, `${label}: afterToken is there exactly when hasNext`);
+  assert.ok(Array.isArray(body.summary.warnings) && Number.isInteger(body.summary.totalCount), `${label}: summary`);
+}
+
+/**
+ * Reads every page of a query by following afterToken with the returned limit (interface §6.2).
+ * `between` runs after each page, before the next is asked for (e.g. another client ingesting).
+ */
+export async function walkEvents(service: RunningService, query: EventQuery, between?: (page: number, lastItem: any) => Promise<void>): Promise<Walk> {
+  const pages: JsonResponse<any>[] = [];
+  const items: any[] = [];
+  let next: EventQuery = query;
+  for (;;) {
+    const page = await getEvents(service, next);
+    checkEnvelope(page, `page ${pages.length} of ${JSON.stringify(query)}`);
+    pages.push(page);
+    items.push(...page.body.data);
+    if (!page.body.hasNext) return { items, pages };
+    assert.ok(page.body.size > 0, 'a page that says hasNext is not empty');
+    assert.ok(pages.length < 100_000, 'the walk ends');
+    if (between !== undefined) await between(pages.length, page.body.data[page.body.data.length - 1]);
+    next = { ...query, limit: page.body.limit, afterToken: page.body.afterToken };
+  }
+}
+
+/** Items without cveAnalysisTime, for comparison with the model; each analysis time is checked against its window. */
+export function withoutAnalysisTime(items: readonly any[], expected: readonly ExpectedEvent[], label: string): unknown[] {
+  const windows = new Map(expected.map((e) => [eventKey(e), e.analysis]));
+  return items.map((item) => {
+    const { cveAnalysisTime, ...rest } = item;
+    const window = windows.get(eventKey(item));
+    // An item the model does not expect at all is reported by the caller's comparison.
+    if (window === null) assert.equal(cveAnalysisTime, null, `${label}: no analysis time without CVE`);
+    else if (window !== undefined) assert.ok(cveAnalysisTime >= window.from && cveAnalysisTime <= window.to, `${label}: cveAnalysisTime ${cveAnalysisTime} of ${eventKey(item)} lies in [${window.from}, ${window.to}]`);
+    return rest;
+  });
+}
+
+export function stripWindows(expected: readonly ExpectedEvent[]): unknown[] {
+  return expected.map(({ analysis: _analysis, ...rest }) => rest);
+}
+
+/** Walks the query and compares every item, in order, with the model's prediction; checks totalCount on each page. */
+export async function checkQuery(service: RunningService, model: CveFleetModel, query: EventQuery, filter: ModelFilter, label = JSON.stringify(query)): Promise<Walk> {
+  const expected = model.expected(filter);
+  const walk = await walkEvents(service, query);
+  assert.deepEqual(withoutAnalysisTime(walk.items, expected, label), stripWindows(expected), label);
+  for (const page of walk.pages) {
+    assert.equal(page.body.summary.totalCount, Math.min(expected.length, 10_000), `totalCount of ${label}`);
+    assert.deepEqual(page.body.summary.warnings, [], `warnings of ${label}`);
+  }
+  return walk;
+}
