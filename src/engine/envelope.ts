@@ -66,11 +66,19 @@ export function pageMsgpack(fields: readonly [string, unknown][], storedData: Bu
   return Buffer.concat(parts);
 }
 
-/** JSON bytes of the envelope around an empty page, with room for the largest page numbers and token. */
+/**
+ * JSON bytes of the envelope around a page, as an upper bound: the report's final state, messages and
+ * errors are known when pages are written; counts, page numbers, the token, finishTime and the summary
+ * take their widest values.
+ */
 export function envelopeReserve(meta: ReportMeta): number {
-  const fields = pageEnvelope({ ...meta, totalCount: 1e12, totalPages: 1e9 }, 1e9, afterTokenFor(meta.reportId, 1e9));
-  // Room for state messages and errors added when the report finishes.
-  return Buffer.byteLength(pageJson(fields, [])) + 4096;
+  const widest = 1e12;
+  const fields = pageEnvelope(
+    { ...meta, totalCount: widest, totalPages: widest, finishTime: 9_999_999_999_999, summary: meta.family === 'component' ? { vmCount: widest, componentCount: widest } : meta.summary },
+    widest,
+    afterTokenFor(meta.reportId, widest),
+  );
+  return Buffer.byteLength(pageJson(fields, []));
 }
 
 export function afterTokenFor(reportId: string, page: number): string {
