@@ -12,8 +12,13 @@ export interface Machine {
   memoryMb: number;
   node: string;
   os: string;
-  /** 1-minute load average when the run started: a busy machine explains a slow run. */
+  /** 1-minute load averages when the run started and ended: a busy machine explains a slow run. */
   loadAverage: number;
+  loadAverageAtEnd?: number;
+}
+
+export function loadAverage(): number {
+  return Math.round(loadavg()[0] * 100) / 100;
 }
 
 export interface SuiteError {
@@ -54,7 +59,7 @@ export function machine(): Machine {
     memoryMb: Math.round(totalmem() / 1048576),
     node: process.version,
     os: `${type()} ${release()} ${arch()}`,
-    loadAverage: Math.round(loadavg()[0] * 100) / 100,
+    loadAverage: loadAverage(),
   };
 }
 

@@ -7,7 +7,7 @@ import type { RunnerArgs } from './args.ts';
 import { compareRows, formatComparison } from './compare.ts';
 import { progress, wanted } from './harness.ts';
 import type { BenchRow, Suite } from './harness.ts';
-import { gitState, loadResult, machine, repositoryRoot, resultFileName, saveResult } from './results.ts';
+import { gitState, loadAverage, loadResult, machine, repositoryRoot, resultFileName, saveResult } from './results.ts';
 import type { ResultDocument, SuiteError } from './results.ts';
 import { formatExtras, formatRows } from './table.ts';
 
@@ -58,6 +58,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const root = repositoryRoot();
   const startedAt = new Date();
   const { commit, dirty } = gitState(root);
+  const host = machine();
   const errors: SuiteError[] = [];
   const rows: BenchRow[] = [];
   for (const suite of await discoverSuites(errors)) {
@@ -76,13 +77,17 @@ async function main(argv: readonly string[]): Promise<number> {
   const mode = args.options.quick ? 'quick' : 'full';
   const document: ResultDocument = {
     format: 1, mode, startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(),
-    commit, dirty, machine: machine(), options: args.options, rows, errors,
+    commit, dirty, machine: { ...host, loadAverageAtEnd: loadAverage() }, options: args.options, rows, errors,
   };
   const file = args.out === undefined ? join(root, 'bench', 'results', resultFileName(startedAt, mode)) : resolve(args.out);
   saveResult(document, file);
 
-  const { cpuModel, cores, memoryMb, node, loadAverage } = document.machine;
-  process.stdout.write(`\njvmlens bench (${mode}) on ${cpuModel}, ${cores} cores, ${memoryMb} MB, Node ${node}, load ${loadAverage}; commit ${commit?.slice(0, 12) ?? 'unknown'}${dirty ? ' + changes' : ''}\n\n`);
+  const { cpuModel, cores, memoryMb, node, loadAverageAtEnd } = document.machine;
+  process.stdout.write(`\njvmlens bench (${mode}) on ${cpuModel}, ${cores} cores, ${memoryMb} MB, Node ${node}; commit ${commit?.slice(0, 12) ?? 'unknown'}${dirty ? ' + changes' : ''}\n`);
+  process.stdout.write(`load average ${host.loadAverage} at start, ${loadAverageAtEnd} at end`);
+  // At the start only the build has run: a load above the cores means other work competes for them (the end counts our own).
+  const busy = host.loadAverage > cores;
+  process.stdout.write(busy ? ': other processes competed for the CPUs, figures are noisy\n\n' : '\n\n');
   process.stdout.write(`${formatRows(rows)}\n`);
   const extras = formatExtras(rows);
   if (extras !== '') process.stdout.write(`\n${extras}\n`);

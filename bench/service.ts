@@ -98,6 +98,21 @@ export function processRssMb(pid: number): number {
 /** The service's own default, passed explicitly so a row can state it. */
 export const SERVICE_WORKERS = defaultConfig().workers;
 
+/** Clock ticks per second of /proc/<pid>/stat times: 100 on every Linux build in use (USER_HZ). */
+const USER_HZ = 100;
+
+/** CPU time (user + system, all threads) a process has used, in seconds; null where /proc is missing. */
+export function processCpuSeconds(pid: number): number | null {
+  try {
+    // The command name may contain spaces and parentheses: fields are counted after its closing ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / USER_HZ;
+  } catch {
+    return null;
+  }
+}
+
 export interface JvmlensService {
   gatewayUrl: string;
   apiUrl: string;

@@ -3,7 +3,7 @@ import { mirrorResponses, startBaseline } from './baseline.ts';
 import type { BenchRow } from './harness.ts';
 import { loadNote, runLoad } from './load.ts';
 import type { LoadPlan, LoadResult } from './load.ts';
-import { processRssMb } from './service.ts';
+import { processCpuSeconds, processRssMb } from './service.ts';
 import { Samples, summarize } from './stats.ts';
 
 export interface LoadTarget {
@@ -14,7 +14,21 @@ export interface LoadTarget {
 
 interface TargetResult {
   load: LoadResult;
+  /** CPU the server used during the measured rounds (null without /proc). */
+  cpuSeconds: number | null;
   rssMb: number;
+}
+
+/**
+ * The server's CPU per request holds when req/s does not: on a small or busy machine the load generator,
+ * not the server, may set the pace, and then only CPU per request tells the servers apart.
+ */
+function cpuFigures(result: TargetResult): { serverCpuUsPerReq: number; serverCpuPercent: number } | null {
+  if (result.cpuSeconds === null) return null;
+  return {
+    serverCpuUsPerReq: Math.round((result.cpuSeconds / result.load.requests) * 1e7) / 10,
+    serverCpuPercent: Math.round((result.cpuSeconds / result.load.seconds) * 100),
+  };
 }
 
 /**
@@ -25,17 +39,22 @@ async function runSideBySide(targets: readonly LoadTarget[], paths: readonly str
   const spec = { paths, headers, connections: plan.connections, seconds: plan.seconds };
   for (const target of targets) await runLoad(target.origin, { ...spec, seconds: plan.warmupSeconds });
   const totals = targets.map(() => ({ requests: 0, seconds: 0, latencies: new Samples() }));
+  const cpu: (number | null)[] = targets.map(() => 0);
   for (let round = 0; round < plan.rounds; round++) {
     const order = targets.map((_, index) => index);
     if (round % 2 === 1) order.reverse();
     for (const index of order) {
+      const cpuBefore = processCpuSeconds(targets[index].pid);
       const load = await runLoad(targets[index].origin, spec);
+      const cpuAfter = processCpuSeconds(targets[index].pid);
+      const used = cpu[index];
+      cpu[index] = used === null || cpuBefore === null || cpuAfter === null ? null : used + cpuAfter - cpuBefore;
       totals[index].requests += load.requests;
       totals[index].seconds += load.seconds;
       totals[index].latencies.addAll(load.latencies);
     }
   }
-  return targets.map((target, index) => ({ load: totals[index], rssMb: processRssMb(target.pid) }));
+  return targets.map((target, index) => ({ load: totals[index], cpuSeconds: cpu[index], rssMb: processRssMb(target.pid) }));
 }
 
 /** req/s over the whole measured time, latency over every response, the server's RSS. */
@@ -79,9 +98,15 @@ export async function measureVersusBaseline(spec: VersusBaseline): Promise<Bench
     const [ours, theirs] = await runSideBySide([spec.jvmlens, { origin: baseline.url, pid: baseline.pid }], spec.paths, spec.headers, spec.plan);
     const common = { load: `${loadNote(spec.plan)}, rounds alternating`, rss: 'server process' };
     const ratio = ours.load.requests / ours.load.seconds / (theirs.load.requests / theirs.load.seconds);
+    const ourCpu = cpuFigures(ours);
+    const theirCpu = cpuFigures(theirs);
+    const ourExtra: Record<string, number | string> = { vsNodeHttp: Math.round(ratio * 100) / 100 };
+    if (ourCpu !== null && theirCpu !== null) {
+      ourExtra.cpuPerReqVsNodeHttp = Math.round((theirCpu.serverCpuUsPerReq / ourCpu.serverCpuUsPerReq) * 100) / 100;
+    }
     return [
-      loadRow(spec.suite, spec.name, spec.size, ours, { vsNodeHttp: Math.round(ratio * 100) / 100, ...common }),
-      loadRow(spec.suite, baselineRowName(spec.name), spec.size, theirs, common),
+      loadRow(spec.suite, spec.name, spec.size, ours, { ...ourExtra, ...ourCpu, ...common }),
+      loadRow(spec.suite, baselineRowName(spec.name), spec.size, theirs, { ...theirCpu, ...common }),
     ];
   } finally {
     await baseline.stop();

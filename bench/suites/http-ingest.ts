@@ -60,12 +60,14 @@ export const suite: Suite = {
         const response = await fetch(url, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: setup });
         if (response.status !== 200) throw new Error(`set-up batch answered ${response.status}: ${await response.text()}`);
       }
-      // Each send carries a later time than the one before: a replay with the same time would be a no-op to merge.
-      let clock = Date.now();
+      // Events carry the wall-clock time, as agents stamp them, and each send a later one than the last:
+      // a replay with the same time would be a no-op to merge.
+      let clock = 0;
       const load = { url, headers: { ...auth, 'content-type': 'application/x-ndjson' }, connections: CONNECTIONS };
       const send = (index: number) => {
         const body = payloads.bodies[index % payloads.bodies.length];
-        return { bytes: stampTime(body, ++clock), items: body.items };
+        clock = Math.max(Date.now(), clock + 1);
+        return { bytes: stampTime(body, clock), items: body.items };
       };
       const extra = { connections: CONNECTIONS, load: `node:http client in the bench process (shares the CPUs), ${CONNECTIONS} connections`, rss: 'server process' };
       const rows: BenchRow[] = [];

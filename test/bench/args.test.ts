@@ -1,0 +1,43 @@
+// The bench runner's command line: flags, repeated and comma-separated filters, size overrides, errors.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ArgsError, parseRunnerArgs } from '../../bench/args.ts';
+
+test('no flags: a full run of every suite', () => {
+  assert.deepEqual(parseRunnerArgs([]), { options: { quick: false }, help: false });
+});
+
+test('every flag', () => {
+  const args = parseRunnerArgs([
+    '--quick', '--filter', 'http', '--filter=parser,vuln', '--vms', '2000', '--components-per-vm=50', '--methods', '9000',
+    '--compare', 'old.json', '--out', 'new.json',
+  ]);
+  assert.deepEqual(args, {
+    options: { quick: true, vms: 2000, componentsPerVm: 50, methods: 9000, filter: ['http', 'parser', 'vuln'] },
+    compare: 'old.json',
+    out: 'new.json',
+    help: false,
+  });
+});
+
+test('empty filter terms are dropped', () => {
+  assert.deepEqual(parseRunnerArgs(['--filter', ' a , ,b,']).options.filter, ['a', 'b']);
+  assert.equal(parseRunnerArgs(['--filter', ',']).options.filter, undefined);
+});
+
+test('--help', () => {
+  assert.equal(parseRunnerArgs(['--help']).help, true);
+});
+
+for (const [argv, message] of [
+  [['--vms', '0'], /--vms must be a whole number of at least 1/],
+  [['--vms', '1e5'], /--vms must be a whole number/],
+  [['--methods', '-3'], /methods/],
+  [['--vms'], /--vms/],
+  [['--fast'], /--fast/],
+  [['suite-name'], /suite-name/],
+] as const) {
+  test(`rejects ${argv.join(' ')}`, () => {
+    assert.throws(() => parseRunnerArgs(argv), (error: unknown) => error instanceof ArgsError && message.test(error.message));
+  });
+}

@@ -1,0 +1,32 @@
+// --filter as suites see it: substrings of the suite's or the row's name, applied to tinybench tasks too.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { newBench, runTinybench, wanted } from '../../bench/harness.ts';
+
+for (const [filter, row, expected] of [
+  [undefined, 'anything', true],
+  [[], 'anything', true],
+  [['http'], 'GET /opthub-health', true],
+  [['HEALTH'], 'GET /opthub-health', true],
+  [['instance'], 'GET /opthub-health', false],
+  [['instance', 'health'], 'GET /opthub-health', true],
+  [['node:http'], 'GET /opthub-health node:http baseline', true],
+] as const) {
+  test(`wanted with filter ${JSON.stringify(filter)} and row '${row}' is ${expected}`, () => {
+    assert.equal(wanted({ quick: true, filter: filter === undefined ? undefined : [...filter] }, 'http', row), expected);
+  });
+}
+
+test('runTinybench runs only the tasks --filter selects', async () => {
+  const bench = newBench({ quick: true, filter: ['kept'] });
+  let dropped = 0;
+  bench.add('kept task', () => {});
+  bench.add('other task', () => {
+    dropped++;
+  });
+  // tinybench calls each function once when it is added, to see whether it is async.
+  dropped = 0;
+  const rows = await runTinybench('suite', '1 row', bench);
+  assert.deepEqual(rows.map((row) => [row.suite, row.name, row.size, row.unit]), [['suite', 'kept task', '1 row', 'ops/s']]);
+  assert.equal(dropped, 0);
+});
