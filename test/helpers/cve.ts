@@ -242,13 +242,13 @@ const componentKey = (name: string, version: string) => `${name}\u0000${version}
 
 /** Code-point order (not UTF-16 units, not locale). */
 export function compareCodePoints(a: string, b: string): number {
-  const x = [...a];
-  const y = [...b];
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = x[i].codePointAt(0)! - y[i].codePointAt(0)!;
-    if (d !== 0) return d;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    if (a.charCodeAt(i) === b.charCodeAt(i)) continue;
+    // At the first differing unit, whole code points (a shared high surrogate leaves the low ones to decide).
+    return a.codePointAt(i)! - b.codePointAt(i)!;
   }
-  return x.length - y.length;
+  return a.length - b.length;
 }
 
 export function compareEvents(a: { vmId: string; componentName: string; componentVersion: string; cveId: string | null }, b: typeof a): number {
@@ -263,6 +263,8 @@ export class CveFleetModel {
   readonly groupIds = new Map<string, string | null>();
   readonly firstSeen = new Map<string, Window>();
   readonly advisories: readonly SyntheticCve[];
+  /** The advisories never change: each component's CVEs are looked up once. */
+  readonly #cves = new Map<string, { cveId: string; score: number }[]>();
 
   constructor(advisories: readonly SyntheticCve[]) {
     this.advisories = advisories;
@@ -321,7 +323,13 @@ export class CveFleetModel {
   /** The CVEs of a component, with the fleet-wide groupId the service matches on. */
   cves(component: ModelComponent): { cveId: string; score: number }[] {
     const groupId = this.groupIds.get(componentKey(component.componentName, component.componentVersion)) ?? null;
-    return cvesOf(this.advisories, { ...component, groupId }).sort((a, b) => compareCodePoints(a.cveId, b.cveId));
+    const key = `${componentKey(component.componentName, component.componentVersion)}\u0000${groupId}`;
+    let cves = this.#cves.get(key);
+    if (cves === undefined) {
+      cves = cvesOf(this.advisories, { ...component, groupId }).sort((a, b) => compareCodePoints(a.cveId, b.cveId));
+      this.#cves.set(key, cves);
+    }
+    return cves;
   }
 
   /** The events GET /public/cve/events should return for the filter, in the order of decisions §11. */
