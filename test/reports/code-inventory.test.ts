@@ -33,6 +33,9 @@ function edgeEvents(): Record<string, unknown>[] {
     code('edge-a', FROM - 5, 'mergedAcrossAppEnvs()'),
     code('edge-b', TO + 5, 'mergedAcrossAppEnvs()'),
     code('edge-none', FROM + DAY, 'withoutAppEnv()'),
+    // Names that order differently by code point (U+FFFD < U+1F600) and by UTF-16 unit.
+    { type: 'code', vmId: 'edge-a', time: FROM + DAY, items: ['C\u{1F600}', 'C\uFFFD', 'Cz'].map((className) => ({ sourceName: 'unicode.jar', className, methodName: 'm()' })) },
+    { type: 'code', vmId: 'edge-a', time: FROM + DAY, items: ['m\u{1F600}()', 'm\uFFFD()'].map((methodName) => ({ sourceName: 'unicode.jar', className: 'Cz', methodName })) },
   ];
 }
 
@@ -100,6 +103,14 @@ test('window edges: lastSeen at from and firstSeen at to are in, 1 ms outside is
   // One AppEnv alone saw mergedAcrossAppEnvs() only before the window.
   const one = await runReport(service, 'codeInventory', { ...windowBody, filter: ['sourceName:edge-app', "AppEnv = 'edges'"] });
   assert.ok(!one.items.some((item) => item.methodName === 'mergedAcrossAppEnvs()'));
+});
+
+test('the default order is by code point, not by UTF-16 unit (decisions §6.3)', async () => {
+  const expected = ['Cz m()', 'Cz m\uFFFD()', 'Cz m\u{1F600}()', 'C\uFFFD m()', 'C\u{1F600} m()'];
+  for (const sortBy of [[], ['className=ASC']]) {
+    const run = await runReport(service, 'codeInventory', { ...windowBody, filter: ['sourceName:unicode'], sortBy });
+    assert.deepEqual(run.items.map((item) => `${item.className} ${item.methodName}`), expected, JSON.stringify(sortBy));
+  }
 });
 
 test('every method of the window, times as yyyy-MM-ddTHH:mm:ss.SSS without zone', async () => {

@@ -121,6 +121,8 @@ export interface ComponentExpectation {
   summary: { vmCount: number; componentCount: number };
 }
 
+const COMPONENT_FIELDS = ['componentName', 'componentVersion'];
+
 const kindOf = (field: string): SortKey['kind'] => (field === 'componentVersion' ? 'version' : ['count', 'year', 'month', 'week', 'day'].includes(field) ? 'number' : 'string');
 
 /**
@@ -142,11 +144,17 @@ export function componentReport(
   for (const vm of model.vms.values()) {
     if (vm.lastHeardTime < window.startTime || (window.endTime !== null && vm.startTime > window.endTime)) continue;
     if (!keepVm(vm, vmState(vm, window.now, window.offlineAfterMs))) continue;
-    const groups = vmGroups(vm, groupBy, { from: window.startTime, to, now: window.now, offlineAfterMs: window.offlineAfterMs });
+    // Group fields of the component itself (componentName, componentVersion) come from the pair, the others from the VM.
+    const vmGroupBy = groupBy.filter((field) => !COMPONENT_FIELDS.includes(field));
+    const vmTuples = vmGroups(vm, vmGroupBy, { from: window.startTime, to, now: window.now, offlineAfterMs: window.offlineAfterMs });
     for (const [key, component] of vm.components) {
       if (!keepComponent(component)) continue;
       vms.add(vm.vmId);
       components.add(key);
+      const groups = vmTuples.map((tuple) => {
+        let v = 0;
+        return groupBy.map((field) => (COMPONENT_FIELDS.includes(field) ? component[field as keyof ModelComponent] : tuple[v++]));
+      });
       for (const values of groups) {
         const cell = JSON.stringify([values, key]);
         let entry = cells.get(cell);
