@@ -140,6 +140,17 @@ test('defaults: from is the start of the UTC day 30 days before the request, to 
   assert.deepEqual(run.items, jvmItems(population(window), window));
 });
 
+test('from with a zone offset and a relative to (1d = end of yesterday, UTC) resolve to UTC instants', async () => {
+  const withOffset = new Date(FROM + 5.5 * 3_600_000).toISOString().replace('Z', '+05:30');
+  const run = await runReport(service, 'jvmInventory', { from: withOffset, to: '1d' });
+  const to = dayStart(requestTime(run)) - 1;
+  assert.equal(run.first.body.params.resolvedFrom, FROM_ISO);
+  assert.equal(run.first.body.params.resolvedTo, iso(to));
+  assert.equal(run.first.body.to, iso(to));
+  const window = windowOf(run, FROM, to);
+  assert.deepEqual(run.items, jvmItems(population(window), window));
+});
+
 test('sortBy on item fields, ties broken by hostName then vmId', async () => {
   for (const [sortBy, keys] of [
     [['startTime=DESC'], [desc('startTime', 'number')]],

@@ -97,13 +97,16 @@ test('more than 100 waiting jobs → 429 with Retry-After; a deleted job frees i
   for (const id of [...accepted.slice(0, -1), again.body.reportId]) await deleteReport(slow, PATHS.jvmInventory.base, id);
 });
 
-test('a job left PROCESSING by a shutdown re-runs at the next start, under the same id, with the right data', async () => {
+test('jobs left PROCESSING by a shutdown (running or waiting) re-run at the next start, under the same id, with the right data', async () => {
   const first = await startService({ args: ['--workers', '1', '--test-faults', 'slow-partition', '--offline-after-ms', String(OFFLINE_AFTER_MS)] });
   let second: RunningService | undefined;
   try {
     await ingestAll(first, events);
     const created = await createReport(first, 'jvmInventory', body);
+    // With one worker, this one is still waiting in the queue at shutdown.
+    const queued = await createReport(first, 'component', {});
     assert.equal(created.status, 202);
+    assert.equal(queued.status, 202);
     assert.equal((await getPage(first, 'jvmInventory', created.body.reportId)).body.state, 'PROCESSING');
     assert.equal(await first.stop({ keepData: true }), 0);
 
@@ -118,6 +121,7 @@ test('a job left PROCESSING by a shutdown re-runs at the next start, under the s
     const window = { from: FROM, to: TO, now: Date.parse(created.body.requestTime), offlineAfterMs: OFFLINE_AFTER_MS };
     const items = (await readPages(second, 'jvmInventory', created.body.reportId)).flatMap((page) => page.body.data);
     assert.deepEqual(items, jvmItems(jvmPopulation(model, window), window));
+    assert.equal((await waitFinal(second, 'component', queued.body.reportId)).body.state, 'SUCCEEDED', 'a job waiting at shutdown runs too');
   } finally {
     await (second ?? first).stop();
   }

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { fleetBatches } from '../../src/seed/fleet.ts';
+import { vmStart } from '../helpers/events.ts';
 import { flattenNested, getPage, getPageMsgpack, ingestAll, iso, runReport } from '../helpers/reports.ts';
 import type { Family, Item, ReportRun } from '../helpers/reports.ts';
 import { startService } from '../helpers/service.ts';
@@ -105,13 +106,19 @@ test('msgpack GET of an unknown report → 404', async () => {
 });
 
 // decisions §6: only an item larger than the page fails a report; a small cap still holds small items.
-test('a small --page-bytes (2048) holds a report of small items, each page within the cap', async () => {
+test('a small --page-bytes (2048) holds a report of small items, each page within the cap; an item larger than a page fails the report', async () => {
   const small = await startService({ args: ['--page-bytes', '2048', '--offline-after-ms', String(OFFLINE_AFTER_MS)] });
   try {
     await ingestAll(small, events.slice(0, 1));
     const run = await runReport(small, 'jvmInventory', { from: iso(FROM), to: iso(TO), groupBy: ['tags.env', 'agentVersion'] });
     assert.ok(run.items.length > 0);
     for (const page of run.pages) assert.ok(Buffer.byteLength(page.text) <= 2048);
+    // decisions §6: a single item larger than a page fails the report (here: vmIds of many VMs).
+    const shared = Array.from({ length: 80 }, (_, k) => `shared-by-many-vms-${k}`);
+    await ingestAll(small, [shared.flatMap((vmId) => [vmStart(vmId, fleetNow - DAY), { type: 'components', vmId, time: fleetNow - DAY, items: [{ componentName: 'big-lib', componentVersion: '1' }] }])]);
+    const tooLarge = await runReport(small, 'component', { detail: true, filter: ["componentName = 'big-lib'"] }, 'FAILED');
+    assert.deepEqual(tooLarge.first.body.data, []);
+    assert.ok(tooLarge.first.body.errors.length > 0);
   } finally {
     await small.stop();
   }
