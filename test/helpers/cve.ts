@@ -395,13 +395,16 @@ export function codeEvent(vmId: string, time: number, sourceNames: readonly stri
 
 export type EventQuery = Record<string, string | number | boolean>;
 
-export function eventsUrl(service: RunningService, query: EventQuery = {}): string {
+/** What the client needs of a service: a test's RunningService or a bench's JvmlensService. */
+export type Api = Pick<RunningService, 'apiUrl' | 'apiKey'>;
+
+export function eventsUrl(service: Api, query: EventQuery = {}): string {
   const params = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]));
   const search = params.size > 0 ? `?${params}` : '';
   return `${service.apiUrl}/public/cve/events${search}`;
 }
 
-export function getEvents(service: RunningService, query: EventQuery = {}, key: string | null = service.apiKey): Promise<JsonResponse<any>> {
+export function getEvents(service: Api, query: EventQuery = {}, key: string | null = service.apiKey): Promise<JsonResponse<any>> {
   return request(eventsUrl(service, query), { key });
 }
 
@@ -426,7 +429,7 @@ export function checkEnvelope(page: JsonResponse<any>, label: string): void {
  * Reads every page of a query by following afterToken with the returned limit (interface §6.2).
  * `between` runs after each page, before the next is asked for (e.g. another client ingesting).
  */
-export async function walkEvents(service: RunningService, query: EventQuery, between?: (page: number, lastItem: any) => Promise<void>): Promise<Walk> {
+export async function walkEvents(service: Api, query: EventQuery, between?: (page: number, lastItem: any) => Promise<void>): Promise<Walk> {
   const pages: JsonResponse<any>[] = [];
   const items: any[] = [];
   let next: EventQuery = query;
@@ -470,4 +473,19 @@ export async function checkQuery(service: RunningService, model: CveFleetModel, 
     assert.deepEqual(page.body.summary.warnings, [], `warnings of ${label}`);
   }
   return walk;
+}
+
+/**
+ * Polls a query (first page, limit 1000) every `intervalMs` until `until` accepts its items; resolves with the items
+ * and when they were first seen, or rejects after `timeoutMs` with the last answer.
+ */
+export async function pollEvents(service: Api, query: EventQuery, until: (items: any[]) => boolean, timeoutMs: number, intervalMs = 50): Promise<{ items: any[]; seenAt: number }> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const page = await getEvents(service, { limit: 1000, ...query });
+    assert.equal(page.status, 200, page.text);
+    if (until(page.body.data)) return { items: page.body.data, seenAt: Date.now() };
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${JSON.stringify(query)} answered ${page.text.slice(0, 1000)}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
 }
