@@ -26,7 +26,7 @@ export const CODE_ITEM_FIELDS = ['sourceName', 'className', 'methodName', 'first
 /** The fields sortBy may name, given the groupBy fields (decisions §6.3, §7, §8, §9). */
 export function sortableFields(family: ReportFamily, groupBy: readonly string[]): string[] {
   if (family === 'component') return [...groupBy, 'componentName', 'componentVersion', 'count'];
-  if (family === 'jvmInventory') return groupBy.length > 0 ? [...groupBy, 'count'] : [...JVM_ITEM_FIELDS, 'tags.*'];
+  if (family === 'jvmInventory') return groupBy.length > 0 ? [...groupBy, 'count'] : [...JVM_ITEM_FIELDS, 'tags.<key>'];
   return groupBy.length > 0 ? [...groupBy, 'firstSeen', 'lastSeen', 'count'] : [...CODE_ITEM_FIELDS];
 }
 

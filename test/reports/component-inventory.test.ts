@@ -166,11 +166,11 @@ test('sortBy componentName DESC without groupBy', async () => {
 });
 
 // decisions §9: componentName and componentVersion are fields of the items, so they group too.
-test('groupBy componentName: one level per name, versions inside in Maven order DESC', { todo: 'bug: validation accepts groupBy componentName/componentVersion/score, but the partition throws "no VM column for field componentName" (src/engine/kernels/groups.ts reads every non-time group field from the FleetSlice) and the report is FAILED' }, async () => {
+test('groupBy componentName: one level per name, versions inside in Maven order DESC', async () => {
   await check({ groupBy: ['componentName'], filter: ["componentName LIKE '^(log4j|spring)-'"] }, { groupBy: ['componentName'], keepComponent: (c) => /^(log4j|spring)-/.test(c.componentName) });
 });
 
-test('groupBy componentVersion then a tag: version groups ascending in Maven order', { todo: 'bug: groupBy componentVersion FAILS the report ("no VM column for field componentVersion"), see above' }, async () => {
+test('groupBy componentVersion then a tag: version groups ascending in Maven order', async () => {
   const groupBy = ['componentVersion', 'tags.env'];
   await check({ groupBy, filter: ["componentName = 'spring-core'"] }, { groupBy, keepComponent: named('spring-core') });
 });

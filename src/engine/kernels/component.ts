@@ -64,10 +64,8 @@ function componentMask(table: ComponentTable, conditions: readonly Condition[]):
           // A component has many CVEs: it passes when one of them does (or, with none, when null does).
           pass = cves.length === 0 ? condition.test(null) : cves.some((cve) => condition.test(cve.cveId));
           break;
-        default: {
-          const scores = cves.map((cve) => cve.score).filter((score): score is number => score !== null);
-          pass = condition.test(scores.length === 0 ? null : Math.max(...scores));
-        }
+        default:
+          pass = condition.test(highestScore(cves));
       }
       if (!pass) mask[id] = 0;
     }
@@ -88,7 +86,8 @@ export function componentPartition(context: KernelContext, request: ReportReques
   const allowed = componentMask(table, conditions.filter((c) => c.field.scope === 'component'));
   const componentCount = table.records.length;
   const to = request.to ?? request.now;
-  const grouper = new Grouper(slice, parseGroupBy(request.groupBy, catalog), request.from, to);
+  // Component fields in groupBy come from the component itself (componentFinalize): partitions group on the rest.
+  const grouper = new Grouper(slice, parseGroupBy(request.groupBy, catalog).filter((field) => field.scope !== 'component'), request.from, to);
 
   const groupIndex = new Map<number, number>();
   const groups: GroupValue[][] = [];
@@ -167,7 +166,22 @@ export interface ComponentResult {
 
 function collationOf(field: string): Collation {
   if (field === 'componentVersion') return 'version';
-  return field === 'count' || ['year', 'month', 'week', 'day'].includes(field) ? 'number' : 'string';
+  return field === 'count' || field === 'score' || ['year', 'month', 'week', 'day'].includes(field) ? 'number' : 'string';
+}
+
+/** groupBy fields that belong to the component rather than to the VM. */
+const COMPONENT_FIELDS: readonly string[] = ['componentName', 'componentVersion', 'score'];
+
+/** The highest CVE score of a component, null without CVEs (decisions §9). */
+function highestScore(cves: readonly ComponentCve[] | undefined): number | null {
+  const scores = (cves ?? []).map((cve) => cve.score).filter((score): score is number => score !== null);
+  return scores.length === 0 ? null : Math.max(...scores);
+}
+
+function componentValue(table: ComponentTable, c: number, field: string): GroupValue {
+  if (field === 'score') return highestScore(table.cves[c]);
+  const record = table.records[c]!;
+  return field === 'componentName' ? record.componentName : record.componentVersion;
 }
 
 /** Merges partitions into innermost items in report order: groups first, then the requested and default keys. */
@@ -199,7 +213,8 @@ export function componentFinalize(context: KernelContext, request: ReportRequest
     for (const [c, count] of counts) {
       const record = table.records[c]!;
       const item: Record<string, unknown> = {};
-      request.groupBy.forEach((field, k) => (item[field] = values[k]));
+      let k = 0;
+      for (const field of request.groupBy) item[field] = COMPONENT_FIELDS.includes(field) ? componentValue(table, c, field) : values[k++];
       item.componentName = record.componentName;
       item.componentVersion = record.componentVersion;
       item.count = count;
