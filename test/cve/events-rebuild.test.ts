@@ -1,0 +1,74 @@
+// GET /public/cve/events stays complete while the service re-reads the fleet after an import (decisions §11: stable while data is added).
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { componentsEvent, CVSS, cveImport, eventKey, getEvents, GROUP, osvRecord, startEvent, walkEvents } from '../helpers/cve.ts';
+import { ingest } from '../helpers/events.ts';
+import { runCli, startService, tempDir } from '../helpers/service.ts';
+import type { RunningService } from '../helpers/service.ts';
+
+/** Enough VMs that re-reading them takes several event-loop turns. */
+const VMS = 6_000;
+const LOG4J = { componentName: 'log4j-core', componentVersion: '2.14.1', groupId: 'org.apache.logging.log4j' };
+let service: RunningService;
+
+before(async () => {
+  const dataDir = tempDir();
+  const seeded = await runCli(['seed', '--data-dir', dataDir, '--vms', String(VMS), '--components-per-vm', '4', '--methods', '20', '--tags', '1']);
+  assert.equal(seeded.code, 0, seeded.stderr);
+  service = await startService({ dataDir });
+  const result = await ingest(service.gatewayUrl, service.apiKey, [startEvent('race-reference', Date.now(), 'host-race', { race: 'yes' }), componentsEvent('race-reference', Date.now(), [LOG4J])]);
+  assert.equal(result.status, 200);
+});
+
+after(() => service?.stop());
+
+test('queries and ingestion during the re-read after an import: no empty or short answer, no item twice', async () => {
+  const reference = (await getEvents(service, { vmId: 'race-reference' })).body.data.map((e: any) => e.cveId);
+  assert.ok(reference.length > 0, 'log4j-core 2.14.1 has curated CVEs');
+  const baseline = (await getEvents(service, { limit: 1 })).body.summary;
+  const prod = (await getEvents(service, { 'tags.env': 'prod', limit: 1 })).body.summary;
+
+  let stop = false;
+  const short: string[] = [];
+  const reader = async () => {
+    while (!stop) {
+      const [all, tagged] = await Promise.all([getEvents(service, { limit: 1 }), getEvents(service, { 'tags.env': 'prod', limit: 1 })]);
+      // New VMs only add rows.
+      if (all.body.summary.totalCount < baseline.totalCount || all.body.size !== 1) short.push(`no filter: ${all.text.slice(0, 200)}`);
+      if (tagged.body.summary.totalCount !== prod.totalCount) short.push(`tags.env=prod: ${tagged.text.slice(0, 200)}`);
+    }
+  };
+  const racers: string[] = [];
+  const writer = async (name: string) => {
+    for (let k = 0; !stop; k++) {
+      const vmId = `race-${name}-${k}`;
+      const result = await ingest(service.gatewayUrl, service.apiKey, [startEvent(vmId, Date.now(), 'host-race', { race: 'yes' }), componentsEvent(vmId, Date.now(), [LOG4J])]);
+      assert.equal(result.status, 200);
+      racers.push(vmId);
+    }
+  };
+  const loops = [reader(), reader(), writer('a'), writer('b')];
+
+  // An advisory that matches nothing: the service still re-matches and re-reads the fleet.
+  const folder = tempDir('jvmlens-osv-');
+  writeFileSync(join(folder, 'nothing.json'), JSON.stringify(osvRecord({ osvId: 'GHSA-jvml-0400-xxxx', cveId: 'CVE-2099-9401', groupId: GROUP, artifactId: 'no-such-lib', versions: ['1.0'], severity: CVSS.score33 })));
+  const rematches = () => (service.stderr().match(/re-matched the fleet/g) ?? []).length;
+  const before = rematches();
+  await cveImport(service.dataDir, [folder]);
+  const deadline = Date.now() + 10_000;
+  while (rematches() === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.ok(rematches() > before, 'the service re-matched after the import');
+  // The re-read follows the re-match; keep reading and writing through it.
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  stop = true;
+  await Promise.all(loops);
+
+  const walk = await walkEvents(service, { 'tags.race': 'yes', limit: 1000 });
+  const keys = walk.items.map(eventKey);
+  const repeated = keys.filter((key, i) => keys.indexOf(key) !== i);
+  assert.deepEqual({ shortAnswers: short.slice(0, 3), repeatedItems: repeated.slice(0, 8) }, { shortAnswers: [], repeatedItems: [] }, `${short.length} short answers during the re-read; ${repeated.length} items listed twice`);
+  const expected = ['race-reference', ...racers].sort().flatMap((vmId) => reference.map((cveId: string) => `${vmId}|log4j-core|2.14.1|${cveId}`));
+  assert.deepEqual(keys, expected, `each of the ${racers.length} VMs ingested during the re-read, once`);
+});
