@@ -55,9 +55,15 @@ export function rssMb(): number {
 /** The options each Bench was made for, so runTinybench applies --filter to its tasks without suites passing them again. */
 const benchOptions = new WeakMap<Bench, BenchOptions>();
 
-/** A tinybench instance sized for the mode: quick runs are short but still measure. */
+/**
+ * A tinybench instance sized for the mode: quick runs are short but still measure. tinybench runs a task at
+ * least `iterations` times (64 by default) whatever `time` says: quick lowers that floor, or a task of a
+ * second would take a minute.
+ */
 export function newBench(options: BenchOptions): Bench {
-  const bench = options.quick ? new Bench({ time: 200, warmupTime: 50 }) : new Bench({ time: 2000, warmupTime: 300 });
+  const bench = options.quick
+    ? new Bench({ time: 200, warmupTime: 50, iterations: 10, warmupIterations: 2 })
+    : new Bench({ time: 2000, warmupTime: 300 });
   benchOptions.set(bench, options);
   return bench;
 }
