@@ -39,38 +39,49 @@ function sample(pool: readonly string[], count: number, rnd: () => number): stri
   return Array.from({ length: count }, () => pool[Math.floor(rnd() * pool.length)]);
 }
 
+const ROWS = {
+  cached: 'compareMavenVersions, realistic pairs (parsed forms cached)',
+  fresh: 'compareMavenVersions, never-seen versions (parse both, then compare)',
+  sort: 'sort versions with compareMavenVersions',
+  sortParsed: 'sort pre-parsed versions with compareParsedMavenVersions',
+};
+
 export const suite: Suite = {
   name: 'versions',
+  rows: Object.values(ROWS),
   async run(options: BenchOptions): Promise<BenchRow[]> {
     const rnd = seeded(7);
-    const pool = distinctVersions(20_000, rnd);
+    const distinct = options.quick ? 5_000 : 20_000;
+    const sorted = options.quick ? 20_000 : 100_000;
+    const pool = distinctVersions(distinct, rnd);
     const pairs = 10_000;
     const left = sample(pool, pairs, rnd);
     const right = sample(pool, pairs, rnd);
-    const versions = sample(pool, 100_000, rnd);
+    const versions = sample(pool, sorted, rnd);
     const parsed = versions.map(parseMavenVersion);
     let fresh = 0;
+    const k = (n: number): string => `${n / 1000}k`;
 
     const compare = newBench(options);
-    compare.add('compareMavenVersions, realistic pairs (parsed forms cached)', () => {
+    compare.add(ROWS.cached, () => {
       for (let i = 0; i < pairs; i++) compareMavenVersions(left[i], right[i]);
     });
-    compare.add('compareMavenVersions, never-seen versions (parse both, then compare)', () => {
+    compare.add(ROWS.fresh, () => {
       for (let i = 0; i < pairs; i++) {
         fresh++;
         compareMavenVersions(`${left[i]}.${fresh}`, `${right[i]}-${fresh}`);
       }
     });
-    const compareRows = await runTinybench('versions', '10k pairs from 20k distinct versions', compare, pairs, 'items/s');
+    const compareRows = await runTinybench('versions', `${k(pairs)} pairs from ${k(distinct)} distinct versions`, compare, pairs, 'items/s');
 
     const sort = newBench(options);
-    sort.add('sort 100k versions with compareMavenVersions', () => {
+    sort.add(ROWS.sort, () => {
       [...versions].sort(compareMavenVersions);
     });
-    sort.add('sort 100k pre-parsed versions with compareParsedMavenVersions', () => {
+    sort.add(ROWS.sortParsed, () => {
       [...parsed].sort(compareParsedMavenVersions);
     });
-    const sortRows = await runTinybench('versions', '100k versions (20k distinct)', sort, versions.length, 'items/s');
+    const sortRows = await runTinybench('versions', `${k(sorted)} versions (${k(distinct)} distinct)`, sort, versions.length, 'items/s');
 
     return [...compareRows, ...sortRows];
   },
