@@ -80,7 +80,7 @@ describe('agent end to end', { skip }, () => {
     const app = compileJar(dir, { 'shop/Checkout.java': CHECKOUT }, { classPath, jarName: 'shop-app-2.4.0.jar' });
     service = await startService();
     run = await runJava(
-      ['-Dcom.azul.crs.instance.tags=env=prod;region=eu-west-1', javaagent({ gateway: service.gatewayUrl, apiKey: service.apiKey, flushMs: 100 }), '-cp', [app, jars.log4jCore, ...classPath].join(':'), 'shop.Checkout'],
+      ['-Dcom.azul.crs.instance.tags=env=prod;region=eu-west-1', javaagent({ gateway: service.gatewayUrl, apiKey: service.apiKey, flushMs: 100, stopWaitMs: 20000 }), '-cp', [app, jars.log4jCore, ...classPath].join(':'), 'shop.Checkout'],
       { env: { CRS_TAGS: 'team=payments;env=staging' } },
     );
     vmId = run.vmId ?? '';

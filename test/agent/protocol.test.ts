@@ -92,6 +92,7 @@ public class Demo {
 `;
 
 const skip = javaSkipReason();
+// Every run passes a generous stopWaitMs: these tests check behaviour, not timing, on machines of any load.
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 describe('agent protocol', { skip }, () => {
@@ -115,7 +116,7 @@ describe('agent protocol', { skip }, () => {
   test('requests follow decisions §4: vm.start first, valid events only, nothing repeated, vm.stop last', async () => {
     const gateway = await standInGateway();
     try {
-      const run = await runJava(['-Dcom.azul.crs.instance.tags=env=prod', javaagent({ gateway: gateway.url, flushMs: 50 }), '-cp', demoJar, 'demo.Demo', '150'], {
+      const run = await runJava(['-Dcom.azul.crs.instance.tags=env=prod', javaagent({ gateway: gateway.url, flushMs: 50, stopWaitMs: 20000 }), '-cp', demoJar, 'demo.Demo', '150'], {
         env: { JVMLENS_AGENT_API_KEY: 'key-from-env', DEMO_SECRET: 'hunter2', CRS_TAGS: 'team=core;env=dev' },
       });
       assert.equal(run.code, 0, run.stderr);
@@ -175,7 +176,7 @@ describe('agent protocol', { skip }, () => {
   test('environment values are sent only with sendEnvValues=true, and never the API key', async () => {
     const gateway = await standInGateway();
     try {
-      const run = await runJava([javaagent({ gateway: gateway.url, sendEnvValues: 'true' }), '-cp', demoJar, 'demo.Demo', '0'], {
+      const run = await runJava([javaagent({ gateway: gateway.url, sendEnvValues: 'true', stopWaitMs: 20000 }), '-cp', demoJar, 'demo.Demo', '0'], {
         env: { JVMLENS_AGENT_API_KEY: 'key-from-env', DEMO_SECRET: 'hunter2' },
       });
       assert.equal(run.code, 0, run.stderr);
@@ -190,7 +191,7 @@ describe('agent protocol', { skip }, () => {
   test('while the service starts (503) the agent retries quietly and vm.start leads the first accepted request', async () => {
     const gateway = await standInGateway((_events, index) => (index < 2 ? 503 : 200));
     try {
-      const run = await runJava([javaagent({ gateway: gateway.url, flushMs: 20 }), '-cp', demoJar, 'demo.Demo', '200'], {});
+      const run = await runJava([javaagent({ gateway: gateway.url, flushMs: 20, stopWaitMs: 20000 }), '-cp', demoJar, 'demo.Demo', '200'], {});
       assert.equal(run.code, 0, run.stderr);
       assert.equal(run.agentLines.length, 1, run.stderr);
       const statuses = gateway.requests.map((request) => request.status);
@@ -219,7 +220,7 @@ describe('agent protocol', { skip }, () => {
     });
     try {
       // The application lives long enough for a first request before its exit sends the last one.
-      const run = await runJava([javaagent({ gateway: gateway.url, flushMs: 50 }), '-cp', demoJar, 'demo.Demo', '300'], {});
+      const run = await runJava([javaagent({ gateway: gateway.url, flushMs: 50, stopWaitMs: 20000 }), '-cp', demoJar, 'demo.Demo', '300'], {});
       assert.equal(run.code, 0, run.stderr);
       assert.equal(run.agentLines.length, 1, run.stderr);
       const rejected = gateway.requests.findIndex((request) => request.status === 400);
@@ -237,7 +238,7 @@ describe('agent protocol', { skip }, () => {
 
   test('an unreachable gateway never disturbs the application: oldest batches are dropped and counted', async () => {
     const port = await closedPort();
-    const run = await runJava([javaagent({ gateway: `http://127.0.0.1:${port}`, flushMs: 20, maxBatches: 1, stopWaitMs: 500 }), '-cp', demoJar, 'demo.Demo', '50', '3'], {});
+    const run = await runJava([javaagent({ gateway: `http://127.0.0.1:${port}`, flushMs: 20, maxBatches: 1, stopWaitMs: 20000 }), '-cp', demoJar, 'demo.Demo', '50', '3'], {});
     assert.equal(run.code, 3, 'the application keeps its exit status');
     assert.equal(run.stdout, 'started demo1\ndone\n');
     assert.equal(run.agentLines.length, 3, run.stderr);
@@ -249,7 +250,7 @@ describe('agent protocol', { skip }, () => {
   test('a refused API key is reported once, with what to check', async () => {
     const gateway = await standInGateway(() => 401);
     try {
-      const run = await runJava([javaagent({ gateway: gateway.url, apiKey: 'wrong', flushMs: 20 }), '-cp', demoJar, 'demo.Demo', '100'], {});
+      const run = await runJava([javaagent({ gateway: gateway.url, apiKey: 'wrong', flushMs: 20, stopWaitMs: 20000 }), '-cp', demoJar, 'demo.Demo', '100'], {});
       assert.equal(run.code, 0, run.stderr);
       const refused = run.agentLines.filter((line) => line.includes('HTTP 401'));
       assert.equal(refused.length, 1, run.stderr);

@@ -50,7 +50,7 @@ public final class Probe {
                 json.value(MethodNames.of(f[1], f[2]));
                 break;
             case "classFile":
-                strings(json, CodeTransformer.methodNames(Files.readAllBytes(Paths.get(f[1]))));
+                strings(json, MethodNames.declaredIn(Files.readAllBytes(Paths.get(f[1]))));
                 break;
             case "crossCheck": // methodNames from the class-file bytes and from reflection, for one loadable class
                 crossCheck(f[1], json);
@@ -143,7 +143,7 @@ public final class Probe {
             if (!method.isBridge()) reflected.add(method.getName() + parameters(method.getParameterTypes()));
         }
         json.beginObject().name("fromBytes");
-        strings(json, CodeTransformer.methodNames(bytes));
+        strings(json, MethodNames.declaredIn(bytes));
         json.name("fromReflection");
         strings(json, reflected.toArray(new String[0]));
         json.endObject();

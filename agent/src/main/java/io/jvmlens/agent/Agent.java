@@ -12,6 +12,7 @@ import java.util.List;
 public final class Agent {
     /** Class records waiting for the reporter thread, at most; beyond, they are dropped and counted. */
     private static final int MAX_PENDING_CLASSES = 100_000;
+    private static final long MAX_PENDING_BYTES = 64L * 1024 * 1024;
 
     private Agent() {}
 
@@ -28,7 +29,7 @@ public final class Agent {
         List<String> problems = new ArrayList<>();
         AgentOptions options = AgentOptions.parse(argument, System.getenv(), problems);
         preloadTransformerClasses();
-        Observations observations = new Observations(MAX_PENDING_CLASSES);
+        Observations observations = new Observations(MAX_PENDING_CLASSES, MAX_PENDING_BYTES);
         CodeTransformer transformer = new CodeTransformer(observations);
         Reporter reporter = new Reporter(options, problems, observations, transformer, startTime);
         instrumentation.addTransformer(transformer, false);
@@ -44,8 +45,7 @@ public final class Agent {
     private static void preloadTransformerClasses() {
         // A class literal resolves (loads) the class without initialising it.
         Class<?>[] classes = {
-            ClassFileReader.class, ClassFileReader.MethodInfo.class, MethodNames.class, CodeSources.class,
-            Observations.class, Observations.LoadedClass.class, Observations.Location.class,
+            CodeSources.class, Observations.class, Observations.LoadedClass.class, Observations.Location.class,
         };
     }
 }

@@ -21,13 +21,18 @@ final class CodeSources {
     static String sourceName(String location) {
         if (location == null || location.startsWith("jrt:")) return null;
         String path = location.startsWith("jar:") ? location.substring(4) : location;
-        String[] parts = path.split("!/");
         // The innermost archive names the code; a directory inside an archive belongs to that archive.
-        for (int i = parts.length - 1; i >= 0; i--) {
-            String name = lastSegment(parts[i]);
+        // Parts are split at "!/" by hand: String.split would compile a regex on the loading thread.
+        int end = path.length();
+        while (end > 0) {
+            int separator = path.lastIndexOf("!/", end - 1);
+            String name = lastSegment(path.substring(separator < 0 ? 0 : separator + 2, end));
             if (isArchive(name)) return decode(name);
+            if (separator < 0) break;
+            end = separator;
         }
-        String name = lastSegment(parts[0]);
+        int first = path.indexOf("!/");
+        String name = lastSegment(first < 0 ? path : path.substring(0, first));
         return name.isEmpty() ? null : decode(name);
     }
 

@@ -4,16 +4,15 @@ import java.lang.instrument.ClassFileTransformer;
 import java.net.URL;
 import java.security.CodeSource;
 import java.security.ProtectionDomain;
-import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Sees every class the application loads, on the loading thread, and records its source and
- * declared methods. It never changes a class (always returns null) and never throws: a failure is
- * counted and reported later by the reporter thread, never on an application thread.
+ * Sees every class the application loads, on the loading thread, and queues its source and
+ * class-file bytes for the reporter thread, which reads the declared methods; the loading thread
+ * pays for a few map lookups only. It never changes a class (always returns null) and never
+ * throws: a failure is counted and reported later by the reporter thread.
  */
 final class CodeTransformer implements ClassFileTransformer {
     private static final String OWN_PACKAGE = "io/jvmlens/agent/";
@@ -57,21 +56,7 @@ final class CodeTransformer implements ClassFileTransformer {
         String key = sourceName + '\u0000' + className;
         if (seenClasses.size() < MAX_SEEN_CLASSES ? !seenClasses.add(key) : seenClasses.contains(key)) return;
 
-        String[] methodNames = methodNames(bytes);
-        if (methodNames.length > 0) observations.classLoaded(new Observations.LoadedClass(sourceName, className, methodNames));
-    }
-
-    /** The methodNames a class file declares, in declaration order and without repeats. */
-    static String[] methodNames(byte[] classFile) {
-        List<ClassFileReader.MethodInfo> methods = ClassFileReader.methods(classFile);
-        Set<String> names = new LinkedHashSet<>();
-        for (ClassFileReader.MethodInfo method : methods) {
-            // <clinit> and bridge methods are compiler plumbing, not methods the source declares;
-            // bridges would also repeat a declared method's name with the erased parameter types.
-            if (method.name().equals("<clinit>") || (method.access() & ClassFileReader.ACC_BRIDGE) != 0) continue;
-            names.add(MethodNames.of(method.name(), method.descriptor()));
-        }
-        return names.toArray(new String[0]);
+        observations.classLoaded(new Observations.LoadedClass(sourceName, className, bytes));
     }
 
     private String sourceName(String location) {

@@ -15,8 +15,6 @@ import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.jar.JarInputStream;
 import java.util.jar.Manifest;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Finds the components of one JAR (decisions §4): each META-INF/maven/**&#47;pom.properties names one
@@ -26,7 +24,6 @@ import java.util.regex.Pattern;
  */
 final class ComponentScanner {
     static final String UNKNOWN = "UNKNOWN";
-    private static final Pattern FILE_NAME = Pattern.compile("(.+?)-(\\d.*)");
 
     /** One component as the components event carries it; groupId is null when unknown. */
     record Component(String componentName, String componentVersion, String sourceName, String groupId) {}
@@ -156,8 +153,11 @@ final class ComponentScanner {
     static Component fromFileName(String sourceName) {
         String base = sourceName;
         if (CodeSources.isArchive(base)) base = base.substring(0, base.length() - 4);
-        Matcher matcher = FILE_NAME.matcher(base);
-        if (matcher.matches()) return new Component(matcher.group(1), matcher.group(2), sourceName, null);
+        for (int dash = base.indexOf('-'); dash >= 0; dash = base.indexOf('-', dash + 1)) {
+            if (dash > 0 && dash + 1 < base.length() && Character.isDigit(base.charAt(dash + 1))) {
+                return new Component(base.substring(0, dash), base.substring(dash + 1), sourceName, null);
+            }
+        }
         return new Component(base, UNKNOWN, sourceName, null);
     }
 
@@ -165,7 +165,8 @@ final class ComponentScanner {
         String value = manifest == null ? null : manifest.getMainAttributes().getValue(Attributes.Name.CLASS_PATH);
         List<String> entries = new ArrayList<>();
         if (value == null) return entries;
-        for (String entry : value.trim().split("\\s+")) {
+        // Entries are separated by spaces (JAR File Specification); no regex, to load no regex classes.
+        for (String entry : value.replace('\t', ' ').split(" ")) {
             if (!entry.isEmpty()) entries.add(entry);
         }
         return entries;

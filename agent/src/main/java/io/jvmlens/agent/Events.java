@@ -14,6 +14,9 @@ final class Events {
     static final int MAX_ITEMS_PER_EVENT = 1000;
     static final int MAX_BATCH_CHARS = 512 * 1024;
 
+    /** A class and the methodNames it declares, read from its class file. */
+    record DeclaredMethods(String sourceName, String className, String[] methodNames) {}
+
     private final String vmId;
     private final List<String> batches = new ArrayList<>();
     private StringBuilder batch = new StringBuilder();
@@ -37,13 +40,13 @@ final class Events {
     }
 
     /** Adds code events for the methods of loaded classes. */
-    void code(List<Observations.LoadedClass> classes, long time) {
+    void code(List<DeclaredMethods> classes, long time) {
         StringBuilder event = null;
         JsonWriter json = null;
         int items = 0;
-        for (Observations.LoadedClass loaded : classes) {
-            if (tooLong(loaded.sourceName) || tooLong(loaded.className)) continue;
-            for (String methodName : loaded.methodNames) {
+        for (DeclaredMethods loaded : classes) {
+            if (tooLong(loaded.sourceName()) || tooLong(loaded.className())) continue;
+            for (String methodName : loaded.methodNames()) {
                 if (tooLong(methodName)) continue;
                 if (event == null) {
                     event = new StringBuilder(64 * 1024);
@@ -51,8 +54,8 @@ final class Events {
                     items = 0;
                 }
                 json.beginObject()
-                        .field("sourceName", loaded.sourceName)
-                        .field("className", loaded.className)
+                        .field("sourceName", loaded.sourceName())
+                        .field("className", loaded.className())
                         .field("methodName", methodName)
                         .endObject();
                 if (++items == MAX_ITEMS_PER_EVENT || event.length() > MAX_BATCH_CHARS / 2) {

@@ -89,7 +89,10 @@ final class JsonWriter {
     static void string(StringBuilder out, String value) {
         out.append('"');
         int length = value.length();
-        for (int i = 0; i < length; i++) {
+        int plain = 0;
+        while (plain < length && needsNoEscape(value.charAt(plain))) plain++;
+        out.append(value, 0, plain); // the common case: nothing to escape, one bulk copy
+        for (int i = plain; i < length; i++) {
             char c = value.charAt(i);
             switch (c) {
                 case '"': out.append("\\\""); break;
@@ -112,6 +115,10 @@ final class JsonWriter {
             }
         }
         out.append('"');
+    }
+
+    private static boolean needsNoEscape(char c) {
+        return c >= 0x20 && c != '"' && c != '\\' && (c < Character.MIN_SURROGATE || c > Character.MAX_SURROGATE);
     }
 
     private static void unicodeEscape(StringBuilder out, char c) {

@@ -1,5 +1,8 @@
 package io.jvmlens.agent;
 
+import java.util.LinkedHashSet;
+import java.util.Set;
+
 /**
  * Turns a method name and its JVM descriptor into the methodName of decisions §4:
  * {@code main(java.lang.String[])}, {@code put(java.lang.Object, int)}.
@@ -8,6 +11,18 @@ package io.jvmlens.agent;
  */
 final class MethodNames {
     private MethodNames() {}
+
+    /** The methodNames a class file declares, in declaration order and without repeats. */
+    static String[] declaredIn(byte[] classFile) {
+        Set<String> names = new LinkedHashSet<>();
+        for (ClassFileReader.MethodInfo method : ClassFileReader.methods(classFile)) {
+            // <clinit> and bridge methods are compiler plumbing, not methods the source declares;
+            // bridges would also repeat a declared method's name with the erased parameter types.
+            if (method.name().equals("<clinit>") || (method.access() & ClassFileReader.ACC_BRIDGE) != 0) continue;
+            names.add(of(method.name(), method.descriptor()));
+        }
+        return names.toArray(new String[0]);
+    }
 
     static String of(String name, String descriptor) {
         StringBuilder out = new StringBuilder(name.length() + descriptor.length() + 16);

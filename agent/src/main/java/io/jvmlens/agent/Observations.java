@@ -6,20 +6,23 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What application threads saw while loading classes and the reporter thread has not taken yet.
- * Non-blocking on the producer side and bounded: when the reporter cannot keep up, new records are
- * dropped and counted rather than letting the application's heap grow.
+ * Non-blocking on the producer side and bounded (in classes and in class-file bytes held): when the
+ * reporter cannot keep up, new records are dropped and counted rather than letting the heap grow.
  */
 final class Observations {
-    /** A class and the methodNames it declares, as first seen from one source. */
+    /**
+     * A class as first seen from one source, with its class-file bytes: the reporter thread reads
+     * the methods from them, so the loading thread only pays for a queue insert.
+     */
     static final class LoadedClass {
         final String sourceName;
         final String className;
-        final String[] methodNames;
+        final byte[] classFile;
 
-        LoadedClass(String sourceName, String className, String[] methodNames) {
+        LoadedClass(String sourceName, String className, byte[] classFile) {
             this.sourceName = sourceName;
             this.className = className;
-            this.methodNames = methodNames;
+            this.classFile = classFile;
         }
     }
 
@@ -34,19 +37,24 @@ final class Observations {
         }
     }
 
-    private final int capacity;
+    private final int maxClasses;
+    private final long maxBytes;
     private final ConcurrentLinkedQueue<LoadedClass> classes = new ConcurrentLinkedQueue<>();
     private final AtomicInteger queuedClasses = new AtomicInteger();
+    private final AtomicLong queuedBytes = new AtomicLong();
     private final AtomicLong droppedClasses = new AtomicLong();
     private final ConcurrentLinkedQueue<Location> locations = new ConcurrentLinkedQueue<>();
 
-    Observations(int capacity) {
-        this.capacity = capacity;
+    Observations(int maxClasses, long maxBytes) {
+        this.maxClasses = maxClasses;
+        this.maxBytes = maxBytes;
     }
 
     void classLoaded(LoadedClass loaded) {
-        if (queuedClasses.incrementAndGet() > capacity) {
+        int size = loaded.classFile.length;
+        if (queuedClasses.incrementAndGet() > maxClasses || queuedBytes.addAndGet(size) > maxBytes) {
             queuedClasses.decrementAndGet();
+            queuedBytes.addAndGet(-size);
             droppedClasses.incrementAndGet();
             return;
         }
@@ -55,7 +63,10 @@ final class Observations {
 
     LoadedClass pollClass() {
         LoadedClass loaded = classes.poll();
-        if (loaded != null) queuedClasses.decrementAndGet();
+        if (loaded != null) {
+            queuedClasses.decrementAndGet();
+            queuedBytes.addAndGet(-loaded.classFile.length);
+        }
         return loaded;
     }
 

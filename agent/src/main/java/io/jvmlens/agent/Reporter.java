@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -54,6 +53,7 @@ final class Reporter implements Runnable {
     private boolean startAccepted;
     private Path agentJar;
     private long nextAttempt;
+    private int lastStatus;
     private long backoffMs;
     private long lastDelivery;
     private long failingSince = -1;
@@ -61,6 +61,9 @@ final class Reporter implements Runnable {
     private long droppedBeforeOutage;
     private long rejectedBatches;
     private int scanProblems;
+    private long unreadableClasses;
+    private String firstUnreadable;
+    private boolean unreadableLogged;
     private boolean transformFailuresLogged;
     private boolean droppedClassesLogged;
 
@@ -106,7 +109,9 @@ final class Reporter implements Runnable {
         stopTime = System.currentTimeMillis();
         stopping = true;
         LockSupport.unpark(thread);
-        finished.await(options.stopWaitMs, TimeUnit.MILLISECONDS);
+        if (!finished.await(options.stopWaitMs, TimeUnit.MILLISECONDS)) {
+            AgentLog.line("exiting before the last events (and vm.stop) were delivered: stopWaitMs=" + options.stopWaitMs + " passed");
+        }
     }
 
     @Override
@@ -118,14 +123,14 @@ final class Reporter implements Runnable {
             finished.countDown();
             return;
         }
+        // The first tick comes at once: the VM is registered while the application starts.
         while (!stopping) {
-            LockSupport.parkNanos(this, options.flushMs * 1_000_000L);
-            if (stopping) break;
             try {
                 tick(System.currentTimeMillis());
             } catch (Throwable failure) {
                 AgentLog.line("reporting failed: " + failure);
             }
+            LockSupport.parkNanos(this, options.flushMs * 1_000_000L);
         }
         try {
             finish();
@@ -137,7 +142,7 @@ final class Reporter implements Runnable {
     }
 
     private void initialise() throws IOException {
-        vmId = UUID.randomUUID().toString();
+        vmId = VmIds.random();
         AgentLog.line("vmId=" + vmId + " gateway=" + options.gateway);
         Properties properties = System.getProperties();
         Map<String, String> environment = System.getenv();
@@ -236,9 +241,14 @@ final class Reporter implements Runnable {
         for (Observations.Location location = observations.pollLocation(); location != null; location = observations.pollLocation()) {
             scanLocation(location);
         }
-        List<Observations.LoadedClass> classes = new ArrayList<>();
+        List<Events.DeclaredMethods> classes = new ArrayList<>();
         for (Observations.LoadedClass loaded = observations.pollClass(); loaded != null; loaded = observations.pollClass()) {
-            classes.add(loaded);
+            try {
+                String[] methodNames = MethodNames.declaredIn(loaded.classFile);
+                if (methodNames.length > 0) classes.add(new Events.DeclaredMethods(loaded.sourceName, loaded.className, methodNames));
+            } catch (RuntimeException unreadable) {
+                if (unreadableClasses++ == 0) firstUnreadable = loaded.className + ": " + unreadable;
+            }
         }
         if (!newComponents.isEmpty()) {
             events.components(newComponents, now);
@@ -257,12 +267,22 @@ final class Reporter implements Runnable {
         if (now >= nextAttempt) deliver(Long.MAX_VALUE);
     }
 
-    /** At shutdown: everything still observed, then vm.stop, with one attempt before the deadline. */
+    /**
+     * At shutdown: everything still observed, then vm.stop, before the deadline. One attempt, unless
+     * the service answers 503 (it is starting and will take the batch soon); an unreachable gateway
+     * must not hold up every exit of the application for stopWaitMs.
+     */
     private void finish() {
         long deadline = stopTime + options.stopWaitMs;
         collect(System.currentTimeMillis());
         outbox.add(Events.stop(vmId, stopTime));
         boolean delivered = deliver(deadline);
+        for (long pause = 50; !delivered && lastStatus == 503; pause = Math.min(pause * 2, 1000)) {
+            long remaining = deadline - System.currentTimeMillis();
+            if (remaining <= pause) break;
+            LockSupport.parkNanos(this, pause * 1_000_000L);
+            delivered = deliver(deadline);
+        }
         if (!delivered || outbox.dropped() > 0) {
             AgentLog.line("stopping with " + outbox.size() + " batch(es) undelivered and " + outbox.dropped()
                     + " dropped while " + options.eventsUrl() + " was unreachable");
@@ -279,6 +299,7 @@ final class Reporter implements Runnable {
             if (now >= deadline) return false;
             boolean withStart = !startAccepted;
             GatewayClient.Result result = client.post(body(batch, withStart), (int) Math.min(REQUEST_TIMEOUT_MS, deadline - now));
+            lastStatus = result.status;
             now = System.currentTimeMillis();
             switch (result.outcome) {
                 case ACCEPTED:
@@ -356,7 +377,11 @@ final class Reporter implements Runnable {
     private void logAgentProblems() {
         if (!transformFailuresLogged && transformer.failures() > 0) {
             transformFailuresLogged = true;
-            AgentLog.line("could not read " + transformer.failures() + " class file(s); first: " + transformer.firstFailure());
+            AgentLog.line("could not observe " + transformer.failures() + " class load(s); first: " + transformer.firstFailure());
+        }
+        if (!unreadableLogged && unreadableClasses > 0) {
+            unreadableLogged = true;
+            AgentLog.line("could not read " + unreadableClasses + " class file(s); first: " + firstUnreadable);
         }
         if (!droppedClassesLogged && observations.droppedClasses() > 0) {
             droppedClassesLogged = true;
