@@ -12,10 +12,10 @@ export type Column =
   | { kind: 'dict'; ids: Uint32Array; lookup(id: number): string | null }
   | { kind: 'number'; values: Float64Array };
 
-// Per condition, the outcome of each dictionary id seen so far: 0 not tested yet, 1 passes, 2 fails,
-// so that `outcome & PASS` counts a passing row without a branch.
-const PASS = 1;
-const FAIL = 2;
+// Per condition, the outcome of each dictionary id seen so far: 0 not tested yet, 0b11 passes, 0b10
+// fails. Bit 0 counts a passing row and bit 1 says the id was tested, both without a branch.
+const PASS = 0b11;
+const FAIL = 0b10;
 
 interface Memo {
   lookup: (id: number) => string | null;
@@ -49,31 +49,32 @@ function learn(memo: Memo, condition: Condition, id: number): void {
 const BLOCK = 4096;
 
 // The hot loops read outcomes without checking them; they only note whether some id was not learned yet
-// (outcome 0, or undefined past the table's end), and the caller then learns the block's ids and reruns it.
+// (outcome 0, or undefined past the table's end: both shift to 0), and the caller then learns the
+// block's ids and reruns it.
 // A check-and-learn inside the loop costs about twice as much per row.
 function dictScan(outcomes: Uint8Array, ids: Uint32Array, out: Uint32Array, start: number, end: number): number {
   let kept = 0;
-  let unknown = 0;
+  let tested = 1;
   for (let row = start; row < end; row++) {
     const outcome = outcomes[ids[row]];
     out[kept] = row;
-    kept += outcome & PASS;
-    unknown |= ((outcome | 0) - 1) >>> 31;
+    kept += outcome & 1;
+    tested &= outcome >> 1;
   }
-  return unknown === 0 ? kept : -1;
+  return tested === 1 ? kept : -1;
 }
 
 function dictSelect(outcomes: Uint8Array, ids: Uint32Array, rows: Uint32Array, count: number, out: Uint32Array): number {
   let kept = 0;
-  let unknown = 0;
+  let tested = 1;
   for (let k = 0; k < count; k++) {
     const row = rows[k];
     const outcome = outcomes[ids[row]];
     out[kept] = row;
-    kept += outcome & PASS;
-    unknown |= ((outcome | 0) - 1) >>> 31;
+    kept += outcome & 1;
+    tested &= outcome >> 1;
   }
-  return unknown === 0 ? kept : -1;
+  return tested === 1 ? kept : -1;
 }
 
 function learnRows(memo: Memo, condition: Condition, ids: Uint32Array, rows: Uint32Array | null, from: number, to: number): void {
