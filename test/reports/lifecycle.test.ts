@@ -31,6 +31,8 @@ const deleteReport = (service: RunningService, base: string, reportId: string) =
 
 test('while PROCESSING, a GET answers 200 with state PROCESSING, no data and no pages, in JSON and msgpack', async () => {
   for (const family of FAMILIES) {
+    // A job ahead in the one-worker queue keeps this one PROCESSING for at least 300 ms more.
+    const ahead = await createReport(slow, family, {});
     const created = await createReport(slow, family, {});
     assert.equal(created.status, 202);
     const page = await getPage(slow, family, created.body.reportId);
@@ -43,6 +45,7 @@ test('while PROCESSING, a GET answers 200 with state PROCESSING, no data and no 
     assert.equal(packed.body.state, 'PROCESSING');
     assert.deepEqual(packed.body.data, []);
     assert.equal((await waitFinal(slow, family, created.body.reportId)).body.state, 'SUCCEEDED');
+    assert.equal((await waitFinal(slow, family, ahead.body.reportId)).body.state, 'SUCCEEDED');
   }
 });
 
@@ -60,9 +63,10 @@ test('DELETE of a finished report → 204 for every family, then 404', async () 
 
 test('DELETE while running cancels the job: 204, then 404, gone from the list, and the queue moves on', async () => {
   for (const family of FAMILIES) {
+    // The first runs at once (its partition sleeps 300 ms), the second waits behind it.
     const running = await createReport(slow, family, {});
     const waiting = await createReport(slow, family, {});
-    assert.equal((await getPage(slow, family, running.body.reportId)).body.state, 'PROCESSING');
+    assert.equal((await getPage(slow, family, waiting.body.reportId)).body.state, 'PROCESSING');
     for (const id of [running.body.reportId, waiting.body.reportId]) {
       assert.equal((await deleteReport(slow, PATHS[family].base, id)).status, 204, `${family} ${id}`);
       assert.equal((await getPage(slow, family, id)).status, 404);
@@ -77,6 +81,7 @@ test('DELETE while running cancels the job: 204, then 404, gone from the list, a
 test('more than 100 waiting jobs → 429 with Retry-After; a deleted job frees its place', async () => {
   const accepted: string[] = [];
   let refused: Awaited<ReturnType<typeof createReport>> | undefined;
+  // One POST after another fills the queue faster than one worker empties it (300 ms a job).
   while (refused === undefined && accepted.length < 400) {
     const response = await createReport(slow, 'jvmInventory', body);
     if (response.status === 202) accepted.push(response.body.reportId);
@@ -87,7 +92,7 @@ test('more than 100 waiting jobs → 429 with Retry-After; a deleted job frees i
   assert.equal(refused.body.error, 'QUEUE_FULL');
   const retryAfter = refused.headers.get('retry-after');
   assert.ok(retryAfter !== null && /^\d+$/.test(retryAfter), `Retry-After: ${retryAfter}`);
-  // One running and 100 waiting were accepted before the refusal, at least.
+  // A refusal means 100 were waiting, and the first accepted went straight to the worker.
   assert.ok(accepted.length >= 101, `${accepted.length} accepted`);
 
   assert.equal((await deleteReport(slow, PATHS.jvmInventory.base, accepted.at(-1)!)).status, 204);
@@ -97,17 +102,28 @@ test('more than 100 waiting jobs → 429 with Retry-After; a deleted job frees i
   for (const id of [...accepted.slice(0, -1), again.body.reportId]) await deleteReport(slow, PATHS.jvmInventory.base, id);
 });
 
+test('concurrent POSTs never queue more than 100 jobs', { todo: 'bug: src/engine/jobs.ts create() checks #waiting.length before `await this.#save(meta)` and pushes after it, so concurrent POSTs all pass the check: 200 at once leave ~137 PROCESSING' }, async () => {
+  const responses = await Promise.all(Array.from({ length: 200 }, () => createReport(slow, 'jvmInventory', body)));
+  const accepted = responses.filter((response) => response.status === 202).map((response) => response.body.reportId as string);
+  assert.ok(responses.some((response) => response.status === 429));
+  try {
+    // At any moment at most one job runs (one worker) and 100 wait.
+    const processing = await request(`${slow.apiUrl}${PATHS.jvmInventory.base}?state=PROCESSING&limit=1000`, { key: slow.apiKey });
+    assert.ok(processing.body.data.length <= 101, `${processing.body.data.length} reports PROCESSING`);
+  } finally {
+    for (const id of accepted) await deleteReport(slow, PATHS.jvmInventory.base, id);
+  }
+});
+
 test('jobs left PROCESSING by a shutdown (running or waiting) re-run at the next start, under the same id, with the right data', async () => {
   const first = await startService({ args: ['--workers', '1', '--test-faults', 'slow-partition', '--offline-after-ms', String(OFFLINE_AFTER_MS)] });
   let second: RunningService | undefined;
   try {
     await ingestAll(first, events);
+    // One worker and 300 ms a job: the first may be running at shutdown, the others still wait.
     const created = await createReport(first, 'jvmInventory', body);
-    // With one worker, this one is still waiting in the queue at shutdown.
-    const queued = await createReport(first, 'component', {});
-    assert.equal(created.status, 202);
-    assert.equal(queued.status, 202);
-    assert.equal((await getPage(first, 'jvmInventory', created.body.reportId)).body.state, 'PROCESSING');
+    const queued = [await createReport(first, 'component', {}), await createReport(first, 'codeInventory', {}), await createReport(first, 'jvmInventory', { groupBy: ['tags.env'] })];
+    for (const response of [created, ...queued]) assert.equal(response.status, 202);
     assert.equal(await first.stop({ keepData: true }), 0);
 
     const restartedAt = Date.now();
@@ -116,12 +132,16 @@ test('jobs left PROCESSING by a shutdown (running or waiting) re-run at the next
     assert.equal(done.body.state, 'SUCCEEDED');
     assert.equal(done.body.requestTime, created.body.requestTime);
     assert.deepEqual(done.body.params, created.body.params);
-    assert.ok(Date.parse(done.body.startTime) >= restartedAt, 'generation started after the restart');
     // States and running lives are taken at the request time, as on the first run.
     const window = { from: FROM, to: TO, now: Date.parse(created.body.requestTime), offlineAfterMs: OFFLINE_AFTER_MS };
     const items = (await readPages(second, 'jvmInventory', created.body.reportId)).flatMap((page) => page.body.data);
     assert.deepEqual(items, jvmItems(jvmPopulation(model, window), window));
-    assert.equal((await waitFinal(second, 'component', queued.body.reportId)).body.state, 'SUCCEEDED', 'a job waiting at shutdown runs too');
+    for (const [family, response] of [['component', queued[0]], ['codeInventory', queued[1]], ['jvmInventory', queued[2]]] as const) {
+      const finished = await waitFinal(second, family, response.body.reportId);
+      assert.equal(finished.body.state, 'SUCCEEDED', `${family}: a job waiting at shutdown runs too`);
+    }
+    // The last job had 900 ms of work ahead of it at shutdown: it certainly ran after the restart.
+    assert.ok(Date.parse((await getPage(second, 'jvmInventory', queued[2].body.reportId)).body.startTime) >= restartedAt);
   } finally {
     await (second ?? first).stop();
   }
