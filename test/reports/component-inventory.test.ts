@@ -186,6 +186,13 @@ test('groupBy day: a VM counts in every UTC day of [startTime, endTime] it was a
   assert.equal(new Set(run.items.map((item) => item.day)).size, Math.round((dayStart(END) - dayStart(START)) / DAY) + 1);
 });
 
+test('groupBy day without endTime: running VMs count up to the request time', async () => {
+  const run = await runReport(service, 'component', { startTime: START, groupBy: ['day'], filter: ["componentName = 'log4j-core'"] });
+  const expected = componentReport(model, windowOf(run, START, null), { groupBy: ['day'], keepComponent: named('log4j-core') });
+  assert.deepEqual(run.items, expected.items);
+  assert.ok(run.items.some((item) => item.day === new Date(run.first.body.requestTime).getUTCDate()), 'today is a bucket');
+});
+
 test('groupBy year, month, day and a tag, sortBy count=DESC', async () => {
   const groupBy = ['year', 'month', 'day', 'tags.region'];
   await check({ groupBy, sortBy: ['count=DESC'], filter: ["componentName IN ('guava', 'h2')"] }, { groupBy, sortBy: [['count', 'DESC']], keepComponent: (c) => ['guava', 'h2'].includes(c.componentName) });

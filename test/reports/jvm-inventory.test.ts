@@ -212,6 +212,15 @@ test('groupBy year, month, day (calendar days) with a filter, sorted by count DE
   assert.deepEqual(run.items, expected);
 });
 
+test('calendar days of the default window: running VMs count up to the request time, today included', async () => {
+  const groupBy = ['year', 'month', 'day'];
+  const run = await runReport(service, 'jvmInventory', { groupBy });
+  const now = requestTime(run);
+  const window = windowOf(run, dayStart(now) - 30 * DAY, now);
+  assert.deepEqual(run.items, sortItems(jvmGroups(population(window), groupBy, window), [asc('year', 'number'), asc('month', 'number'), asc('day', 'number')]));
+  assert.equal(run.items.at(-1)!.day, new Date(now).getUTCDate());
+});
+
 test('groupBy week and a tag: ISO weeks of the window', async () => {
   const groupBy = ['week', 'tags.region'];
   const run = await runReport(service, 'jvmInventory', { ...windowBody, groupBy });
