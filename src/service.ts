@@ -22,7 +22,7 @@ import { Ingestor } from './storage/ingest.ts';
 import { createKey, listKeys } from './storage/keys.ts';
 import { Liveness } from './storage/liveness.ts';
 import { SCOPES } from './storage/records.ts';
-import { openStore } from './storage/store.ts';
+import { openStore, writeSeq } from './storage/store.ts';
 import type { Store } from './storage/store.ts';
 
 const MIB = 1024 * 1024;
@@ -57,7 +57,11 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   const context: ServiceContext = {
     config, store, dict, clock, logger, metrics, readiness, liveness,
     ingestor: new Ingestor(store, dict),
-    afterIngest: (result) => cveIndex.update(result.touched, result.newComponents.length > 0),
+    afterIngest: (result) => {
+      // A component whose CVEs changed touches every VM that carries it: re-read them all.
+      if (result.matchesChanged) cveIndex.rebuild().catch((error: Error) => logger.error('CVE index rebuild failed', { stack: error.stack }));
+      else cveIndex.update(result.touched, result.newComponents.length > 0);
+    },
     afterTagsChange: (vmId) => {
       const row = store.vmRows.get(vmId);
       if (row !== undefined) cveIndex.updateRow(row);
@@ -82,7 +86,7 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   const apiPort = await api.listen(config.host, config.apiPort);
   const createdAdminKey = await ensureAdminKey(store, config, clock);
 
-  let seen = { writeSeq: (store.meta.get('writeSeq') as number | undefined) ?? 0, ownWrites: 0 };
+  let seenSeq = writeSeq(store);
   const ready = (async () => {
     liveness.load(store);
     readiness.done('indexes');
@@ -105,12 +109,14 @@ export async function startService(config: Config, logger: Logger, clock: () => 
       () => readiness.storageWritable(null),
       (error: Error) => readiness.storageWritable(error.message),
     );
-    const now = { writeSeq: (store.meta.get('writeSeq') as number | undefined) ?? 0, ownWrites: store.ownWrites };
-    if (now.writeSeq - seen.writeSeq > now.ownWrites - seen.ownWrites) {
+    const currentSeq = writeSeq(store);
+    let external = false;
+    for (let seq = seenSeq + 1; seq <= currentSeq; seq++) if (!store.ownSeqs.delete(seq)) external = true;
+    seenSeq = currentSeq;
+    if (external) {
       liveness.load(store);
       if (readiness.reason() === null) cveIndex.rebuild().catch((error: Error) => logger.error('CVE index rebuild failed', { stack: error.stack }));
     }
-    seen = now;
     if (readiness.reason() === null) vulnerabilities.refreshIfChanged().catch((error: Error) => logger.error('vulnerability refresh failed', { stack: error.stack }));
   }, WATCH_MS);
   watch.unref();

@@ -19,12 +19,13 @@ export class ComponentCatalog {
   }
 
   /** The id of a component, creating it (inside a write transaction); `created` tells whether it is new to the fleet. */
-  intern(item: ComponentItem): { id: number; created: boolean } {
+  intern(item: ComponentItem): { id: number; created: boolean; cvesChanged: boolean } {
     const identity = `${item.componentName}\u0000${item.componentVersion}`;
     const cached = this.#ids.get(identity);
-    if (cached !== undefined && (cached.hasGroup || item.groupId === null)) return { id: cached.id, created: false };
+    if (cached !== undefined && (cached.hasGroup || item.groupId === null)) return { id: cached.id, created: false, cvesChanged: false };
     let id = cached?.id ?? this.#store.componentIds.get(identity);
     let created = false;
+    let cvesChanged = false;
     let hasGroup = item.groupId !== null;
     if (id === undefined) {
       id = nextId(this.#store, 'componentNext', 0);
@@ -41,14 +42,16 @@ export class ComponentCatalog {
         const record = { ...existing, groupId: item.groupId };
         this.#store.components.put(id, record);
         // A groupId can narrow the match (a same-named artifact of another group).
+        const before = this.#store.componentCves.get(id) ?? [];
         const cves = this.matcher(record);
         if (cves.length > 0) this.#store.componentCves.put(id, cves);
         else this.#store.componentCves.remove(id);
+        cvesChanged = cves.map((cve) => cve.cveId).join() !== before.map((cve) => cve.cveId).join();
       }
       hasGroup ||= existing.groupId !== null;
     }
     this.#ids.set(identity, { id, hasGroup });
-    return { id, created };
+    return { id, created, cvesChanged };
   }
 
   get(id: number): ComponentRecord | undefined {

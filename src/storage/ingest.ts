@@ -19,6 +19,8 @@ export interface IngestResult {
   newComponents: number[];
   /** Rows of VMs whose component set grew. */
   componentsChanged: number[];
+  /** A component the fleet already had matches other CVEs now: every VM carrying it changed. */
+  matchesChanged: boolean;
 }
 
 const NO_SOURCE = 0xffffffff;
@@ -56,6 +58,9 @@ class BatchState {
   readonly code = new Map<string, { key: string[]; methods: Map<string, CodeTimes> }>();
   readonly newComponents: number[] = [];
   readonly componentsChanged = new Set<number>();
+  /** True when a component the fleet already had got other CVEs (a groupId narrowed its match). */
+  matchesChanged = false;
+  seq = 0;
   readonly #store: Store;
   readonly #dict: Dictionary;
 
@@ -186,8 +191,9 @@ function applyEvent(store: Store, dict: Dictionary, components: ComponentCatalog
     case 'components': {
       const set = batch.componentSet(record.row);
       for (const item of event.items) {
-        const { id, created } = components.intern(item);
+        const { id, created, cvesChanged } = components.intern(item);
         if (created) batch.newComponents.push(id);
+        else if (cvesChanged) batch.matchesChanged = true;
         const source = item.sourceName === null ? NO_SOURCE : dict.intern(item.sourceName);
         const previous = set.get(id);
         if (previous === undefined || (previous === NO_SOURCE && source !== NO_SOURCE)) {
@@ -264,7 +270,7 @@ function writeBatch(store: Store, dict: Dictionary, batch: BatchState): void {
   for (const [row, set] of batch.sources) {
     store.usedSources.put(row, bufferOf(Uint32Array.from([...set].sort((a, b) => a - b))));
   }
-  countWrite(store);
+  batch.seq = countWrite(store);
 }
 
 /** Writes agent events into the store; holds the caches of ids that ingestion interns. */
@@ -294,8 +300,8 @@ export class Ingestor {
         writeBatch(store, dict, batch);
       });
       await store.env.flushed;
-      store.ownWrites++;
     } catch (error) {
+      if (batch !== undefined) store.ownSeqs.delete(batch.seq);
       dict.clearCache();
       components.clearCache();
       throw error;
@@ -305,6 +311,7 @@ export class Ingestor {
       touched: [...batch!.vms.values()],
       newComponents: batch!.newComponents,
       componentsChanged: [...batch!.componentsChanged],
+      matchesChanged: batch!.matchesChanged,
     };
   }
 }

@@ -43,8 +43,8 @@ export interface Store {
   reports: Database<Record<string, unknown>, string>;
   /** Key [reportId, page]: msgpack bytes of one page. */
   pages: Database<Buffer, (string | number)[]>;
-  /** Write batches this process committed; the rest of `writeSeq` came from other processes. */
-  ownWrites: number;
+  /** The `writeSeq` values of this process's write batches; the others came from other processes. */
+  ownSeqs: Set<number>;
   close(): Promise<void>;
 }
 
@@ -84,7 +84,7 @@ export function openStore(dataDir: string, options: { readOnly?: boolean } = {})
     keyHashes: msgpack('keyHashes'),
     reports: msgpack('reports'),
     pages: binary('pages'),
-    ownWrites: 0,
+    ownSeqs: new Set(),
     close: () => env.close(),
   };
   if (!store.meta.get('schemaVersion') && !options.readOnly) {
@@ -97,9 +97,19 @@ export function openStore(dataDir: string, options: { readOnly?: boolean } = {})
   return store;
 }
 
-/** Marks a write batch inside its transaction, so other processes can notice it (see `ownWrites`). */
-export function countWrite(store: Store): void {
-  store.meta.put('writeSeq', ((store.meta.get('writeSeq') as number | undefined) ?? 0) + 1);
+export function writeSeq(store: Store): number {
+  return (store.meta.get('writeSeq') as number | undefined) ?? 0;
+}
+
+/**
+ * Marks a write batch inside its transaction, so other processes can notice it, and remembers it as
+ * this process's own (see `ownSeqs`). Returns the sequence number to forget if the transaction fails.
+ */
+export function countWrite(store: Store): number {
+  const seq = writeSeq(store) + 1;
+  store.meta.put('writeSeq', seq);
+  store.ownSeqs.add(seq);
+  return seq;
 }
 
 /** Reads a counter inside a write transaction and advances it: safe across processes. */

@@ -67,16 +67,17 @@ export async function updateTags(
   change: (tags: Map<string, string>) => Map<string, string>,
 ): Promise<TagRecord[]> {
   let result: Map<string, string> | undefined;
+  let seq = 0;
   try {
     await store.env.childTransaction(() => {
       const record = findVm(store, vmId);
       result = change(readTags(store, dict, record.row));
       writeTags(store, dict, record.row, result);
-      countWrite(store);
+      seq = countWrite(store);
     });
     await store.env.flushed;
-    store.ownWrites++;
   } catch (error) {
+    store.ownSeqs.delete(seq);
     dict.clearCache();
     throw error;
   }

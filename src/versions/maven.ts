@@ -20,6 +20,8 @@ interface BigNumber {
 export interface MavenVersion {
   readonly version: string;
   readonly items: readonly unknown[];
+  /** The order of a plain version as one number (see `plainKey`), or -1. */
+  readonly key: number;
 }
 
 // Known qualifiers in ascending order; the empty qualifier is a release (ComparableVersion.QUALIFIERS).
@@ -302,13 +304,34 @@ export function parseMavenVersion(version: string): MavenVersion {
   let parsed = young.get(version);
   if (parsed !== undefined) return parsed;
   parsed = old.get(version);
-  parsed ??= { version, items: parseItems(version) };
+  if (parsed === undefined) {
+    const items = parseItems(version);
+    parsed = { version, items, key: plainKey(items) };
+  }
   if (young.size >= GENERATION_SIZE) {
     old = young;
     young = new Map();
   }
   young.set(version, parsed);
   return parsed;
+}
+
+// A plain version, up to four numbers below 8192 once normalised (2.14.1, 4.3.30.RELEASE), orders as the
+// number with those four base-8192 digits, a missing one as 0: in a list of numbers only, a missing item
+// compares as 0 does (1 = 1.0, 1 < 1.0.1). Four digits of 13 bits stay below 2^53, so exact. Sorting and
+// range matching then compare two numbers instead of walking two lists of boxed items.
+const KEY_DIGITS = 4;
+const KEY_BASE = 8192;
+
+function plainKey(items: Item[]): number {
+  if (items.length > KEY_DIGITS) return -1;
+  let key = 0;
+  for (let i = 0; i < KEY_DIGITS; i++) {
+    const item = i < items.length ? items[i] : 0;
+    if (typeof item !== 'number' || item >= KEY_BASE) return -1;
+    key = key * KEY_BASE + item;
+  }
+  return key;
 }
 
 /** Maven's getCanonical(): the parsed form written back, e.g. `1-alpha-1` for `1.0a1`. */
@@ -319,6 +342,7 @@ export function canonicalMavenVersion(version: string): string {
 /** Maven order of two parsed versions: negative, zero or positive. */
 export function compareParsedMavenVersions(a: MavenVersion, b: MavenVersion): number {
   if (a === b) return 0;
+  if (a.key >= 0 && b.key >= 0) return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
   return compareItemLists(a.items as Item[], b.items as Item[]);
 }
 
@@ -329,5 +353,5 @@ export function compareParsedMavenVersions(a: MavenVersion, b: MavenVersion): nu
  */
 export function compareMavenVersions(a: string, b: string): number {
   if (a === b) return 0;
-  return compareItemLists(parseMavenVersion(a).items as Item[], parseMavenVersion(b).items as Item[]);
+  return compareParsedMavenVersions(parseMavenVersion(a), parseMavenVersion(b));
 }

@@ -37,7 +37,7 @@ function parseQuery(request: ApiRequest, now: number): { filter: CveEventFilter;
   const rawLimit = query.get('limit');
   let limit = DEFAULT_LIMIT;
   if (rawLimit !== null) {
-    if (!/^\d{1,9}$/.test(rawLimit) || Number(rawLimit) < 1) throw new ApiError(400, 'BAD_PARAMETER', `'limit' must be a whole number of at least 1, not '${rawLimit}'`, [{ parameter: 'limit', text: rawLimit }]);
+    if (!/^\d+$/.test(rawLimit) || Number(rawLimit) < 1) throw new ApiError(400, 'BAD_PARAMETER', `'limit' must be a whole number of at least 1, not '${rawLimit}'`, [{ parameter: 'limit', text: rawLimit }]);
     limit = Number(rawLimit);
     if (limit > MAX_LIMIT) {
       warnings.push(`limit ${limit} was lowered to the maximum, ${MAX_LIMIT}`);
