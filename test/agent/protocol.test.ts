@@ -1,7 +1,8 @@
 // What the agent sends and how it behaves when the gateway fails, against a stand-in gateway that
 // validates every request with the service's own event validator (decisions §4) and can misbehave on cue.
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -82,12 +83,26 @@ public class Demo {
 
     public static void main(String[] args) throws Exception {
         System.out.println(new Helper().greet("demo", 1));
+        String plugin = System.getProperty("demo.plugin");
+        if (plugin != null) {
+            // A JAR that is not on the class path, loaded later (as application servers and plug-in hosts do).
+            java.net.URLClassLoader loader = new java.net.URLClassLoader(new java.net.URL[] {new java.io.File(plugin).toURI().toURL()});
+            System.out.println(loader.loadClass("plugin.Plugin").getDeclaredConstructor().newInstance());
+        }
         Thread.sleep(Long.parseLong(args[0]));
         new Late().run(new long[0]);
         Thread.sleep(Long.parseLong(args[0]));
         System.out.println("done");
         if (args.length > 1) System.exit(Integer.parseInt(args[1]));
     }
+}
+`;
+
+const PLUGIN = `package plugin;
+
+public class Plugin {
+    @Override
+    public String toString() { return "plugin loaded"; }
 }
 `;
 
@@ -98,12 +113,18 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 describe('agent protocol', { skip }, () => {
   let dir = '';
   let demoJar = '';
+  let pluginJar = '';
 
   before(() => {
     requireJava();
     buildAgent();
     dir = tempDir('jvmlens-agent-protocol-');
     demoJar = compileJar(dir, { 'demo/Demo.java': DEMO }, { jarName: 'demo-app-1.0.0.jar' });
+    pluginJar = compileJar(join(dir, 'plugin'), { 'plugin/Plugin.java': PLUGIN }, { jarName: 'plugin-1.2.jar' });
+    // Maven coordinates inside the JAR, as every Maven-built JAR carries them.
+    mkdirSync(join(dir, 'plugin', 'meta', 'META-INF', 'maven', 'org.example', 'plugin'), { recursive: true });
+    writeFileSync(join(dir, 'plugin', 'meta', 'META-INF', 'maven', 'org.example', 'plugin', 'pom.properties'), 'groupId=org.example\nartifactId=plugin\nversion=1.2.0\n');
+    execFileSync('jar', ['--update', '--file', pluginJar, '-C', join(dir, 'plugin', 'meta'), '.']);
   });
 
   after(() => {
@@ -116,11 +137,11 @@ describe('agent protocol', { skip }, () => {
   test('requests follow decisions §4: vm.start first, valid events only, nothing repeated, vm.stop last', async () => {
     const gateway = await standInGateway();
     try {
-      const run = await runJava(['-Dcom.azul.crs.instance.tags=env=prod', javaagent({ gateway: gateway.url, flushMs: 50, stopWaitMs: 20000 }), '-cp', demoJar, 'demo.Demo', '150'], {
+      const run = await runJava(['-Dcom.azul.crs.instance.tags=env=prod', `-Ddemo.plugin=${pluginJar}`, javaagent({ gateway: gateway.url, flushMs: 50, stopWaitMs: 20000 }), '-cp', demoJar, 'demo.Demo', '150'], {
         env: { JVMLENS_AGENT_API_KEY: 'key-from-env', DEMO_SECRET: 'hunter2', CRS_TAGS: 'team=core;env=dev' },
       });
       assert.equal(run.code, 0, run.stderr);
-      assert.equal(run.stdout, 'started demo1\ndone\n');
+      assert.equal(run.stdout, 'started demo1\nplugin loaded\ndone\n');
       // decisions §12: one line at start, nothing else when all is well.
       assert.equal(run.agentLines.length, 1, run.stderr);
       assert.match(run.vmId ?? '', UUID);
@@ -164,10 +185,16 @@ describe('agent protocol', { skip }, () => {
         'demo/Demo.main(java.lang.String[])',
       ]);
       assert.ok(!code.some((item) => item.className.startsWith('io/jvmlens/agent/')), "the agent's own classes are not reported");
+      const pluginCode = code.filter((item) => item.sourceName === 'plugin-1.2.jar').map((item) => `${item.className}.${item.methodName}`).sort();
+      assert.deepEqual(pluginCode, ['plugin/Plugin.<init>()', 'plugin/Plugin.toString()']);
 
       const components = all.filter((event) => event.type === 'components').flatMap((event) => event.items as Event[]);
       assert.equal(new Set(components.map(itemKey)).size, components.length, 'no component is sent twice');
-      assert.deepEqual(components, [{ componentName: 'demo-app', componentVersion: '1.0.0', sourceName: 'demo-app-1.0.0.jar' }]);
+      // The class path's JAR at start; the plug-in's when its first class loaded.
+      assert.deepEqual(components, [
+        { componentName: 'demo-app', componentVersion: '1.0.0', sourceName: 'demo-app-1.0.0.jar' },
+        { componentName: 'plugin', componentVersion: '1.2.0', sourceName: 'plugin-1.2.jar', groupId: 'org.example' },
+      ]);
     } finally {
       await gateway.close();
     }
@@ -183,6 +210,21 @@ describe('agent protocol', { skip }, () => {
       const start = events(gateway).find((event) => event.type === 'vm.start')!;
       assert.equal(start.inventory.osEnvironment.DEMO_SECRET, 'hunter2');
       assert.equal(start.inventory.osEnvironment.JVMLENS_AGENT_API_KEY, '');
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  test('an idle VM sends heartbeats, and only after its vm.start', async () => {
+    const gateway = await standInGateway();
+    try {
+      // Two idle seconds against a 100 ms heartbeat period.
+      const run = await runJava([javaagent({ gateway: gateway.url, flushMs: 20, heartbeatMs: 100, stopWaitMs: 20000 }), '-cp', demoJar, 'demo.Demo', '1000'], {});
+      assert.equal(run.code, 0, run.stderr);
+      const all = events(gateway);
+      const heartbeats = all.flatMap((event, index) => (event.type === 'vm.heartbeat' ? [index] : []));
+      assert.ok(heartbeats.length >= 1, JSON.stringify(all.map((event) => event.type)));
+      assert.ok(heartbeats.every((index) => index > all.findIndex((event) => event.type === 'vm.start')));
     } finally {
       await gateway.close();
     }
