@@ -33,8 +33,8 @@ public final class Agent {
         CodeTransformer transformer = new CodeTransformer(observations);
         Reporter reporter = new Reporter(options, problems, observations, transformer, startTime);
         instrumentation.addTransformer(transformer, false);
-        Runtime.getRuntime().addShutdownHook(reporter.shutdownHook());
         reporter.start();
+        Runtime.getRuntime().addShutdownHook(reporter.shutdownHook());
     }
 
     /**

@@ -64,11 +64,13 @@ final class CodeTransformer implements ClassFileTransformer {
         if (known != null) return known;
         String name = CodeSources.sourceName(location);
         if (name == null) name = IGNORED;
+        // Only a location entered in the map is announced, so each is scanned once and, past
+        // MAX_LOCATIONS, the queue of locations cannot grow either.
         if (sourceNames.size() < MAX_LOCATIONS) {
             String previous = sourceNames.putIfAbsent(location, name);
             if (previous != null) return previous;
+            if (!name.isEmpty()) observations.locationSeen(location, name);
         }
-        if (!name.isEmpty()) observations.locationSeen(location, name);
         return name;
     }
 
