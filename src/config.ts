@@ -18,6 +18,8 @@ export interface Config {
   readyDelayMs: number;
   /** Test-only: names of report faults to inject (see src/engine); empty in production. */
   testFaults: string[];
+  /** Test-only: VM rows or code keys per report partition (0 = the engine's own sizes), to test merging. */
+  testPartitionSize: number;
 }
 
 interface Setting {
@@ -52,6 +54,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'reportTtlDays', flag: '--report-ttl-days', env: 'JVMLENS_REPORT_TTL_DAYS', parse: integer(1), describe: 'days a finished report is kept' },
   { key: 'shutdownGraceMs', flag: '--shutdown-grace-ms', env: 'JVMLENS_SHUTDOWN_GRACE_MS', parse: integer(0), describe: 'time health answers DOWN before the listeners close on shutdown' },
   { key: 'readyDelayMs', flag: '--test-ready-delay-ms', env: 'JVMLENS_TEST_READY_DELAY_MS', parse: integer(0), describe: 'TEST ONLY: keep health DOWN this long after start' },
+  { key: 'testPartitionSize', flag: '--test-partition-size', env: 'JVMLENS_TEST_PARTITION_SIZE', parse: integer(0), describe: 'TEST ONLY: VM rows or code keys per report partition' },
   { key: 'testFaults', flag: '--test-faults', env: 'JVMLENS_TEST_FAULTS', parse: (raw) => raw.split(',').filter(Boolean), describe: 'TEST ONLY: comma-separated report faults to inject' },
 ];
 
@@ -70,6 +73,7 @@ export function defaultConfig(): Config {
     shutdownGraceMs: 1000,
     readyDelayMs: 0,
     testFaults: [],
+    testPartitionSize: 0,
   };
 }
 

@@ -3,6 +3,9 @@ import { pack } from 'msgpackr';
 import { ApiError } from '../errors.ts';
 import type { ReportMeta } from './report-types.ts';
 
+/** decisions §9: no population was counted yet (PROCESSING) or at all (FAILED). */
+const NO_SUMMARY = { vmCount: 0, componentCount: 0 };
+
 const iso = (time: number | null): string | null => (time === null ? null : new Date(time).toISOString());
 
 /** Report times: ISO strings for JVM and code reports, epoch ms for component reports (decisions §6). */
@@ -26,7 +29,7 @@ export function creationBody(meta: ReportMeta): Record<string, unknown> {
 /** One item of a report list. */
 export function listItem(meta: ReportMeta): Record<string, unknown> {
   const item: Record<string, unknown> = { reportId: meta.reportId, state: meta.state };
-  if (meta.family === 'component') item.summary = meta.summary;
+  if (meta.family === 'component') item.summary = meta.summary ?? NO_SUMMARY;
   else item.stateMessages = meta.stateMessages;
   Object.assign(item, { userId: meta.userId, ...paramsField(meta), ...times(meta) });
   if (meta.reportName !== null) item.reportName = meta.reportName;
@@ -38,7 +41,7 @@ export function pageEnvelope(meta: ReportMeta, page: number, afterToken: string 
   const fields: [string, unknown][] = [['reportId', meta.reportId], ['state', meta.state]];
   if (meta.reportName !== null) fields.push(['reportName', meta.reportName]);
   if (meta.family === 'component') {
-    fields.push(['summary', meta.summary ?? {}], ['errors', meta.errors]);
+    fields.push(['summary', meta.summary ?? NO_SUMMARY], ['errors', meta.errors]);
   } else {
     fields.push(['stateMessages', meta.stateMessages]);
     if (meta.errors.length > 0) fields.push(['errors', meta.errors]);

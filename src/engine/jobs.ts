@@ -42,6 +42,8 @@ export class ReportJobs {
   readonly #waiting: string[] = [];
   readonly #running = new Map<string, RunningJob>();
   readonly #faults: TestFault[];
+  /** Jobs accepted but not yet saved: they count against MAX_WAITING so concurrent POSTs cannot overfill it. */
+  #reserved = 0;
   #accepting = false;
   #stopped = false;
 
@@ -69,7 +71,7 @@ export class ReportJobs {
 
   async create(family: ReportFamily, parsed: ParsedReportRequest, userId: string): Promise<ReportMeta> {
     if (!this.#accepting) throw new ApiError(503, 'NOT_READY', 'the service is not taking report jobs now', undefined, { 'Retry-After': '1' });
-    if (this.#waiting.length >= MAX_WAITING) {
+    if (this.#waiting.length + this.#reserved >= MAX_WAITING) {
       throw new ApiError(429, 'QUEUE_FULL', `${MAX_WAITING} report jobs are already waiting; retry later`, undefined, { 'Retry-After': '5' });
     }
     const meta: ReportMeta = {
@@ -89,7 +91,12 @@ export class ReportJobs {
       totalPages: 0,
       summary: null,
     };
-    await this.#save(meta);
+    this.#reserved++;
+    try {
+      await this.#save(meta);
+    } finally {
+      this.#reserved--;
+    }
     this.#waiting.push(meta.reportId);
     this.#pump();
     return meta;
@@ -172,11 +179,11 @@ export class ReportJobs {
 
   #partitions(meta: ReportMeta): Partition[] {
     if (meta.family === 'codeInventory') {
-      const count = Math.min(MAX_PARTITIONS, Math.max(1, Math.ceil(this.#store.code.getKeysCount() / KEYS_PER_PARTITION)));
+      const count = Math.min(MAX_PARTITIONS, Math.max(1, Math.ceil(this.#store.code.getKeysCount() / (this.#config.testPartitionSize || KEYS_PER_PARTITION))));
       return codePartitions(this.#store, count).map((range) => ({ kind: 'keys', ...range }));
     }
     const rows = (this.#store.meta.get('rowNext') as number | undefined) ?? 0;
-    let count = Math.min(MAX_PARTITIONS, Math.max(1, Math.ceil(rows / ROWS_PER_PARTITION)));
+    let count = Math.min(MAX_PARTITIONS, Math.max(1, Math.ceil(rows / (this.#config.testPartitionSize || ROWS_PER_PARTITION))));
     // The partition fault needs a partition 1 to fail.
     if (this.#faults.includes('partition-fail')) count = Math.max(count, 2);
     const size = Math.max(1, Math.ceil(rows / count));

@@ -102,7 +102,7 @@ export function componentPartition(context: KernelContext, request: ReportReques
   for (let i = 0; i < slice.count; i++) {
     // Population (decisions §9): heard from since startTime, started by endTime.
     if (mask[i] === 0 || slice.scan.lastHeardTime[i] < request.from || (request.to !== null && slice.scan.startTime[i] > request.to)) continue;
-    // Register groups first: decoding their values may read the store, which reuses getBinaryFast's buffer.
+    // Everything that may read the store comes before getBinaryFast: a read reuses the buffer it returns.
     rowGroupIndexes.length = 0;
     for (const group of grouper.groupsOf(i, request.from, to)) {
       let g = groupIndex.get(group);
@@ -123,6 +123,7 @@ export function componentPartition(context: KernelContext, request: ReportReques
       rowGroupIndexes.push(g);
     }
     if (rowGroupIndexes.length === 0) continue;
+    const vmId = vmIds === null ? '' : slice.vmId(i);
     const pairs = context.store.vmComponents.getBinaryFast(slice.row(i));
     if (pairs === undefined || pairs.length === 0) continue;
     // A zero-copy view when LMDB's buffer is aligned, as it is in practice; a copy otherwise.
@@ -138,7 +139,7 @@ export function componentPartition(context: KernelContext, request: ReportReques
         else map!.set(c, (map!.get(c) ?? 0) + 1);
         seen[c] = 1;
         counted = true;
-        if (vmIds !== null) (vmIds[g][c] ??= []).push(slice.vmId(i));
+        if (vmIds !== null) (vmIds[g][c] ??= []).push(vmId);
       }
     }
     if (counted) vmCount++;
