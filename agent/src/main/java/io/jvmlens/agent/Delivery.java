@@ -1,0 +1,156 @@
+package io.jvmlens.agent;
+
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Delivers batches to the gateway in order (decisions §4): the outbox, the vm.start event that
+ * leads every request until the gateway has accepted it (the service refuses events of a vmId it
+ * does not know), back-off while the gateway fails, and the few log lines about it.
+ * Used by the reporter thread only.
+ */
+final class Delivery {
+    private static final long MAX_BACKOFF_MS = 30_000;
+    private static final long MAX_OUTBOX_CHARS = 16L * 1024 * 1024;
+    private static final int REQUEST_TIMEOUT_MS = 10_000;
+    /** A 503 means the service is starting (decisions §3): only worth a log line when it lasts. */
+    private static final long QUIET_503_MS = 30_000;
+
+    private final AgentOptions options;
+    private final GatewayClient client;
+    private final String startEvent;
+    private final Outbox outbox;
+    private boolean startAccepted;
+    private long lastDelivery;
+    private long nextAttempt;
+    private long backoffMs;
+    private int lastStatus;
+    private long failingSince = -1;
+    private boolean outageLogged;
+    private long droppedBeforeOutage;
+    private long rejectedBatches;
+
+    Delivery(AgentOptions options, GatewayClient client, String startEvent, long startTime) {
+        this.options = options;
+        this.client = client;
+        this.startEvent = startEvent;
+        this.outbox = new Outbox(options.maxBatches, MAX_OUTBOX_CHARS);
+        this.lastDelivery = startTime;
+    }
+
+    void add(String batch) {
+        outbox.add(batch);
+    }
+
+    /** Nothing waits, the VM is known to the service and nothing was delivered for `idleMs`: time for a heartbeat. */
+    boolean idle(long now, long idleMs) {
+        return outbox.isEmpty() && startAccepted && now - lastDelivery >= idleMs;
+    }
+
+    /** Sends what waits, unless backing off after a failure. */
+    void deliverIfDue(long now) {
+        if (now >= nextAttempt) deliver(Long.MAX_VALUE);
+    }
+
+    /**
+     * At shutdown: one attempt before the deadline, retried only while the service answers 503
+     * (it is starting and will take the batch soon); an unreachable gateway must not hold up every
+     * exit of the application. Logs what could not be delivered.
+     */
+    void deliverBefore(long deadline) {
+        boolean delivered = deliver(deadline);
+        for (long pause = 50; !delivered && lastStatus == 503; pause = Math.min(pause * 2, 1000)) {
+            if (deadline - System.currentTimeMillis() <= pause) break;
+            LockSupport.parkNanos(this, pause * 1_000_000L);
+            delivered = deliver(deadline);
+        }
+        if (!delivered || outbox.dropped() > 0) {
+            AgentLog.line("stopping with " + outbox.size() + " batch(es) undelivered and " + outbox.dropped()
+                    + " dropped while " + options.eventsUrl() + " was unreachable");
+        }
+    }
+
+    /** Sends the outbox in order until it is empty (true) or a request fails (false). */
+    private boolean deliver(long deadline) {
+        boolean retriedWithStart = false;
+        while (true) {
+            String batch = outbox.peek();
+            if (batch == null && startAccepted) return true;
+            long now = System.currentTimeMillis();
+            if (now >= deadline) return false;
+            boolean withStart = !startAccepted;
+            GatewayClient.Result result = client.post(body(batch, withStart), (int) Math.min(REQUEST_TIMEOUT_MS, deadline - now));
+            lastStatus = result.status;
+            now = System.currentTimeMillis();
+            switch (result.outcome) {
+                case ACCEPTED:
+                    startAccepted = true;
+                    if (batch != null) outbox.removeFirst();
+                    lastDelivery = now;
+                    recovered();
+                    retriedWithStart = false;
+                    break;
+                case REJECTED:
+                    if (!withStart && !retriedWithStart) {
+                        // The service may have lost this VM (a new data directory): introduce it again, once.
+                        startAccepted = false;
+                        retriedWithStart = true;
+                        break;
+                    }
+                    rejected(result, batch != null);
+                    if (withStart) {
+                        // The vm.start event itself may be what the service refuses: do not hammer it.
+                        failed(now, result);
+                        return false;
+                    }
+                    break;
+                default:
+                    failed(now, result);
+                    return false;
+            }
+        }
+    }
+
+    private String body(String batch, boolean withStart) {
+        StringBuilder body = new StringBuilder((batch == null ? 0 : batch.length()) + (withStart ? startEvent.length() : 0) + 3);
+        body.append('[');
+        if (withStart) body.append(startEvent);
+        if (withStart && batch != null) body.append(',');
+        if (batch != null) body.append(batch);
+        return body.append(']').toString();
+    }
+
+    private void rejected(GatewayClient.Result result, boolean dropBatch) {
+        rejectedBatches++;
+        if (dropBatch) outbox.removeFirst();
+        AgentLog.line("gateway rejected a batch (HTTP " + result.status + "), " + rejectedBatches + " so far: " + result.message);
+    }
+
+    private void failed(long now, GatewayClient.Result result) {
+        if (failingSince < 0) {
+            failingSince = now;
+            droppedBeforeOutage = outbox.dropped();
+        }
+        backoffMs = backoffMs == 0 ? options.flushMs : Math.min(backoffMs * 2, Math.max(MAX_BACKOFF_MS, options.flushMs));
+        nextAttempt = now + backoffMs;
+        boolean transient503 = result.status == 503 && now - failingSince < QUIET_503_MS;
+        if (!outageLogged && !transient503 && result.outcome != GatewayClient.Outcome.REJECTED) {
+            outageLogged = true;
+            String why = result.status == 0 ? result.message : "HTTP " + result.status + " " + result.message;
+            if (result.status == 401 || result.status == 403) why += " (check apiKey / JVMLENS_AGENT_API_KEY)";
+            AgentLog.line("cannot deliver to " + options.eventsUrl() + ": " + why + "; retrying, keeping at most "
+                    + options.maxBatches + " batches and dropping the oldest");
+        }
+    }
+
+    private void recovered() {
+        if (failingSince < 0) return;
+        long dropped = outbox.dropped() - droppedBeforeOutage;
+        if (outageLogged || dropped > 0) {
+            AgentLog.line("delivering again to " + options.eventsUrl() + "; dropped " + dropped + " batch(es) meanwhile");
+        }
+        failingSince = -1;
+        outageLogged = false;
+        backoffMs = 0;
+        nextAttempt = 0;
+    }
+}
