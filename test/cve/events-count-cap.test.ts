@@ -8,16 +8,16 @@ import type { RunningService } from '../helpers/service.ts';
 
 const CAP = 10_000;
 const WARNING = 'the exact count is unknown and not less than 10000';
-const VMS = 1_100;
-/** cap-lib versions 1 to 10 each carry one CVE; cap-clean carries none. */
-const CAP_LIB: SyntheticCve = { osvId: 'GHSA-jvml-0009-cccc', cveId: 'CVE-2099-7001', groupId: GROUP, artifactId: 'cap-lib', versions: Array.from({ length: 10 }, (_, v) => String(v + 1)), severity: CVSS.score75 };
+const VMS = 111;
+/** cap-lib versions 1 to 100 each carry one CVE; cap-clean carries none. */
+const CAP_LIB: SyntheticCve = { osvId: 'GHSA-jvml-0009-cccc', cveId: 'CVE-2099-7001', groupId: GROUP, artifactId: 'cap-lib', versions: Array.from({ length: 100 }, (_, v) => String(v + 1)), severity: CVSS.score75 };
 const base = Math.floor((Date.now() - 2 * 86_400_000) / 1000) * 1000;
 /** VM i starts (and was last heard) at base + i seconds. */
 const at = (i: number) => base + i * 1000;
 const model = new CveFleetModel([CAP_LIB]);
 let service: RunningService;
 
-/** VMs 0 to 1098 hold cap-lib 1..10 (10 rows each), the last VM holds cap-lib 1 only: 10,991 rows in all. */
+/** VMs 0 to 109 hold cap-lib 1..100 (100 rows each), the last VM holds cap-lib 1 only: 11,001 rows in all. */
 function vmEvents(i: number): Record<string, unknown>[] {
   const vmId = `cap-${String(i).padStart(4, '0')}`;
   const versions = i === VMS - 1 ? ['1'] : CAP_LIB.versions;
@@ -29,10 +29,8 @@ before(async () => {
   const dataDir = tempDir();
   await cveImport(dataDir, [writeAdvisories([CAP_LIB])]);
   service = await startService({ dataDir });
-  for (let first = 0; first < VMS; first += 550) {
-    await ingestInto(service, model, Array.from({ length: Math.min(550, VMS - first) }, (_, k) => vmEvents(first + k)).flat());
-  }
-  assert.equal(model.expected().length, 1099 * 10 + 1);
+  await ingestInto(service, model, Array.from({ length: VMS }, (_, i) => vmEvents(i)).flat());
+  assert.equal(model.expected().length, 110 * 100 + 1);
 });
 
 after(() => service?.stop());
@@ -48,34 +46,34 @@ const capped = { totalCount: CAP, warnings: [WARNING] };
 
 test('more than 10000 rows: totalCount 10000 and the warning', async () => {
   assert.deepEqual(await summary({}), capped);
-  assert.deepEqual(await summary({ 'tags.set': 'even' }), exact(550 * 10));
-  assert.deepEqual(await summary({ hostName: 'host-9' }), exact(109 * 10 + 1));
+  assert.deepEqual(await summary({ 'tags.set': 'even' }), exact(55 * 100 + 1));
+  assert.deepEqual(await summary({ hostName: 'host-0' }), exact(11 * 100 + 1));
 });
 
 test('the edge: 10000 rows are counted exactly, 10001 are not', async () => {
-  // endTime ≤ VM 999: VMs 0..999, 10 rows each.
-  assert.equal(model.expected({ endTime: at(999) }).length, CAP);
-  assert.deepEqual(await summary({ endTime: timeText(at(999), 'plain') }), exact(CAP));
-  // startTime ≥ VM 99: 1000 VMs of 10 rows and the last VM's one row.
-  assert.equal(model.expected({ startTime: at(99) }).length, CAP + 1);
-  assert.deepEqual(await summary({ startTime: timeText(at(99), 'Z') }), capped);
-  assert.deepEqual(await summary({ startTime: String(at(100)) }), exact(CAP - 9));
-  assert.deepEqual(await summary({ endTime: String(at(1000)) }), capped);
+  // endTime ≤ VM 99: VMs 0..99, 100 rows each.
+  assert.equal(model.expected({ endTime: at(99) }).length, CAP);
+  assert.deepEqual(await summary({ endTime: timeText(at(99), 'plain') }), exact(CAP));
+  // startTime ≥ VM 10: 100 VMs of 100 rows and the last VM's one row.
+  assert.equal(model.expected({ startTime: at(10) }).length, CAP + 1);
+  assert.deepEqual(await summary({ startTime: timeText(at(10), 'Z') }), capped);
+  assert.deepEqual(await summary({ startTime: String(at(11)) }), exact(CAP - 99));
+  assert.deepEqual(await summary({ endTime: String(at(100)) }), capped);
 });
 
 test('the same edge when the count looks at every CVE (an analysis-time filter) and with showNotImpacted', async () => {
   assert.deepEqual(await summary({ cveAnalysisStartTime: '0' }), capped);
-  assert.deepEqual(await summary({ cveAnalysisStartTime: '0', endTime: String(at(999)) }), exact(CAP));
-  assert.deepEqual(await summary({ cveAnalysisEndTime: String(Date.now() + 60_000), startTime: String(at(99)) }), capped);
-  // With cap-clean, a VM gives 11 rows: 909 VMs are 9999 rows, 910 are 10010.
-  assert.equal(model.expected({ showNotImpacted: true, endTime: at(908) }).length, CAP - 1);
-  assert.deepEqual(await summary({ showNotImpacted: true, endTime: String(at(908)) }), exact(CAP - 1));
-  assert.deepEqual(await summary({ showNotImpacted: true, endTime: String(at(909)) }), capped);
+  assert.deepEqual(await summary({ cveAnalysisStartTime: '0', endTime: String(at(99)) }), exact(CAP));
+  assert.deepEqual(await summary({ cveAnalysisEndTime: String(Date.now() + 60_000), startTime: String(at(10)) }), capped);
+  // With cap-clean, a VM gives 101 rows: 99 VMs are 9999 rows, 100 are 10100.
+  assert.equal(model.expected({ showNotImpacted: true, endTime: at(98) }).length, CAP - 1);
+  assert.deepEqual(await summary({ showNotImpacted: true, endTime: String(at(98)) }), exact(CAP - 1));
+  assert.deepEqual(await summary({ showNotImpacted: true, endTime: String(at(99)) }), capped);
 });
 
-test('the cap is on the count only: pages go on to the last of the 10991 rows', async () => {
+test('the cap is on the count only: pages go on to the last of the 11001 rows', async () => {
   const walk = await walkEvents(service, { limit: 1000 });
-  assert.equal(walk.pages.length, 11);
+  assert.equal(walk.pages.length, 12);
   for (const page of walk.pages) assert.deepEqual(page.body.summary, capped);
   const expected = model.expected();
   assert.equal(walk.items.length, expected.length);
