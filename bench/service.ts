@@ -27,7 +27,7 @@ function collect(stream: NodeJS.ReadableStream | null, limit: number): () => str
 
 export interface Child {
   process: ChildProcess;
-  /** stdout so far: servers print their addresses there (its first MiB). */
+  /** stdout so far (its last MiB): servers print their addresses there. */
   stdout(): string;
   /** stdout and stderr so far (their last 16 KiB each), for error messages. */
   output(): string;
