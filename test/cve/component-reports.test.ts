@@ -1,8 +1,10 @@
 // Component inventory reports filtered on cveId and score (decisions §9), and their agreement with CVE events.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { ADVISORIES, compareCodePoints, componentsEvent, CVSS, CveFleetModel, cveImport, getEvents, GROUP, ingestInto, startEvent, syntheticVm, writeAdvisories } from '../helpers/cve.ts';
-import type { ModelVm, SyntheticCve } from '../helpers/cve.ts';
+import { componentsEvent, cveImport, CVSS, getEvents, GROUP, startEvent, writeAdvisories } from '../helpers/cve.ts';
+import { ADVISORIES, compareCodePoints, CveFleetModel, ingestInto, syntheticVm } from './fleet-model.ts';
+import type { SyntheticCve } from '../helpers/cve.ts';
+import type { ModelVm } from './fleet-model.ts';
 import { runReport } from '../helpers/reports.ts';
 import { startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';

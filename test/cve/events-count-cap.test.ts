@@ -1,7 +1,8 @@
 // summary.totalCount of GET /public/cve/events: exact up to 10000, else 10000 with the lower-bound warning (interface §6.3, §8; decisions §11).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { checkEnvelope, componentsEvent, compareEvents, CVSS, CveFleetModel, cveImport, getEvents, GROUP, ingestInto, startEvent, stripWindows, timeText, walkEvents, withoutAnalysisTime, writeAdvisories } from '../helpers/cve.ts';
+import { checkEnvelope, componentsEvent, cveImport, CVSS, getEvents, GROUP, startEvent, walkEvents, writeAdvisories } from '../helpers/cve.ts';
+import { compareEvents, CveFleetModel, ingestInto, stripWindows, timeText, withoutAnalysisTime } from './fleet-model.ts';
 import type { EventQuery, SyntheticCve } from '../helpers/cve.ts';
 import { startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';

@@ -1,8 +1,10 @@
 // GET /public/cve/events filters (interface §4.6, decisions §11) checked item by item against a model of the ingested fleet.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { ADVISORIES, checkQuery, codeEvent, componentsEvent, CveFleetModel, cveImport, GROUP, ingestInto, LIBS, nextWholeSecond, startEvent, syntheticVm, timeText, TIME_FORMS, writeAdvisories } from '../helpers/cve.ts';
-import type { EventQuery, ModelFilter } from '../helpers/cve.ts';
+import { codeEvent, componentsEvent, cveImport, GROUP, startEvent, writeAdvisories } from '../helpers/cve.ts';
+import { ADVISORIES, checkQuery, CveFleetModel, ingestInto, LIBS, nextWholeSecond, syntheticVm, timeText, TIME_FORMS } from './fleet-model.ts';
+import type { EventQuery } from '../helpers/cve.ts';
+import type { ModelFilter } from './fleet-model.ts';
 import { request, startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
 

@@ -1,8 +1,10 @@
 // GET /public/cve/events paging (interface §6, §8; decisions §11): keyset walks, also while another client ingests, and limit, afterToken and parameter errors.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { ADVISORIES, checkEnvelope, compareEvents, componentsEvent, CVSS, CveFleetModel, cveImport, eventKey, getEvents, GROUP, ingestInto, stripWindows, syntheticVm, walkEvents, withoutAnalysisTime, writeAdvisories } from '../helpers/cve.ts';
-import type { EventQuery, ExpectedEvent, ModelFilter, SyntheticCve } from '../helpers/cve.ts';
+import { checkEnvelope, componentsEvent, cveImport, CVSS, getEvents, GROUP, walkEvents, writeAdvisories } from '../helpers/cve.ts';
+import { ADVISORIES, compareEvents, CveFleetModel, eventKey, ingestInto, stripWindows, syntheticVm, withoutAnalysisTime } from './fleet-model.ts';
+import type { EventQuery, SyntheticCve } from '../helpers/cve.ts';
+import type { ExpectedEvent, ModelFilter } from './fleet-model.ts';
 import { startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
 

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { componentsEvent, CVSS, cveImport, eventKey, getEvents, GROUP, osvRecord, startEvent, walkEvents } from '../helpers/cve.ts';
+import { componentsEvent, cveImport, CVSS, getEvents, GROUP, osvRecord, startEvent, walkEvents } from '../helpers/cve.ts';
+import { eventKey } from './fleet-model.ts';
 import { ingest } from '../helpers/events.ts';
 import { startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
@@ -91,7 +92,7 @@ test('queries and ingestion during the re-read after an import: no empty or shor
   while (rematches() === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
   assert.ok(rematches() > before, 'the service re-matched after the import');
   // The re-read follows the re-match; keep reading and writing through it.
-  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
   await run.stop();
   await checkRace('yes', run, reference, ['race-reference']);
 });
@@ -99,8 +100,8 @@ test('queries and ingestion during the re-read after an import: no empty or shor
 test('sustained ingestion alone (no other process writes): no empty or short answer, no item twice', async () => {
   const { reference, baseline } = await baselines();
   const run = race('alone', baseline);
-  // Four of the service's 2-second checks for writes by other processes.
-  await new Promise((resolve) => setTimeout(resolve, 8_000));
+  // Three of the service's 2-second checks for writes by other processes.
+  await new Promise((resolve) => setTimeout(resolve, 6_000));
   await run.stop();
   await checkRace('alone', run, reference, []);
 });

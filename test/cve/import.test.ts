@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { codeEvent, componentsEvent, CVSS, cveImport, getEvents, GROUP, osvRecord, pollEvents, startEvent, zipArchive } from '../helpers/cve.ts';
+import { codeEvent, componentsEvent, cveImport, CVSS, getEvents, GROUP, osvRecord, pollEvents, startEvent, zipArchive } from '../helpers/cve.ts';
 import type { SyntheticCve } from '../helpers/cve.ts';
 import { ingest } from '../helpers/events.ts';
 import { runCli, startService, tempDir } from '../helpers/service.ts';
