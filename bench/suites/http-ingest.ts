@@ -69,7 +69,7 @@ export const suite: Suite = {
         clock = Math.max(Date.now(), clock + 1);
         return { bytes: stampTime(body, clock), items: body.items };
       };
-      const extra = { connections: CONNECTIONS, load: `node:http client in the bench process (shares the CPUs), ${CONNECTIONS} connections`, rss: 'server process' };
+      const extra = { load: `node:http client in the bench process (shares the CPUs), ${CONNECTIONS} connections`, rss: 'server process' };
       const rows: BenchRow[] = [];
       // Every batch once: code records are created (the fleet's shared framework methods only by the first batches).
       const first = await runPostLoad({ ...load, requests: plan.bodies, next: send });
