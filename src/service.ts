@@ -37,6 +37,7 @@ export interface RunningService {
   createdAdminKey: string | null;
   /** Resolves when every start-up step is done and health is UP. */
   ready: Promise<void>;
+  readiness: Readiness;
   shutdown(): Promise<void>;
 }
 
@@ -60,11 +61,11 @@ export async function startService(config: Config, logger: Logger, clock: () => 
     afterIngest: (result) => {
       // A component whose CVEs changed touches every VM that carries it: re-read them all.
       if (result.matchesChanged) cveIndex.rebuild().catch((error: Error) => logger.error('CVE index rebuild failed', { stack: error.stack }));
-      else cveIndex.update(result.touched, result.newComponents.length > 0);
+      else cveIndex.update(result.touched.map((record) => record.row), result.newComponents.length > 0);
     },
     afterTagsChange: (vmId) => {
       const row = store.vmRows.get(vmId);
-      if (row !== undefined) cveIndex.updateRow(row);
+      if (row !== undefined) cveIndex.update([row], false);
     },
   };
   metrics.gauge('jvmlens_vms:state', () => liveness.countByState(clock(), config.offlineAfterMs));
@@ -88,14 +89,17 @@ export async function startService(config: Config, logger: Logger, clock: () => 
 
   let seenSeq = writeSeq(store);
   const ready = (async () => {
+    // Worker threads start while the main thread builds its indexes: both take a few hundred ms.
+    const workers = pool.warmUp(config.workers).then(async () => {
+      await jobs.expire();
+      await jobs.start();
+      readiness.done('workers');
+    });
     liveness.load(store);
     readiness.done('indexes');
-    await pool.warmUp(config.workers);
-    await jobs.expire();
-    await jobs.start();
-    readiness.done('workers');
     await vulnerabilities.start();
     readiness.done('vulnerabilities');
+    await workers;
     if (config.readyDelayMs > 0) {
       await new Promise((resolve) => setTimeout(resolve, config.readyDelayMs));
       readiness.done('test delay');
@@ -139,5 +143,5 @@ export async function startService(config: Config, logger: Logger, clock: () => 
     })();
     return stopping;
   };
-  return { gatewayPort, apiPort, createdAdminKey, ready, shutdown };
+  return { gatewayPort, apiPort, createdAdminKey, ready, readiness, shutdown };
 }

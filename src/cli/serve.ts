@@ -19,7 +19,7 @@ export async function serveCommand(config: Config): Promise<void> {
   process.stdout.write(lines.join('\n') + '\n');
   service.ready.then(() => {
     process.stdout.write('jvmlens: ready\n');
-    logger.info('ready', { gatewayPort: service.gatewayPort, apiPort: service.apiPort });
+    logger.info('ready', { gatewayPort: service.gatewayPort, apiPort: service.apiPort, stepsDoneAtMs: service.readiness.timings });
   });
   let stopping = false;
   // A repeated signal must not kill the process mid-shutdown: the first one already drains it.

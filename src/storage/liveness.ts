@@ -1,20 +1,25 @@
 // In-memory start/heard/stop times of every VM: answers "VMs by state" without reading the store.
 import type { VmRecord } from './records.ts';
 import type { Store } from './store.ts';
+import { readScanRow } from './vm-scan.ts';
 import { VM_STATES, vmState } from './vm-state.ts';
 import type { VmState, VmTimes } from './vm-state.ts';
 
 export class Liveness {
-  readonly #times = new Map<string, VmTimes>();
+  readonly #times = new Map<number, VmTimes>();
 
-  /** Rebuilds from the store: at start, and when another process wrote to it. */
+  /** Rebuilds from the store's binary scan rows: at start, and when another process wrote to it. */
   load(store: Store): void {
     this.#times.clear();
-    for (const { value } of store.vms.getRange()) this.update(value);
+    const rows = (store.meta.get('rowNext') as number | undefined) ?? 0;
+    for (let row = 0; row < rows; row++) {
+      const scan = readScanRow(store, row);
+      if (scan !== undefined) this.#times.set(row, { startTime: scan.startTime, lastHeardTime: scan.lastHeardTime, stopTime: Number.isNaN(scan.stopTime) ? null : scan.stopTime });
+    }
   }
 
   update(record: VmRecord): void {
-    this.#times.set(record.vmId, { startTime: record.startTime, lastHeardTime: record.lastHeardTime, stopTime: record.stopTime });
+    this.#times.set(record.row, { startTime: record.startTime, lastHeardTime: record.lastHeardTime, stopTime: record.stopTime });
   }
 
   get size(): number {

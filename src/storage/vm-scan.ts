@@ -1,5 +1,6 @@
 // A VM as a fixed-width binary row (3 float64 times, then uint32 dictionary ids): what report scans read.
 import type { VmRecord } from './records.ts';
+import type { Store } from './store.ts';
 
 /** The dictionary-id fields of a scan row, in layout order. */
 export const SCAN_STRING_FIELDS = ['vmId', 'hostName', 'agentVersion', 'agentRevision', 'mailbox', 'mainMethod', 'javaVersion', 'javaVendor', 'osName', 'osArch'] as const;
@@ -44,4 +45,25 @@ export class ScanColumns {
     this.stopTime[i] = buffer.readDoubleLE(16);
     for (let k = 0; k < SCAN_STRING_FIELDS.length; k++) this.strings[SCAN_STRING_FIELDS[k]][i] = buffer.readUInt32LE(TIMES * 8 + k * 4);
   }
+}
+
+export interface ScanRow {
+  startTime: number;
+  lastHeardTime: number;
+  stopTime: number;
+  vmId: number;
+  hostName: number;
+}
+
+/** The times and identity of one VM row, without decoding its msgpack record. */
+export function readScanRow(store: Store, row: number): ScanRow | undefined {
+  const buffer = store.vmScan.getBinaryFast(row);
+  if (buffer === undefined) return undefined;
+  return {
+    startTime: buffer.readDoubleLE(0),
+    lastHeardTime: buffer.readDoubleLE(8),
+    stopTime: buffer.readDoubleLE(16),
+    vmId: buffer.readUInt32LE(TIMES * 8),
+    hostName: buffer.readUInt32LE(TIMES * 8 + 4),
+  };
 }
