@@ -23,6 +23,7 @@ import { createKey, listKeys } from './storage/keys.ts';
 import { Liveness } from './storage/liveness.ts';
 import { SCOPES } from './storage/records.ts';
 import { openStore, writeSeq } from './storage/store.ts';
+import { InstanceCache } from './storage/vms.ts';
 import type { Store } from './storage/store.ts';
 
 const MIB = 1024 * 1024;
@@ -55,15 +56,19 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   const dict = new Dictionary(store);
   const liveness = new Liveness();
   const cveIndex = new CveIndex(store, dict);
+  const instances = new InstanceCache();
   const context: ServiceContext = {
     config, store, dict, clock, logger, metrics, readiness, liveness,
     ingestor: new Ingestor(store, dict),
+    instances,
     afterIngest: (result) => {
+      for (const record of result.touched) instances.invalidate(record.vmId);
       // A component whose CVEs changed touches every VM that carries it: re-read them all.
       if (result.matchesChanged) cveIndex.rebuild().catch((error: Error) => logger.error('CVE index rebuild failed', { stack: error.stack }));
       else cveIndex.update(result.touched.map((record) => record.row), result.newComponents.length > 0);
     },
     afterTagsChange: (vmId) => {
+      instances.invalidate(vmId);
       const row = store.vmRows.get(vmId);
       if (row !== undefined) cveIndex.update([row], false);
     },
@@ -119,6 +124,7 @@ export async function startService(config: Config, logger: Logger, clock: () => 
     for (let seq = seenSeq + 1; seq <= currentSeq; seq++) if (!store.ownSeqs.delete(seq)) external = true;
     seenSeq = currentSeq;
     if (external) {
+      instances.clear();
       liveness.load(store);
       if (readiness.reason() === null) cveIndex.rebuild().catch((error: Error) => logger.error('CVE index rebuild failed', { stack: error.stack }));
     }

@@ -5,6 +5,7 @@ import type { Dictionary } from '../storage/dictionary.ts';
 import type { Liveness } from '../storage/liveness.ts';
 import type { IngestResult, Ingestor } from '../storage/ingest.ts';
 import type { Store } from '../storage/store.ts';
+import type { InstanceCache } from '../storage/vms.ts';
 import type { Metrics } from './metrics.ts';
 import type { Readiness } from './readiness.ts';
 
@@ -13,6 +14,7 @@ export interface ServiceContext {
   store: Store;
   dict: Dictionary;
   ingestor: Ingestor;
+  instances: InstanceCache;
   clock: () => number;
   logger: Logger;
   metrics: Metrics;

@@ -13,20 +13,30 @@ function escapeLabel(value: string): string {
 }
 
 export class Metrics {
-  readonly #requests = new Map<string, number>();
+  readonly #requests: { labels: string; value: number }[] = [];
+  readonly #series = new Map<string, { histogram: Histogram; counters: Map<string, { labels: string; value: number }> }>();
   readonly #latency = new Map<string, Histogram>();
   readonly #events = new Map<string, number>();
   readonly #gauges = new Map<string, () => Record<string, number>>();
 
   recordRequest(route: string, method: string, status: number, seconds: number): void {
-    const key = `route="${escapeLabel(route)}",method="${method}",status="${status}"`;
-    this.#requests.set(key, (this.#requests.get(key) ?? 0) + 1);
-    const histogramKey = `route="${escapeLabel(route)}"`;
-    let histogram = this.#latency.get(histogramKey);
-    if (histogram === undefined) {
-      histogram = { counts: new Array<number>(BUCKETS.length).fill(0), sum: 0, count: 0 };
-      this.#latency.set(histogramKey, histogram);
+    // Hot path: label strings are built once per (route, method, status), not per request.
+    let byRoute = this.#series.get(route);
+    if (byRoute === undefined) {
+      const histogram = { counts: new Array<number>(BUCKETS.length).fill(0), sum: 0, count: 0 };
+      byRoute = { histogram, counters: new Map() };
+      this.#series.set(route, byRoute);
+      this.#latency.set(`route="${escapeLabel(route)}"`, histogram);
     }
+    const counterKey = `${method} ${status}`;
+    let counter = byRoute.counters.get(counterKey);
+    if (counter === undefined) {
+      counter = { labels: `route="${escapeLabel(route)}",method="${method}",status="${status}"`, value: 0 };
+      byRoute.counters.set(counterKey, counter);
+      this.#requests.push(counter);
+    }
+    counter.value++;
+    const histogram = byRoute.histogram;
     for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]) histogram.counts[i]++;
     histogram.sum += seconds;
     histogram.count++;
@@ -45,7 +55,7 @@ export class Metrics {
     const lines: string[] = [];
     lines.push('# HELP jvmlens_http_requests_total HTTP requests by route, method and status.');
     lines.push('# TYPE jvmlens_http_requests_total counter');
-    for (const [labels, value] of this.#requests) lines.push(`jvmlens_http_requests_total{${labels}} ${value}`);
+    for (const { labels, value } of this.#requests) lines.push(`jvmlens_http_requests_total{${labels}} ${value}`);
     lines.push('# HELP jvmlens_http_request_duration_seconds Time to answer a request.');
     lines.push('# TYPE jvmlens_http_request_duration_seconds histogram');
     for (const [labels, histogram] of this.#latency) {

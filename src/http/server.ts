@@ -97,11 +97,15 @@ export class HttpServer {
       const value = req.getHeader(name);
       if (value !== '' && value !== undefined) headers[name] = value;
     }
+    let parsedQuery: URLSearchParams | undefined;
     const request: ApiRequest = {
       method,
       path,
       params: {},
-      query: new URLSearchParams(query),
+      // Parsed on first use: most requests (health, instance GETs) have no query.
+      get query() {
+        return (parsedQuery ??= new URLSearchParams(query));
+      },
       headers,
       body: EMPTY,
       principal: null,

@@ -6,6 +6,7 @@ import type { Store } from './store.ts';
 import { countWrite } from './store.ts';
 import { readTags, writeTags } from './tags.ts';
 import { vmState } from './vm-state.ts';
+import type { VmTimes } from './vm-state.ts';
 
 export interface TagRecord {
   key: string;
@@ -19,12 +20,12 @@ export function findVm(store: Store, vmId: string): VmRecord {
   return record;
 }
 
-/** The VM instance of interface.md §2.2, plus its tags as a map (decisions §5). */
-export function vmInstance(store: Store, dict: Dictionary, vmId: string, now: number, offlineAfterMs: number): Record<string, unknown> {
+/** The VM instance of interface.md §2.2, plus its tags as a map (decisions §5); `state` is left to the caller. */
+export function vmInstanceBody(store: Store, dict: Dictionary, vmId: string): { body: Record<string, unknown>; times: VmTimes } {
   const record = findVm(store, vmId);
   const details = store.vmDetails.get(record.row);
   const inventory = details?.inventory ?? {};
-  return {
+  const body = {
     vmId: record.vmId,
     agentVersion: dict.lookup(record.agentVersion) ?? '',
     agentRevision: dict.lookup(record.agentRevision) ?? '',
@@ -38,10 +39,42 @@ export function vmInstance(store: Store, dict: Dictionary, vmId: string, now: nu
     startTime: record.startTime,
     lastHeardTime: record.lastHeardTime,
     mailbox: dict.lookup(record.mailbox) ?? '',
-    state: vmState(record, now, offlineAfterMs),
+    state: null as string | null,
     jvmInfo: details?.jvmInfo ?? {},
     tags: Object.fromEntries(readTags(store, dict, record.row)),
   };
+  return { body, times: record };
+}
+
+/**
+ * Instance bodies by vmId, so repeated GETs skip three store reads and their decoding. The state is
+ * computed per request (it changes with time); writes invalidate entries.
+ */
+export class InstanceCache {
+  readonly #entries = new Map<string, { body: Record<string, unknown>; times: VmTimes }>();
+  readonly #limit: number;
+
+  constructor(limit = 50_000) {
+    this.#limit = limit;
+  }
+
+  get(store: Store, dict: Dictionary, vmId: string, now: number, offlineAfterMs: number): Record<string, unknown> {
+    let entry = this.#entries.get(vmId);
+    if (entry === undefined) {
+      entry = vmInstanceBody(store, dict, vmId);
+      if (this.#entries.size >= this.#limit) this.#entries.clear();
+      this.#entries.set(vmId, entry);
+    }
+    return { ...entry.body, state: vmState(entry.times, now, offlineAfterMs) };
+  }
+
+  invalidate(vmId: string): void {
+    this.#entries.delete(vmId);
+  }
+
+  clear(): void {
+    this.#entries.clear();
+  }
 }
 
 export function vmAnnotations(store: Store, vmId: string): Annotation[] {

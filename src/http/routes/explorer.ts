@@ -1,7 +1,7 @@
 // The VM instance explorer under /public/instance (interface §4.2, decisions §5).
 import { ApiError } from '../../errors.ts';
 import { validateTagKey, validateTagValue } from '../../ingest/tags.ts';
-import { updateTags, vmAnnotations, vmInstance, vmTags } from '../../storage/vms.ts';
+import { updateTags, vmAnnotations, vmTags } from '../../storage/vms.ts';
 import type { TagRecord } from '../../storage/vms.ts';
 import { readJson } from '../body.ts';
 import type { ServiceContext } from '../context.ts';
@@ -45,7 +45,7 @@ export function explorerRoutes(context: ServiceContext): Route[] {
       method: 'GET',
       pattern: '/public/instance/:vmId',
       ...read,
-      handler: (request) => ({ status: 200, body: vmInstance(store, dict, request.params.vmId, context.clock(), context.config.offlineAfterMs) }),
+      handler: (request) => ({ status: 200, body: context.instances.get(store, dict, request.params.vmId, context.clock(), context.config.offlineAfterMs) }),
     },
     {
       method: 'GET',
