@@ -93,11 +93,8 @@ export class HttpServer {
       query = req.getQuery() ?? '';
     }
     const headers: Record<string, string> = {};
-    for (const name of HEADERS) {
-      const value = req.getHeader(name);
-      if (value !== '' && value !== undefined) headers[name] = value;
-    }
     let parsedQuery: URLSearchParams | undefined;
+    const number = ++requestCounter;
     const request: ApiRequest = {
       method,
       path,
@@ -109,12 +106,11 @@ export class HttpServer {
       headers,
       body: EMPTY,
       principal: null,
-      requestId: `${requestIdPrefix}-${(++requestCounter).toString(36)}`,
+      get requestId() {
+        return `${requestIdPrefix}-${number.toString(36)}`;
+      },
     };
-    const exchange = { res, aborted: false, routeName: 'unmatched', request, started };
-    res.onAborted(() => {
-      exchange.aborted = true;
-    });
+    const exchange: Exchange = { res, aborted: false, watched: false, routeName: 'unmatched', request, started };
     this.#inFlight++;
     try {
       const match = this.#router.match(method, path);
@@ -125,6 +121,13 @@ export class HttpServer {
       const route = match.route;
       exchange.routeName = route.name ?? route.pattern;
       request.params = match.params;
+      // Headers cross into native code one by one: read them only for routes that use them.
+      if (route.scope !== undefined || METHODS_WITH_BODY.has(method)) {
+        for (const name of HEADERS) {
+          const value = req.getHeader(name);
+          if (value !== '' && value !== undefined) headers[name] = value;
+        }
+      }
       if (route.needsReady) {
         const reason = this.#options.notReadyReason();
         if (reason !== null) throw new ApiError(503, 'NOT_READY', `service not ready: ${reason}`, undefined, { 'Retry-After': '1' });
@@ -153,7 +156,17 @@ export class HttpServer {
     return new ApiError(413, 'PAYLOAD_TOO_LARGE', `request body is larger than ${this.#options.bodyLimit} bytes`);
   }
 
+  /** Needed before answering later than the request callback: uWS then reports a closed connection. */
+  #watch(exchange: Exchange): void {
+    if (exchange.watched) return;
+    exchange.watched = true;
+    exchange.res.onAborted(() => {
+      exchange.aborted = true;
+    });
+  }
+
   #readBody(exchange: Exchange, route: Route): void {
+    this.#watch(exchange);
     const chunks: Buffer[] = [];
     let size = 0;
     let rejected = false;
@@ -187,6 +200,7 @@ export class HttpServer {
       return;
     }
     if (result instanceof Promise) {
+      this.#watch(exchange);
       result.then(
         (response) => this.#respond(exchange, response),
         (error: unknown) => this.#respond(exchange, this.#errorResponse(error, exchange.request)),
@@ -211,6 +225,8 @@ export class HttpServer {
       this.#drained = null;
     }
     if (exchange.aborted) return;
+    // uWS does not count endWithoutBody as an answer given inside the callback.
+    if (request.method === 'HEAD') this.#watch(exchange);
     const payload = response.raw ?? (response.body === undefined ? '' : JSON.stringify(response.body));
     const contentType = response.contentType ?? (response.raw === undefined && response.body !== undefined ? 'application/json' : undefined);
     res.cork(() => {
@@ -226,6 +242,8 @@ export class HttpServer {
 interface Exchange {
   res: HttpResponse;
   aborted: boolean;
+  /** Whether onAborted is attached (only for answers given after the request callback). */
+  watched: boolean;
   routeName: string;
   request: ApiRequest;
   started: number;
