@@ -3,6 +3,7 @@ import type { BenchOptions, BenchRow, Suite } from '../harness.ts';
 import { newBench, runTinybench } from '../harness.ts';
 import { compileFilter, componentFields, evaluateConditions } from '../../src/parser/index.ts';
 import type { Column, FieldDef } from '../../src/parser/index.ts';
+import { seeded } from '../../src/seed/random.ts';
 
 const NOW = Date.UTC(2026, 10, 21, 10, 0, 0);
 
@@ -16,17 +17,6 @@ const FIVE_ENTRIES = [
 
 // Two dictionary columns (one compared in Maven order) and one number column.
 const THREE_ENTRIES = ["state = 'RUNNING'", "componentVersion < '2.17.0'", 'score >= 7'];
-
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Encoded rows as storage hands them over: state ids, version ids of one shared dictionary, scores. */
 function encodedRows(rowCount: number): (field: FieldDef) => Column {

@@ -2,17 +2,7 @@
 import type { BenchOptions, BenchRow, Suite } from '../harness.ts';
 import { newBench, runTinybench } from '../harness.ts';
 import { compareMavenVersions, compareParsedMavenVersions, parseMavenVersion } from '../../src/versions/maven.ts';
-
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from '../../src/seed/random.ts';
 
 // The shapes Java fleets carry: plain releases, Spring's .RELEASE, pre-releases, Guava's -jre, Jetty's dates.
 const SHAPES: ((n: () => number) => string)[] = [

@@ -6,17 +6,7 @@ import { validateOsvRecord } from '../../src/vuln/osv.ts';
 import type { Vulnerability } from '../../src/vuln/osv.ts';
 import { VulnerabilityIndex } from '../../src/vuln/vulnerability-index.ts';
 import type { ComponentRef } from '../../src/vuln/vulnerability-index.ts';
-
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from '../../src/seed/random.ts';
 
 const SYNTHETIC_ARTIFACTS = 3_000;
 

@@ -41,3 +41,9 @@ export class Random {
     return `${hex(8)}-${hex(4)}-4${hex(3)}-${(8 + this.int(4)).toString(16)}${hex(3)}-${hex(12)}`;
   }
 }
+
+/** A uniform [0, 1) generator from a seed, for code that wants a plain function. */
+export function seeded(seed: number): () => number {
+  const random = new Random(seed);
+  return () => random.next();
+}

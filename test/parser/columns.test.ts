@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { createCatalog } from '../../src/parser/fields.ts';
 import { compileFilter, evaluateConditions } from '../../src/parser/index.ts';
 import type { Column, Condition, FieldDef } from '../../src/parser/index.ts';
+import { seeded as random } from '../../src/seed/random.ts';
 
 const NOW = Date.UTC(2026, 2, 31, 12, 0, 0);
 const DAY = 86_400_000;
@@ -16,17 +17,6 @@ const catalog = createCatalog('component', [
   { name: 'n', type: 'number', scope: 'component' },
   { name: 't', type: 'time', scope: 'vm' },
 ]);
-
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Dictionary strings: id 0 is missing, so index 0 is null.
 const DICT: (string | null)[] = [

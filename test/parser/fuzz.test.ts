@@ -3,20 +3,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError } from '../../src/errors.ts';
 import { codeInventoryFields, compileFilter, componentFields, jvmInventoryFields, parseGroupBy, parseSortBy, resolveTime } from '../../src/parser/index.ts';
+import { seeded as random } from '../../src/seed/random.ts';
 
 const NOW = Date.UTC(2026, 2, 31, 12, 0, 0);
 const CODES = new Set(['BAD_FILTER', 'BAD_GROUP_BY', 'BAD_SORT_BY', 'BAD_TIME']);
-
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const rnd = random(0x5eed);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(rnd() * items.length)];
