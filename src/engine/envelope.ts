@@ -53,9 +53,12 @@ export function pageEnvelope(meta: ReportMeta, page: number, afterToken: string 
   return fields;
 }
 
-/** A page as JSON: the envelope with the page's items. */
-export function pageJson(fields: readonly [string, unknown][], data: unknown): string {
-  return JSON.stringify({ ...Object.fromEntries(fields), data });
+const EMPTY_DATA = Buffer.from('[]');
+
+/** A page as JSON: the envelope with the stored JSON of the page's items spliced in unchanged. */
+export function pageJson(fields: readonly [string, unknown][], storedData: Uint8Array = EMPTY_DATA): Buffer {
+  const envelope = JSON.stringify(Object.fromEntries(fields));
+  return Buffer.concat([Buffer.from(`${envelope.slice(0, -1)},"data":`), storedData, Buffer.from('}')]);
 }
 
 /** A page as msgpack: the envelope's map with the stored data bytes spliced in unchanged. */
@@ -81,7 +84,7 @@ export function envelopeReserve(meta: ReportMeta): number {
     widest,
     afterTokenFor(meta.reportId, widest),
   );
-  return Buffer.byteLength(pageJson(fields, []));
+  return pageJson(fields).length;
 }
 
 export function afterTokenFor(reportId: string, page: number): string {

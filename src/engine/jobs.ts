@@ -1,16 +1,18 @@
 // The report job queue and lifecycle (decisions §6): PROCESSING → a final state, with timeout, cancel, recovery and expiry.
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../storage/store.ts';
 import { envelopeReserve } from './envelope.ts';
-import { codePartitions } from './kernels/code.ts';
+import { codePartitions, codeRecordCount } from './kernels/code.ts';
 import { deletePages, writeEmptyPage } from './pages.ts';
 import type { WorkerPool } from './pool.ts';
 import type { ParsedReportRequest } from './report-request.ts';
 import type { Partition, ReportError, ReportFamily, ReportMeta, ReportState } from './report-types.ts';
-import type { FinalizeResult, PartialResult, TestFault } from './tasks.ts';
+import { transferablesOf } from './encoded-items.ts';
+import type { FinalizeResult, FinalizeTask, PartialResult, TestFault } from './tasks.ts';
 
 /** decisions §6: at most this many jobs wait; beyond, 429. */
 export const MAX_WAITING = 100;
@@ -167,6 +169,8 @@ export class ReportJobs {
     while (!this.#stopped && this.#running.size < slots && this.#waiting.length > 0) {
       const reportId = this.#waiting.shift()!;
       const job: RunningJob = { controller: new AbortController(), cancelled: false, done: Promise.resolve() };
+      // Every partition task of the job listens to its signal.
+      setMaxListeners(MAX_PARTITIONS + 1, job.controller.signal);
       this.#running.set(reportId, job);
       job.done = this.#run(reportId, job)
         .catch((error: Error) => this.#logger.error('report job failed unexpectedly', { reportId, stack: error.stack }))
@@ -179,7 +183,7 @@ export class ReportJobs {
 
   #partitions(meta: ReportMeta): Partition[] {
     if (meta.family === 'codeInventory') {
-      const count = Math.min(MAX_PARTITIONS, Math.max(1, Math.ceil(this.#store.code.getKeysCount() / (this.#config.testPartitionSize || KEYS_PER_PARTITION))));
+      const count = Math.min(MAX_PARTITIONS, Math.max(1, Math.ceil(codeRecordCount(this.#store) / (this.#config.testPartitionSize || KEYS_PER_PARTITION))));
       return codePartitions(this.#store, count).map((range) => ({ kind: 'keys', ...range }));
     }
     const rows = (this.#store.meta.get('rowNext') as number | undefined) ?? 0;
@@ -235,9 +239,8 @@ export class ReportJobs {
         meta.totalPages = 1;
       } else {
         try {
-          const result = await this.#pool.run<FinalizeResult>({
-            kind: 'finalize', reportId, request: meta.request, partials, pageBytes: this.#config.pageBytes, reserve: envelopeReserve(meta), faults: this.#faults,
-          });
+          const task: FinalizeTask = { kind: 'finalize', reportId, request: meta.request, partials, pageBytes: this.#config.pageBytes, reserve: envelopeReserve(meta), faults: this.#faults };
+          const result = await this.#pool.run<FinalizeResult>(task, undefined, transferablesOf(partials));
           meta = { ...meta, totalCount: result.totalCount, totalPages: result.totalPages, summary: result.summary };
         } catch (error) {
           if (job.cancelled) return;

@@ -2,6 +2,8 @@
 import { pack } from 'msgpackr';
 import { ApiError } from '../errors.ts';
 import type { Store } from '../storage/store.ts';
+import { msgpackArrayHeader } from './encoded-items.ts';
+import type { EncodedItems } from './encoded-items.ts';
 
 /** Bytes of `value` as JSON. */
 export function jsonBytes(value: unknown): number {
@@ -81,7 +83,7 @@ export class PageWriter {
 
   #flush(): void {
     const data = nest(this.#items, this.#nesting);
-    this.#writes.push(this.#store.pages.put([this.#reportId, this.#pages], pack(data)));
+    this.#writes.push(...putPage(this.#store, this.#reportId, this.#pages, pack(data), Buffer.from(JSON.stringify(data))));
     this.#pages++;
     this.#items = [];
     this.#bytes = 0;
@@ -95,13 +97,86 @@ export class PageWriter {
   }
 }
 
+/** Stores one page's data in both encodings. */
+function putPage(store: Store, reportId: string, page: number, msgpack: Uint8Array, json: Uint8Array): Promise<boolean>[] {
+  return [store.pages.put([reportId, page], msgpack as Buffer), store.pageJson.put([reportId, page], json as Buffer)];
+}
+
+/** Pages written but not yet committed that writeEncodedPages lets accumulate. */
+const PAGES_IN_FLIGHT = 4;
+
+/**
+ * Cuts items encoded by the partitions (in report order) into pages under the same bound as
+ * PageWriter, copying runs of bytes: the fast path of a report whose partitions give final items.
+ */
+export async function writeEncodedPages(store: Store, reportId: string, pageBytes: number, reserve: number, chunks: readonly EncodedItems[]): Promise<PageTotals> {
+  const budget = pageBytes - reserve;
+  const writes: Promise<boolean>[] = [];
+  let pages = 0;
+  let totalCount = 0;
+  // The current page: runs [from, to) of items of chunks, its item count and JSON bytes (brackets and commas included).
+  let runs: { chunk: EncodedItems; from: number; to: number }[] = [];
+  let count = 0;
+  let bytes = 2;
+  const flush = async () => {
+    // LMDB holds a value until its transaction commits: wait for older pages rather than hold them all.
+    if (writes.length >= 2 * PAGES_IN_FLIGHT) await Promise.all(writes.splice(0, writes.length - PAGES_IN_FLIGHT));
+    const json = Buffer.allocUnsafe(bytes - 1);
+    let at = 0;
+    json[at++] = 0x5b;
+    const msgpackParts: Uint8Array[] = [msgpackArrayHeader(count)];
+    for (const { chunk, from, to } of runs) {
+      const jsonStart = from === 0 ? 0 : chunk.jsonEnds[from - 1] + 1;
+      const msgpackStart = from === 0 ? 0 : chunk.msgpackEnds[from - 1];
+      // Each item's JSON is followed by its comma: a run's slice holds the commas between its items.
+      json.set(chunk.json.subarray(jsonStart, chunk.jsonEnds[to - 1] + 1), at);
+      at += chunk.jsonEnds[to - 1] + 1 - jsonStart;
+      msgpackParts.push(chunk.msgpack.subarray(msgpackStart, chunk.msgpackEnds[to - 1]));
+    }
+    json[at - 1] = 0x5d;
+    writes.push(...putPage(store, reportId, pages, Buffer.concat(msgpackParts), json.subarray(0, at)));
+    pages++;
+    runs = [];
+    count = 0;
+    bytes = 2;
+  };
+  for (const chunk of chunks) {
+    let from = 0;
+    for (let k = 0; k < chunk.count; k++) {
+      const size = chunk.jsonEnds[k] - (k === 0 ? 0 : chunk.jsonEnds[k - 1] + 1) + 1;
+      if (count > 0 && bytes + size > budget) {
+        if (k > from) runs.push({ chunk, from, to: k });
+        from = k;
+        await flush();
+      }
+      if (count === 0 && 2 + size > budget) {
+        throw new ApiError(500, 'ITEM_TOO_LARGE', `one report item is ${size} bytes of JSON, more than a page holds (${budget} bytes besides the envelope)`);
+      }
+      bytes += size;
+      count++;
+    }
+    if (chunk.count > from) runs.push({ chunk, from, to: chunk.count });
+    totalCount += chunk.count;
+  }
+  if (count > 0) await flush();
+  if (pages === 0) writes.push(...emptyPage(store, reportId));
+  await Promise.all(writes);
+  return { totalCount, totalPages: Math.max(1, pages) };
+}
+
+function emptyPage(store: Store, reportId: string): Promise<boolean>[] {
+  return putPage(store, reportId, 0, pack([]), Buffer.from('[]'));
+}
+
 /** Writes an empty page 0: a failed report still has one (decisions §6). */
 export async function writeEmptyPage(store: Store, reportId: string): Promise<void> {
-  await store.pages.put([reportId, 0], pack([]));
+  await Promise.all(emptyPage(store, reportId));
 }
 
 export async function deletePages(store: Store, reportId: string): Promise<void> {
   const removals: Promise<boolean>[] = [];
-  for (const key of store.pages.getKeys({ start: [reportId], end: [reportId, Number.MAX_SAFE_INTEGER] })) removals.push(store.pages.remove(key));
+  const range = { start: [reportId], end: [reportId, Number.MAX_SAFE_INTEGER] };
+  for (const key of store.pages.getKeys(range)) removals.push(store.pages.remove(key));
+  for (const key of store.pageJson.getKeys(range)) removals.push(store.pageJson.remove(key));
   await Promise.all(removals);
 }

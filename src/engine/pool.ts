@@ -20,8 +20,9 @@ export class WorkerPool {
     });
   }
 
-  run<T>(task: WorkerTask, signal?: AbortSignal): Promise<T> {
-    return this.#piscina.run(task, signal === undefined ? {} : { signal }) as Promise<T>;
+  /** Runs a task; the buffers of `transferList` move to the worker and are unusable here afterwards. */
+  run<T>(task: WorkerTask, signal?: AbortSignal, transferList: ArrayBuffer[] = []): Promise<T> {
+    return this.#piscina.run(task, { transferList, ...(signal === undefined ? {} : { signal }) }) as Promise<T>;
   }
 
   /** Resolves once every thread answered a ping: the pool is ready (decisions §3). */

@@ -1,5 +1,6 @@
 // The messages between the service and its worker threads.
 import type { ComponentPartial } from './kernels/component.ts';
+import type { EncodedItems } from './encoded-items.ts';
 import type { ClassMethods } from './kernels/code.ts';
 import type { JvmPartial } from './kernels/jvm.ts';
 import type { Partition, ReportRequest } from './report-types.ts';
@@ -26,7 +27,7 @@ export interface PartitionTask {
   faults: TestFault[];
 }
 
-export type PartialResult = JvmPartial | ComponentPartial | ClassMethods[];
+export type PartialResult = JvmPartial | ComponentPartial | ClassMethods[] | EncodedItems;
 
 export interface FinalizeTask {
   kind: 'finalize';

@@ -1,17 +1,19 @@
 // Entry point of a Piscina worker thread: runs report partitions and writes report pages.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { workerData } from 'node:worker_threads';
+import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { Dictionary } from '../storage/dictionary.ts';
 import { openStore } from '../storage/store.ts';
 import { rematchAll } from '../storage/vulns.ts';
-import { codeFinalize, codePartition } from './kernels/code.ts';
+import { CodeItemEncoder, codeFinalize, codeItemsInKeyOrder, codePartition, scanCode } from './kernels/code.ts';
 import type { ClassMethods } from './kernels/code.ts';
 import { componentFinalize, componentPartition } from './kernels/component.ts';
 import type { ComponentPartial } from './kernels/component.ts';
 import type { KernelContext } from './kernels/context.ts';
 import { jvmFinalize, jvmPartition } from './kernels/jvm.ts';
 import type { JvmPartial } from './kernels/jvm.ts';
-import { PageWriter } from './pages.ts';
+import { PageWriter, writeEncodedPages } from './pages.ts';
+import type { EncodedItems } from './encoded-items.ts';
 import type { FinalizeResult, FinalizeTask, PartialResult, PartitionTask, WorkerData, WorkerTask } from './tasks.ts';
 
 let context: KernelContext | undefined;
@@ -27,12 +29,22 @@ function kernelContext(): KernelContext {
   return context;
 }
 
+/** Piscina transfers the items' one buffer to the service instead of cloning it. */
+function moved(items: EncodedItems): PartialResult {
+  return move({ [transferableSymbol]: [items.json.buffer], [valueSymbol]: items }) as unknown as PartialResult;
+}
+
 async function runPartition(task: PartitionTask): Promise<PartialResult> {
   if (task.faults.includes('slow-partition')) await sleep(300);
   if (task.faults.includes('partition-fail') && task.index === 1) throw new Error('test fault: partition 1 fails');
   const ctx = kernelContext();
   const { request, partition } = task;
-  if (partition.kind === 'keys') return codePartition(ctx, request, partition.start, partition.end);
+  if (partition.kind === 'keys') {
+    if (!codeItemsInKeyOrder(request)) return codePartition(ctx, request, partition.start, partition.end);
+    const encoder = new CodeItemEncoder(request.groupBy.length === 3);
+    scanCode(ctx, request, partition.start, partition.end, (cls) => encoder.add(cls));
+    return moved(encoder.finish());
+  }
   if (request.family === 'jvmInventory') return jvmPartition(ctx, request, partition.start, partition.end);
   return componentPartition(ctx, request, partition.start, partition.end);
 }
@@ -41,6 +53,9 @@ async function runFinalize(task: FinalizeTask): Promise<FinalizeResult> {
   if (task.faults.includes('finalize-fail')) throw new Error('test fault: page writing fails');
   const ctx = kernelContext();
   const { request } = task;
+  if (request.family === 'codeInventory' && codeItemsInKeyOrder(request)) {
+    return { ...(await writeEncodedPages(ctx.store, task.reportId, task.pageBytes, task.reserve, task.partials as EncodedItems[])), summary: null };
+  }
   let items: Record<string, unknown>[];
   let summary: FinalizeResult['summary'] = null;
   let nesting: string[] = [];

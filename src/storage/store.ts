@@ -43,6 +43,8 @@ export interface Store {
   reports: Database<Record<string, unknown>, string>;
   /** Key [reportId, page]: msgpack bytes of one page. */
   pages: Database<Buffer, (string | number)[]>;
+  /** Key [reportId, page]: the same page's data as JSON bytes, which a JSON GET splices into its envelope. */
+  pageJson: Database<Buffer, (string | number)[]>;
   /** The `writeSeq` values of this process's write batches; the others came from other processes. */
   ownSeqs: Set<number>;
   close(): Promise<void>;
@@ -84,6 +86,7 @@ export function openStore(dataDir: string, options: { readOnly?: boolean } = {})
     keyHashes: msgpack('keyHashes'),
     reports: msgpack('reports'),
     pages: binary('pages'),
+    pageJson: binary('pageJson'),
     ownSeqs: new Set(),
     close: () => env.close(),
   };

@@ -18,6 +18,7 @@ const reports: [Family, Record<string, unknown>][] = [
   ['component', { groupBy: ['tags.region'], detail: true, filter: ["componentName LIKE '^(log4j|jackson|spring)'"] }],
   ['component', { groupBy: ['week'], sortBy: ['count=DESC'] }],
   ['codeInventory', { ...window }],
+  ['codeInventory', { ...window, groupBy: ['sourceName', 'className', 'methodName'] }],
   ['codeInventory', { ...window, groupBy: ['sourceName'] }],
   ['codeInventory', { ...window, groupBy: ['sourceName', 'className'], sortBy: ['count=DESC'] }],
 ];

@@ -10,6 +10,8 @@ import type { Collation } from '../order.ts';
 import { CATALOGS, sortableFields } from '../report-request.ts';
 import type { ReportRequest } from '../report-types.ts';
 import type { KernelContext } from './context.ts';
+import { ItemEncoder, latin1Of, msgpackBytes, msgpackStringLatin1 } from '../encoded-items.ts';
+import type { EncodedItems } from '../encoded-items.ts';
 
 /** The methods of one class that passed the filter and the window, merged across AppEnvs. */
 export interface ClassMethods extends ClassCode {
@@ -30,15 +32,12 @@ function lastValueTest(condition: Condition): (value: string | null) => boolean 
   };
 }
 
-function mergeInto(target: ClassCode, source: ClassCode, keep: (i: number) => boolean): ClassCode {
+/** The methods of both, in code-point order; a method in both keeps the widest span. */
+function merge(target: ClassCode, source: ClassCode): ClassCode {
   const merged: ClassCode = { methods: [], firstSeen: [], lastSeen: [] };
   let i = 0;
   let j = 0;
   while (i < target.methods.length || j < source.methods.length) {
-    if (j < source.methods.length && !keep(j)) {
-      j++;
-      continue;
-    }
     const order = i === target.methods.length ? 1 : j === source.methods.length ? -1 : compareCodePoints(target.methods[i], source.methods[j]);
     if (order < 0) {
       merged.methods.push(target.methods[i]);
@@ -57,60 +56,165 @@ function mergeInto(target: ClassCode, source: ClassCode, keep: (i: number) => bo
   return merged;
 }
 
-export function codePartition(context: KernelContext, request: ReportRequest, start: string[] | null, end: string[] | null): ClassMethods[] {
+/** The methods of `code` for which `keep` holds; `code` itself when all do. */
+function only(code: ClassCode, keep: (m: number) => boolean): ClassCode {
+  let all = true;
+  for (let m = 0; m < code.methods.length && all; m++) all = keep(m);
+  if (all) return code;
+  const kept: ClassCode = { methods: [], firstSeen: [], lastSeen: [] };
+  for (let m = 0; m < code.methods.length; m++) {
+    if (!keep(m)) continue;
+    kept.methods.push(code.methods[m]);
+    kept.firstSeen.push(code.firstSeen[m]);
+    kept.lastSeen.push(code.lastSeen[m]);
+  }
+  return kept;
+}
+
+/**
+ * Calls `emit` with each class of the key range that has methods passing the filter and the window,
+ * in key order. Records of one class (one per AppEnv) are consecutive keys and merge before the window.
+ */
+export function scanCode(context: KernelContext, request: ReportRequest, start: string[] | null, end: string[] | null, emit: (cls: ClassMethods) => void): void {
   const { conditions } = compileFilter(request.filter, CATALOGS.codeInventory, request.now);
   const onSource = conditions.filter((c) => c.field.name === 'sourceName').map(lastValueTest);
   const onClass = conditions.filter((c) => c.field.name === 'className').map(lastValueTest);
   const onAppEnv = conditions.filter((c) => c.field.name === 'AppEnv').map(lastValueTest);
   const onMethod = conditions.filter((c) => c.field.name === 'methodName');
+  const { from } = request;
   const to = request.to ?? request.now;
-  const classes: ClassMethods[] = [];
   let current: ClassMethods | null = null;
-  const flush = () => {
-    if (current === null) return;
-    const kept: ClassMethods = { sourceName: current.sourceName, className: current.className, methods: [], firstSeen: [], lastSeen: [] };
-    for (let m = 0; m < current.methods.length; m++) {
-      // decisions §8: kept when lastSeen >= from and firstSeen <= to, after merging AppEnvs.
-      if (current.lastSeen[m] < request.from || current.firstSeen[m] > to) continue;
-      kept.methods.push(current.methods[m]);
-      kept.firstSeen.push(current.firstSeen[m]);
-      kept.lastSeen.push(current.lastSeen[m]);
-    }
-    if (kept.methods.length > 0) classes.push(kept);
-    current = null;
+  const flush = (cls: ClassMethods) => {
+    // decisions §8: kept when lastSeen >= from and firstSeen <= to, after merging AppEnvs.
+    const kept = only(cls, (m) => cls.lastSeen[m] >= from && cls.firstSeen[m] <= to);
+    if (kept.methods.length > 0) emit(kept === cls ? cls : { sourceName: cls.sourceName, className: cls.className, ...kept });
   };
   const range = context.store.code.getRange({ ...(start === null ? {} : { start }), ...(end === null ? {} : { end }) });
   for (const { key, value } of range) {
     const [sourceName, className, appEnv] = key;
     if (!onSource.every((test) => test(sourceName)) || !onClass.every((test) => test(className)) || !onAppEnv.every((test) => test(appEnv === '' ? null : appEnv))) continue;
-    const keep = onMethod.length === 0 ? () => true : (m: number) => onMethod.every((c) => c.test(value.methods[m]));
-    if (current !== null && (current.sourceName !== sourceName || current.className !== className)) flush();
-    const base: ClassCode = current ?? { methods: [], firstSeen: [], lastSeen: [] };
-    current = { sourceName, className, ...mergeInto(base, value, keep) };
+    // Each record is a fresh decoded value: its arrays are ours to keep.
+    const own = onMethod.length === 0 ? value : only(value, (m) => onMethod.every((c) => c.test(value.methods[m])));
+    if (current !== null && (current.sourceName !== sourceName || current.className !== className)) {
+      flush(current);
+      current = null;
+    }
+    current = current === null ? { sourceName, className, methods: own.methods, firstSeen: own.firstSeen, lastSeen: own.lastSeen } : { sourceName, className, ...merge(current, own) };
   }
-  flush();
+  if (current !== null) flush(current);
+}
+
+export function codePartition(context: KernelContext, request: ReportRequest, start: string[] | null, end: string[] | null): ClassMethods[] {
+  const classes: ClassMethods[] = [];
+  scanCode(context, request, start, end, (cls) => classes.push(cls));
   return classes;
+}
+
+/** From LMDB's statistics: counting the keys would walk them all. */
+export function codeRecordCount(store: Store): number {
+  return (store.code.getStats() as { entryCount: number }).entryCount;
 }
 
 /** Splits the code records into about `count` key ranges on class boundaries. */
 export function codePartitions(store: Store, count: number): { start: string[] | null; end: string[] | null }[] {
-  const total = store.code.getKeysCount();
+  const total = codeRecordCount(store);
   const bounds: string[][] = [];
-  for (let k = 1; k < count; k++) {
-    for (const key of store.code.getKeys({ offset: Math.floor((k * total) / count), limit: 1 })) {
-      const bound = [key[0], key[1]];
-      const previous = bounds[bounds.length - 1];
-      if (previous === undefined || previous[0] !== bound[0] || previous[1] !== bound[1]) bounds.push(bound);
-    }
+  // One pass over the keys: LMDB has no positional seek, and an offset per bound would rescan from the start.
+  let next = 1;
+  let index = 0;
+  for (const key of store.code.getKeys()) {
+    if (next >= count) break;
+    if (index++ < Math.floor((next * total) / count)) continue;
+    next++;
+    const bound = [key[0], key[1]];
+    const previous = bounds[bounds.length - 1];
+    if (previous === undefined || previous[0] !== bound[0] || previous[1] !== bound[1]) bounds.push(bound);
   }
   const ranges: { start: string[] | null; end: string[] | null }[] = [];
   for (let k = 0; k <= bounds.length; k++) ranges.push({ start: k === 0 ? null : bounds[k - 1], end: k === bounds.length ? null : bounds[k] });
   return ranges;
 }
 
-/** `yyyy-MM-ddTHH:mm:ss.SSS`, no zone (interface §2.4). */
-function codeTime(time: number): string {
-  return new Date(time).toISOString().slice(0, 23);
+const DAY = 86_400_000;
+const TWO_DIGITS = Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0'));
+const THREE_DIGITS = Array.from({ length: 1000 }, (_, n) => String(n).padStart(3, '0'));
+/** `yyyy-MM-ddT` by day number; bounded, since any day may come up. */
+const dates = new Map<number, string>();
+
+/**
+ * `yyyy-MM-ddTHH:mm:ss.SSS`, no zone (interface §2.4), as `toISOString` writes it. The date part is
+ * formatted once per day: a report's two million times fall on few days, and toISOString costs ~1 µs.
+ */
+export function codeTime(time: number): string {
+  const day = Math.floor(time / DAY);
+  let date = dates.get(day);
+  if (date === undefined) {
+    if (dates.size >= 100_000) dates.clear();
+    date = new Date(day * DAY).toISOString().slice(0, 11);
+    dates.set(day, date);
+  }
+  const ms = time - day * DAY;
+  const seconds = Math.floor(ms / 1000);
+  const minutes = Math.floor(seconds / 60);
+  return `${date}${TWO_DIGITS[Math.floor(minutes / 60)]}:${TWO_DIGITS[minutes % 60]}:${TWO_DIGITS[seconds % 60]}.${THREE_DIGITS[ms % 1000]}`;
+}
+
+/**
+ * With no sortBy and every method its own item (no groupBy, or all three levels), the items come out of
+ * the partitions in key order, which is the report order: partitions encode their items themselves.
+ */
+export function codeItemsInKeyOrder(request: ReportRequest): boolean {
+  return request.sortBy.length === 0 && (request.groupBy.length === 0 || request.groupBy.length === 3);
+}
+
+// msgpack of the constant parts of a code item, as latin1 strings (see msgpackStringLatin1).
+const KEY = (name: string) => latin1Of(msgpackBytes(name));
+const FIXSTR_23 = String.fromCharCode(0xa0 | 23);
+const SOURCE_NAME_KEY = KEY('sourceName');
+const CLASS_NAME_KEY = KEY('className');
+const METHOD_NAME_KEY = KEY('methodName');
+const FIRST_SEEN_KEY = KEY('firstSeen') + FIXSTR_23;
+const LAST_SEEN_KEY = KEY('lastSeen') + FIXSTR_23;
+/** `count: 1`: the key, then positive fixint 1. */
+const COUNT_ONE = `${KEY('count')}\x01`;
+
+/** Encodes classes, as they come, into the items codeFinalize would give, for writeEncodedPages. */
+export class CodeItemEncoder {
+  readonly #encoder = new ItemEncoder();
+  readonly #jsonClosing: string;
+  readonly #msgpackClosing: string;
+  /** A fixmap of 5 or 6 entries. */
+  readonly #map: string;
+
+  constructor(withCount: boolean) {
+    this.#jsonClosing = withCount ? '","count":1}' : '"}';
+    this.#msgpackClosing = withCount ? COUNT_ONE : '';
+    this.#map = String.fromCharCode(withCount ? 0x86 : 0x85);
+  }
+
+  add(cls: ClassMethods): void {
+    const encoder = this.#encoder;
+    // The item's leading fields are the class's: encoded once per class.
+    const jsonHead = `{"sourceName":${JSON.stringify(cls.sourceName)},"className":${JSON.stringify(cls.className)},"methodName":`;
+    const jsonHeadAscii = Buffer.byteLength(jsonHead) === jsonHead.length;
+    const msgpackHead = `${this.#map}${SOURCE_NAME_KEY}${msgpackStringLatin1(cls.sourceName)}${CLASS_NAME_KEY}${msgpackStringLatin1(cls.className)}${METHOD_NAME_KEY}`;
+    for (let m = 0; m < cls.methods.length; m++) {
+      const method = cls.methods[m];
+      const firstSeen = codeTime(cls.firstSeen[m]);
+      const lastSeen = codeTime(cls.lastSeen[m]);
+      const size = Buffer.byteLength(method);
+      const json = `${jsonHead}${JSON.stringify(method)},"firstSeen":"${firstSeen}","lastSeen":"${lastSeen}${this.#jsonClosing}`;
+      // JSON escapes are ASCII: the item is ASCII when its strings are.
+      if (jsonHeadAscii && size === method.length) encoder.json.latin1(json);
+      else encoder.json.text(json);
+      encoder.msgpack.latin1(`${msgpackHead}${msgpackStringLatin1(method, size)}${FIRST_SEEN_KEY}${firstSeen}${LAST_SEEN_KEY}${lastSeen}${this.#msgpackClosing}`);
+      encoder.endItem();
+    }
+  }
+
+  finish(): EncodedItems {
+    return this.#encoder.finish();
+  }
 }
 
 function collationOf(field: string): Collation {

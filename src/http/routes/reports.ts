@@ -1,5 +1,4 @@
 // The three report families (interface §4.3–§4.5, decisions §6): create, get a page, list, delete.
-import { unpack } from 'msgpackr';
 import { ApiError } from '../../errors.ts';
 import { afterTokenFor, creationBody, listItem, pageEnvelope, pageJson, pageMsgpack, pageOfAfterToken } from '../../engine/envelope.ts';
 import type { ReportJobs } from '../../engine/jobs.ts';
@@ -35,14 +34,14 @@ function getPage(context: ServiceContext, jobs: ReportJobs, family: ReportFamily
   if (meta.state === 'PROCESSING') {
     // decisions §6: while PROCESSING, 200 with no data and no pages yet.
     const fields = pageEnvelope({ ...meta, totalPages: 0 }, page, null);
-    return wantsMsgpack ? { status: 200, raw: pageMsgpack(fields, Buffer.from([0x90])), contentType: 'application/msgpack' } : { status: 200, raw: pageJson(fields, []), contentType: 'application/json' };
+    return wantsMsgpack ? { status: 200, raw: pageMsgpack(fields, Buffer.from([0x90])), contentType: 'application/msgpack' } : { status: 200, raw: pageJson(fields), contentType: 'application/json' };
   }
   if (page >= meta.totalPages) throw new ApiError(404, 'PAGE_NOT_FOUND', `report '${meta.reportId}' has ${meta.totalPages} page(s), numbered from 0; there is no page ${page}`);
-  const stored = context.store.pages.getBinary([meta.reportId, page]);
+  const stored = (wantsMsgpack ? context.store.pages : context.store.pageJson).getBinary([meta.reportId, page]);
   if (stored === undefined) throw new ApiError(404, 'PAGE_NOT_FOUND', `page ${page} of report '${meta.reportId}' is gone`);
   const fields = pageEnvelope(meta, page, page + 1 < meta.totalPages ? afterTokenFor(meta.reportId, page + 1) : null);
   if (wantsMsgpack) return { status: 200, raw: pageMsgpack(fields, stored), contentType: 'application/msgpack' };
-  return { status: 200, raw: pageJson(fields, unpack(stored)), contentType: 'application/json' };
+  return { status: 200, raw: pageJson(fields, stored), contentType: 'application/json' };
 }
 
 interface ListCursor {

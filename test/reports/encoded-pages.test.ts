@@ -1,0 +1,107 @@
+// The code report's fast path: items encoded by the partitions and cut into pages by byte counts give
+// exactly the pages of the general path (PageWriter over codeFinalize's items), in JSON and msgpack.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { unpack } from 'msgpackr';
+import { CodeItemEncoder, codeFinalize, codeTime } from '../../src/engine/kernels/code.ts';
+import type { ClassMethods } from '../../src/engine/kernels/code.ts';
+import type { EncodedItems } from '../../src/engine/encoded-items.ts';
+import { PageWriter, writeEncodedPages } from '../../src/engine/pages.ts';
+import type { ReportRequest } from '../../src/engine/report-types.ts';
+import { openStore } from '../../src/storage/store.ts';
+import type { Store } from '../../src/storage/store.ts';
+import { seeded } from '../../src/seed/random.ts';
+import { tempDir } from '../helpers/service.ts';
+
+const DAY = 86_400_000;
+const NOW = Date.UTC(2026, 10, 22, 3, 0, 0);
+
+function encodeCodeItems(classes: readonly ClassMethods[], withCount: boolean): EncodedItems {
+  const encoder = new CodeItemEncoder(withCount);
+  for (const cls of classes) encoder.add(cls);
+  return encoder.finish();
+}
+
+function request(groupBy: string[]): ReportRequest {
+  return { family: 'codeInventory', filter: [], groupBy, sortBy: [], from: 0, to: NOW, detail: false, now: NOW, offlineAfterMs: 1_800_000 };
+}
+
+// Names that need JSON escapes, multi-byte UTF-8, and lengths past each msgpack string header (31, 255, 65,535 bytes).
+const NAMES = ['run()', 'say"hi"(\\)', 'tab\there', 'Zürich()', '東京()', '😀(int)', 'x'.repeat(31), 'y'.repeat(32), 'z'.repeat(255), 'w'.repeat(256), 'v'.repeat(70_000), '\u0001ctl'];
+
+/** Partitions of classes in key order, with random methods and times (some on day edges). */
+function partitions(rnd: () => number, count: number, names: readonly string[]): ClassMethods[][] {
+  const result: ClassMethods[][] = [];
+  let cls = 0;
+  for (let p = 0; p < count; p++) {
+    const classes: ClassMethods[] = [];
+    for (let c = Math.floor(rnd() * 6); c > 0; c--, cls++) {
+      const methods = [...new Set(Array.from({ length: 1 + Math.floor(rnd() * 8) }, () => `${names[Math.floor(rnd() * names.length)]}${Math.floor(rnd() * 5)}`))].sort();
+      const firstSeen = methods.map(() => NOW - Math.floor(rnd() * 40) * DAY - (rnd() < 0.3 ? 0 : Math.floor(rnd() * DAY)));
+      classes.push({ sourceName: `lib-${cls % 3}.jar`, className: `com/acme/C${String(cls).padStart(4, '0')}`, methods, firstSeen, lastSeen: firstSeen.map((t) => t + Math.floor(rnd() * 3 * DAY)) });
+    }
+    result.push(classes);
+  }
+  return result;
+}
+
+interface Pages {
+  json: unknown[][];
+  msgpack: unknown[][];
+  bytes: number[];
+}
+
+function readPages(store: Store, reportId: string, totalPages: number): Pages {
+  const pages: Pages = { json: [], msgpack: [], bytes: [] };
+  for (let page = 0; page < totalPages; page++) {
+    const json = store.pageJson.getBinary([reportId, page])!;
+    pages.json.push(JSON.parse(json.toString('utf8')) as unknown[]);
+    pages.bytes.push(json.length);
+    pages.msgpack.push(unpack(store.pages.getBinary([reportId, page])!) as unknown[]);
+  }
+  return pages;
+}
+
+let store: Store;
+before(() => {
+  store = openStore(tempDir());
+});
+after(() => store.close());
+
+describe('encoded code items', () => {
+  it('codeTime writes what toISOString writes, without the zone', () => {
+    const rnd = seeded(5);
+    const times = [0, 1, 999, 1000, DAY - 1, DAY, NOW, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(9999, 11, 31, 23, 59, 59, 999)];
+    for (let k = 0; k < 20_000; k++) times.push(Math.floor(rnd() * 4e12));
+    for (const time of times) assert.equal(codeTime(time), new Date(time).toISOString().slice(0, 23), String(time));
+  });
+
+  for (const groupBy of [[], ['sourceName', 'className', 'methodName']]) {
+    it(`pages equal the general path's, cut at the same items (groupBy ${JSON.stringify(groupBy)})`, async () => {
+      const rnd = seeded(groupBy.length + 1);
+      for (const [round, pageBytes] of [100_000, 1_000, 700, 300_000].entries()) {
+        // The longest names only where a page holds them.
+        const parts = partitions(rnd, 1 + Math.floor(rnd() * 6), NAMES.filter((name) => name.length * 2 < pageBytes));
+        const items = codeFinalize(request(groupBy), parts);
+        const general = new PageWriter(store, `general-${groupBy.length}-${round}`, pageBytes, 120);
+        for (const item of items) general.add(item);
+        const expected = await general.finish();
+        const chunks = parts.map((classes) => encodeCodeItems(classes, groupBy.length === 3));
+        const totals = await writeEncodedPages(store, `encoded-${groupBy.length}-${round}`, pageBytes, 120, chunks);
+        assert.deepEqual(totals, expected, `page bytes ${pageBytes}`);
+        const want = readPages(store, `general-${groupBy.length}-${round}`, expected.totalPages);
+        const got = readPages(store, `encoded-${groupBy.length}-${round}`, totals.totalPages);
+        assert.deepEqual(got, want, `page bytes ${pageBytes}`);
+        assert.deepEqual(got.json.flat(), items);
+        assert.ok(got.bytes.every((bytes) => bytes <= pageBytes - 120));
+      }
+    });
+  }
+
+  it('no items give one empty page; an item larger than a page is refused', async () => {
+    assert.deepEqual(await writeEncodedPages(store, 'empty', 1000, 100, [encodeCodeItems([], false)]), { totalCount: 0, totalPages: 1 });
+    assert.deepEqual(readPages(store, 'empty', 1), { json: [[]], msgpack: [[]], bytes: [2] });
+    const large = encodeCodeItems([{ sourceName: 'a.jar', className: 'A', methods: ['m'.repeat(2000)], firstSeen: [NOW], lastSeen: [NOW] }], false);
+    await assert.rejects(writeEncodedPages(store, 'large', 1000, 100, [large]), /ITEM_TOO_LARGE|more than a page holds/);
+  });
+});
