@@ -1,5 +1,5 @@
 // The one Chevrotain parser of the query language: filter entries, time expressions, groupBy and sortBy entries.
-import { EmbeddedActionsParser, EOF } from 'chevrotain';
+import { EmbeddedActionsParser, EOF } from './chevrotain.ts';
 import type { ILexingError, IRecognitionException, IToken, TokenType } from 'chevrotain';
 import {
   Asc, Colon, Comma, Contains, Desc, Equal, Greater, GreaterEqual, Identifier, In, IsoTime, Less, LessEqual,

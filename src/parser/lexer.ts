@@ -1,5 +1,5 @@
 // The one lexer of the query language: tokens of filter entries, time expressions, groupBy and sortBy.
-import { createToken, Lexer } from 'chevrotain';
+import { createToken, Lexer } from './chevrotain.ts';
 import type { TokenType } from 'chevrotain';
 
 export const WhiteSpace = createToken({ name: 'WhiteSpace', pattern: /\s+/, group: Lexer.SKIPPED });
