@@ -1,7 +1,8 @@
-// HTTP GET load with autocannon from the bench process, sized by the run's mode.
+// HTTP GET load, sized by the run's mode: wrk when installed, else autocannon in the bench process.
 import autocannon from 'autocannon';
 import type { BenchOptions } from './harness.ts';
 import { Samples } from './stats.ts';
+import { runWrk, wrkAvailable } from './wrk.ts';
 
 export interface LoadSpec {
   /** Paths requested in turn by every connection. */
@@ -14,7 +15,7 @@ export interface LoadSpec {
 export interface LoadResult {
   requests: number;
   seconds: number;
-  /** Latency of every 2xx response in ms, from autocannon's per-response event (its histogram keeps whole ms only). */
+  /** Latencies in ms: wrk's µs histogram (corrected for coordinated omission), or autocannon's per-response event (its histogram keeps whole ms only). */
   latencies: Samples;
 }
 
@@ -35,13 +36,19 @@ export function loadPlan(options: BenchOptions): LoadPlan {
     : { connections: 10, seconds: 5, rounds: 4, warmupSeconds: 2 };
 }
 
-/** The load as rows state it: the generator runs in the bench process and takes CPU from the server under test. */
+/** The load as rows state it: either generator shares the machine's CPUs with the server under test. */
 export function loadNote(plan: LoadPlan): string {
-  return `autocannon in the bench process (shares the CPUs), ${plan.connections} connections, ${plan.rounds} x ${plan.seconds} s`;
+  const generator = wrkAvailable() ? 'wrk, 1 thread (shares the CPUs)' : 'autocannon in the bench process (shares the CPUs; install wrk for figures less bound by the client)';
+  return `${generator}, ${plan.connections} connections, ${plan.rounds} x ${plan.seconds} s`;
+}
+
+/** Loads one origin with every path in turn on each connection. */
+export function runLoad(origin: string, spec: LoadSpec): Promise<LoadResult> {
+  return wrkAvailable() ? runWrk(origin, spec) : runAutocannon(origin, spec);
 }
 
 /** Runs autocannon against one origin; any error or non-2xx answer fails the run, since its figures would mislead. */
-export function runLoad(origin: string, spec: LoadSpec): Promise<LoadResult> {
+function runAutocannon(origin: string, spec: LoadSpec): Promise<LoadResult> {
   const latencies = new Samples();
   return new Promise((resolve, reject) => {
     const instance = autocannon(
