@@ -6,7 +6,7 @@ import type { Store } from './store.ts';
 import { countWrite } from './store.ts';
 import { readTags, writeTags } from './tags.ts';
 import { vmState } from './vm-state.ts';
-import type { VmTimes } from './vm-state.ts';
+import type { VmState, VmTimes } from './vm-state.ts';
 
 export interface TagRecord {
   key: string;
@@ -47,25 +47,28 @@ export function vmInstanceBody(store: Store, dict: Dictionary, vmId: string): { 
 }
 
 /**
- * Instance bodies by vmId, so repeated GETs skip three store reads and their decoding. The state is
- * computed per request (it changes with time); writes invalidate entries.
+ * Instance bodies by vmId, as JSON bytes per state, so a repeated GET is one map lookup: no store reads,
+ * no decoding, no serialising. The state is computed per request (it changes with time); writes
+ * invalidate entries.
  */
 export class InstanceCache {
-  readonly #entries = new Map<string, { body: Record<string, unknown>; times: VmTimes }>();
+  readonly #entries = new Map<string, { body: Record<string, unknown>; times: VmTimes; json: Partial<Record<VmState, Buffer>> }>();
   readonly #limit: number;
 
   constructor(limit = 50_000) {
     this.#limit = limit;
   }
 
-  get(store: Store, dict: Dictionary, vmId: string, now: number, offlineAfterMs: number): Record<string, unknown> {
+  /** The instance's JSON body (interface §2.2). */
+  get(store: Store, dict: Dictionary, vmId: string, now: number, offlineAfterMs: number): Buffer {
     let entry = this.#entries.get(vmId);
     if (entry === undefined) {
-      entry = vmInstanceBody(store, dict, vmId);
+      entry = { ...vmInstanceBody(store, dict, vmId), json: {} };
       if (this.#entries.size >= this.#limit) this.#entries.clear();
       this.#entries.set(vmId, entry);
     }
-    return { ...entry.body, state: vmState(entry.times, now, offlineAfterMs) };
+    const state = vmState(entry.times, now, offlineAfterMs);
+    return (entry.json[state] ??= Buffer.from(JSON.stringify({ ...entry.body, state })));
   }
 
   invalidate(vmId: string): void {

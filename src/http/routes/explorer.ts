@@ -45,7 +45,7 @@ export function explorerRoutes(context: ServiceContext): Route[] {
       method: 'GET',
       pattern: '/public/instance/:vmId',
       ...read,
-      handler: (request) => ({ status: 200, body: context.instances.get(store, dict, request.params.vmId, context.clock(), context.config.offlineAfterMs) }),
+      handler: (request) => ({ status: 200, contentType: 'application/json', raw: context.instances.get(store, dict, request.params.vmId, context.clock(), context.config.offlineAfterMs) }),
     },
     {
       method: 'GET',
