@@ -1,11 +1,11 @@
 // Report items encoded once, as JSON and msgpack side by side, in the worker that produced them: when a
 // partition's items are already in their final order, pages are cut by byte counts and copied, never
-// re-encoded, and the items cross threads as one transferred buffer instead of a million cloned objects.
+// re-encoded, and the items cross threads as transferred buffers instead of a million cloned objects.
 import { pack } from 'msgpackr';
 
 /**
- * The items of one partition, views over one ArrayBuffer. Item k's JSON ends at `jsonEnds[k]` and is
- * followed by a comma (so a run of items is one slice); its msgpack ends at `msgpackEnds[k]`.
+ * The items of one partition. Item k's JSON ends at `jsonEnds[k]` and is followed by a comma (so a run
+ * of items is one slice); its msgpack ends at `msgpackEnds[k]`. Each array views a buffer of its own.
  */
 export interface EncodedItems {
   count: number;
@@ -21,96 +21,110 @@ export function isEncodedItems(value: unknown): value is EncodedItems {
 
 /** The buffers to transfer, not copy, when partials are posted to another thread. */
 export function transferablesOf(partials: readonly unknown[]): ArrayBuffer[] {
-  return partials.filter(isEncodedItems).map((items) => items.json.buffer as ArrayBuffer);
+  return partials.filter(isEncodedItems).flatMap((items) => [items.json, items.jsonEnds, items.msgpack, items.msgpackEnds].map((view) => view.buffer as ArrayBuffer));
 }
 
 type Latin1Writer = Buffer & { latin1Write(value: string, offset: number): number };
 
 /**
  * Buffer's own latin1Write (undocumented, in Node and Deno) when there is one: write()'s argument
- * checks cost ~300 ns a call, which is most of the cost of writing a short item.
+ * checks cost ~300 ns a call, which is most of the cost of writing a short string.
  */
 const latin1Write: (bytes: Buffer, value: string, at: number) => number =
   typeof (Buffer.prototype as Partial<Latin1Writer>).latin1Write === 'function'
     ? (bytes, value, at) => (bytes as Latin1Writer).latin1Write(value, at)
     : (bytes, value, at) => bytes.write(value, at, 'latin1');
 
-/** A growable byte buffer. */
-class ByteSink {
-  bytes = Buffer.allocUnsafeSlow(1 << 20);
+/**
+ * A buffer of its own (never Node's shared pool), so that it can be transferred; not zero-filled, so
+ * the memory of its unwritten tail is never touched and costs address space only.
+ */
+const ownBuffer = (size: number): Buffer => Buffer.allocUnsafeSlow(size);
+
+/** A growable byte buffer; callers reserve room, then write at `length`. */
+export class ByteSink {
+  bytes: Buffer;
   length = 0;
+
+  constructor(size = 16 << 20) {
+    this.bytes = ownBuffer(size);
+  }
 
   reserve(extra: number): void {
     if (this.length + extra <= this.bytes.length) return;
-    const grown = Buffer.allocUnsafeSlow(Math.max(this.length + extra, this.bytes.length * 2));
+    const grown = ownBuffer(Math.max(this.length + extra, this.bytes.length * 2));
     this.bytes.copy(grown, 0, 0, this.length);
     this.bytes = grown;
   }
 
-  /** UTF-8 of `value`. */
-  text(value: string): void {
-    this.reserve(value.length * 3);
+  /** UTF-8 of `value`; room for 3 bytes per UTF-16 unit must be reserved. */
+  utf8(value: string): void {
     this.length += this.bytes.write(value, this.length);
   }
 
   /** One byte per character (each below 256): ASCII text, or bytes carried in a string. */
   latin1(value: string): void {
-    this.reserve(value.length);
     this.length += latin1Write(this.bytes, value, this.length);
   }
 
+  copy(value: Uint8Array): void {
+    this.bytes.set(value, this.length);
+    this.length += value.length;
+  }
+
+  /** Bytes [from, to) written earlier, again. */
+  repeat(from: number, to: number): void {
+    this.bytes.copyWithin(this.length, from, to);
+    this.length += to - from;
+  }
+
   byte(value: number): void {
-    this.reserve(1);
     this.bytes[this.length++] = value;
   }
 
+  /** The bytes written, without copying. */
+  written(): Uint8Array {
+    return new Uint8Array(this.bytes.buffer, this.bytes.byteOffset, this.length);
+  }
 }
 
-/**
- * The msgpack str of `value` (the shortest of fixstr, str8, str16, str32, then the UTF-8 bytes) as a
- * latin1 string: one character per byte, so that an item's msgpack is written with one native call.
- */
-export function msgpackStringLatin1(value: string, size = Buffer.byteLength(value)): string {
-  // UTF-8 as long as the text is: ASCII, its characters are its bytes.
-  const bytes = size === value.length ? value : Buffer.from(value).toString('latin1');
-  if (size < 32) return String.fromCharCode(0xa0 | size) + bytes;
-  if (size < 0x100) return String.fromCharCode(0xd9, size) + bytes;
-  if (size < 0x10000) return String.fromCharCode(0xda, size >>> 8, size & 0xff) + bytes;
-  return String.fromCharCode(0xdb, size >>> 24, (size >>> 16) & 0xff, (size >>> 8) & 0xff, size & 0xff) + bytes;
-}
+/** A growable list of byte offsets. */
+class Offsets {
+  #values = new Uint32Array(1024);
+  count = 0;
 
-/** The bytes of `value` as a latin1 string. */
-export function latin1Of(value: Uint8Array): string {
-  return Buffer.from(value.buffer, value.byteOffset, value.length).toString('latin1');
+  push(value: number): void {
+    if (this.count === this.#values.length) {
+      const grown = new Uint32Array(this.#values.length * 2);
+      grown.set(this.#values);
+      this.#values = grown;
+    }
+    this.#values[this.count++] = value;
+  }
+
+  written(): Uint32Array {
+    return this.#values.subarray(0, this.count);
+  }
 }
 
 /** Collects items written piece by piece into both encodings. */
 export class ItemEncoder {
   readonly json = new ByteSink();
   readonly msgpack = new ByteSink();
-  #jsonEnds: number[] = [];
-  #msgpackEnds: number[] = [];
+  readonly #jsonEnds = new Offsets();
+  readonly #msgpackEnds = new Offsets();
 
   /** Closes the current item: its JSON (without the comma) and its msgpack were written. */
   endItem(): void {
     this.#jsonEnds.push(this.json.length);
+    this.json.reserve(1);
     this.json.byte(0x2c);
     this.#msgpackEnds.push(this.msgpack.length);
   }
 
-  /** Everything in one new ArrayBuffer: ends first (aligned for the Uint32 views), then the bytes. */
+  /** The items, as views over the encoder's own buffers (handed over, not copied). */
   finish(): EncodedItems {
-    const count = this.#jsonEnds.length;
-    const buffer = new ArrayBuffer(8 * count + this.json.length + this.msgpack.length);
-    const jsonEnds = new Uint32Array(buffer, 0, count);
-    jsonEnds.set(this.#jsonEnds);
-    const msgpackEnds = new Uint32Array(buffer, 4 * count, count);
-    msgpackEnds.set(this.#msgpackEnds);
-    const json = new Uint8Array(buffer, 8 * count, this.json.length);
-    json.set(this.json.bytes.subarray(0, this.json.length));
-    const msgpack = new Uint8Array(buffer, 8 * count + this.json.length, this.msgpack.length);
-    msgpack.set(this.msgpack.bytes.subarray(0, this.msgpack.length));
-    return { count, json, jsonEnds, msgpack, msgpackEnds };
+    return { count: this.#jsonEnds.count, json: this.json.written(), jsonEnds: this.#jsonEnds.written(), msgpack: this.msgpack.written(), msgpackEnds: this.#msgpackEnds.written() };
   }
 }
 
@@ -127,4 +141,52 @@ export function msgpackArrayHeader(count: number): Buffer {
   header[0] = 0xdd;
   header.writeUInt32BE(count, 1);
   return header;
+}
+
+/** Writes the msgpack str header for `size` UTF-8 bytes (fixstr, str8, str16 or str32); reserve 5 bytes. */
+export function msgpackStringHeader(sink: ByteSink, size: number): void {
+  if (size < 32) sink.byte(0xa0 | size);
+  else if (size < 0x100) {
+    sink.byte(0xd9);
+    sink.byte(size);
+  } else if (size < 0x10000) {
+    sink.byte(0xda);
+    sink.byte(size >>> 8);
+    sink.byte(size & 0xff);
+  } else {
+    sink.byte(0xdb);
+    sink.byte(size >>> 24);
+    sink.byte((size >>> 16) & 0xff);
+    sink.byte((size >>> 8) & 0xff);
+    sink.byte(size & 0xff);
+  }
+}
+
+/** Whether `value` is printable ASCII with nothing JSON escapes: its JSON is its bytes between quotes. */
+export function isPlainAscii(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const unit = value.charCodeAt(i);
+    if (unit < 0x20 || unit > 0x7e || unit === 0x22 || unit === 0x5c) return false;
+  }
+  return true;
+}
+
+/** A string as a JSON string and as a msgpack str, written to both sinks; reserves its own room. */
+export function writeString(json: ByteSink, msgpack: ByteSink, value: string): void {
+  if (isPlainAscii(value)) {
+    json.reserve(value.length + 2);
+    json.byte(0x22);
+    json.latin1(value);
+    json.byte(0x22);
+    msgpack.reserve(value.length + 5);
+    msgpackStringHeader(msgpack, value.length);
+    msgpack.latin1(value);
+    return;
+  }
+  const quoted = JSON.stringify(value);
+  json.reserve(quoted.length * 3);
+  json.utf8(quoted);
+  msgpack.reserve(value.length * 3 + 5);
+  msgpackStringHeader(msgpack, Buffer.byteLength(value));
+  msgpack.utf8(value);
 }

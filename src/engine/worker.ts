@@ -5,7 +5,8 @@ import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { Dictionary } from '../storage/dictionary.ts';
 import { openStore } from '../storage/store.ts';
 import { rematchAll } from '../storage/vulns.ts';
-import { CodeItemEncoder, codeFinalize, codeItemsInKeyOrder, codePartition, scanCode } from './kernels/code.ts';
+import { codeFinalize, codeItemsInKeyOrder, codePartition, scanCode } from './kernels/code.ts';
+import { CodeItemEncoder } from './kernels/code-items.ts';
 import type { ClassMethods } from './kernels/code.ts';
 import { componentFinalize, componentPartition } from './kernels/component.ts';
 import type { ComponentPartial } from './kernels/component.ts';
@@ -13,6 +14,7 @@ import type { KernelContext } from './kernels/context.ts';
 import { jvmFinalize, jvmPartition } from './kernels/jvm.ts';
 import type { JvmPartial } from './kernels/jvm.ts';
 import { PageWriter, writeEncodedPages } from './pages.ts';
+import { transferablesOf } from './encoded-items.ts';
 import type { EncodedItems } from './encoded-items.ts';
 import type { FinalizeResult, FinalizeTask, PartialResult, PartitionTask, WorkerData, WorkerTask } from './tasks.ts';
 
@@ -29,9 +31,9 @@ function kernelContext(): KernelContext {
   return context;
 }
 
-/** Piscina transfers the items' one buffer to the service instead of cloning it. */
+/** Piscina transfers the items' buffers to the service instead of cloning them. */
 function moved(items: EncodedItems): PartialResult {
-  return move({ [transferableSymbol]: [items.json.buffer], [valueSymbol]: items }) as unknown as PartialResult;
+  return move({ [transferableSymbol]: transferablesOf([items]), [valueSymbol]: items }) as unknown as PartialResult;
 }
 
 async function runPartition(task: PartitionTask): Promise<PartialResult> {

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { unpack } from 'msgpackr';
-import { CodeItemEncoder, codeFinalize, codeTime } from '../../src/engine/kernels/code.ts';
+import { codeFinalize } from '../../src/engine/kernels/code.ts';
+import { CodeItemEncoder, codeTime } from '../../src/engine/kernels/code-items.ts';
 import type { ClassMethods } from '../../src/engine/kernels/code.ts';
 import type { EncodedItems } from '../../src/engine/encoded-items.ts';
 import { PageWriter, writeEncodedPages } from '../../src/engine/pages.ts';

@@ -10,8 +10,7 @@ import type { Collation } from '../order.ts';
 import { CATALOGS, sortableFields } from '../report-request.ts';
 import type { ReportRequest } from '../report-types.ts';
 import type { KernelContext } from './context.ts';
-import { ItemEncoder, latin1Of, msgpackBytes, msgpackStringLatin1 } from '../encoded-items.ts';
-import type { EncodedItems } from '../encoded-items.ts';
+import { codeTime } from './code-items.ts';
 
 /** The methods of one class that passed the filter and the window, merged across AppEnvs. */
 export interface ClassMethods extends ClassCode {
@@ -115,48 +114,28 @@ export function codeRecordCount(store: Store): number {
   return (store.code.getStats() as { entryCount: number }).entryCount;
 }
 
-/** Splits the code records into about `count` key ranges on class boundaries. */
+/**
+ * Splits the code records into about `count` key ranges on class boundaries. LMDB skips `offset` entries
+ * inside its cursor, without decoding them: a bound costs a step's worth of native skipping, not a JS
+ * iteration over every key.
+ */
 export function codePartitions(store: Store, count: number): { start: string[] | null; end: string[] | null }[] {
-  const total = codeRecordCount(store);
+  const step = Math.max(1, Math.floor(codeRecordCount(store) / count));
   const bounds: string[][] = [];
-  // One pass over the keys: LMDB has no positional seek, and an offset per bound would rescan from the start.
-  let next = 1;
-  let index = 0;
-  for (const key of store.code.getKeys()) {
-    if (next >= count) break;
-    if (index++ < Math.floor((next * total) / count)) continue;
-    next++;
-    const bound = [key[0], key[1]];
+  let from: string[] | undefined;
+  while (bounds.length < count - 1) {
+    let next: string[] | undefined;
+    for (const key of store.code.getKeys({ ...(from === undefined ? {} : { start: from }), offset: step, limit: 1 })) next = key;
+    if (next === undefined) break;
+    const bound = [next[0], next[1]];
     const previous = bounds[bounds.length - 1];
     if (previous === undefined || previous[0] !== bound[0] || previous[1] !== bound[1]) bounds.push(bound);
+    // The next step counts from this key: a class's records (one per AppEnv) sort right after [source, class].
+    from = next;
   }
   const ranges: { start: string[] | null; end: string[] | null }[] = [];
   for (let k = 0; k <= bounds.length; k++) ranges.push({ start: k === 0 ? null : bounds[k - 1], end: k === bounds.length ? null : bounds[k] });
   return ranges;
-}
-
-const DAY = 86_400_000;
-const TWO_DIGITS = Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0'));
-const THREE_DIGITS = Array.from({ length: 1000 }, (_, n) => String(n).padStart(3, '0'));
-/** `yyyy-MM-ddT` by day number; bounded, since any day may come up. */
-const dates = new Map<number, string>();
-
-/**
- * `yyyy-MM-ddTHH:mm:ss.SSS`, no zone (interface §2.4), as `toISOString` writes it. The date part is
- * formatted once per day: a report's two million times fall on few days, and toISOString costs ~1 µs.
- */
-export function codeTime(time: number): string {
-  const day = Math.floor(time / DAY);
-  let date = dates.get(day);
-  if (date === undefined) {
-    if (dates.size >= 100_000) dates.clear();
-    date = new Date(day * DAY).toISOString().slice(0, 11);
-    dates.set(day, date);
-  }
-  const ms = time - day * DAY;
-  const seconds = Math.floor(ms / 1000);
-  const minutes = Math.floor(seconds / 60);
-  return `${date}${TWO_DIGITS[Math.floor(minutes / 60)]}:${TWO_DIGITS[minutes % 60]}:${TWO_DIGITS[seconds % 60]}.${THREE_DIGITS[ms % 1000]}`;
 }
 
 /**
@@ -165,56 +144,6 @@ export function codeTime(time: number): string {
  */
 export function codeItemsInKeyOrder(request: ReportRequest): boolean {
   return request.sortBy.length === 0 && (request.groupBy.length === 0 || request.groupBy.length === 3);
-}
-
-// msgpack of the constant parts of a code item, as latin1 strings (see msgpackStringLatin1).
-const KEY = (name: string) => latin1Of(msgpackBytes(name));
-const FIXSTR_23 = String.fromCharCode(0xa0 | 23);
-const SOURCE_NAME_KEY = KEY('sourceName');
-const CLASS_NAME_KEY = KEY('className');
-const METHOD_NAME_KEY = KEY('methodName');
-const FIRST_SEEN_KEY = KEY('firstSeen') + FIXSTR_23;
-const LAST_SEEN_KEY = KEY('lastSeen') + FIXSTR_23;
-/** `count: 1`: the key, then positive fixint 1. */
-const COUNT_ONE = `${KEY('count')}\x01`;
-
-/** Encodes classes, as they come, into the items codeFinalize would give, for writeEncodedPages. */
-export class CodeItemEncoder {
-  readonly #encoder = new ItemEncoder();
-  readonly #jsonClosing: string;
-  readonly #msgpackClosing: string;
-  /** A fixmap of 5 or 6 entries. */
-  readonly #map: string;
-
-  constructor(withCount: boolean) {
-    this.#jsonClosing = withCount ? '","count":1}' : '"}';
-    this.#msgpackClosing = withCount ? COUNT_ONE : '';
-    this.#map = String.fromCharCode(withCount ? 0x86 : 0x85);
-  }
-
-  add(cls: ClassMethods): void {
-    const encoder = this.#encoder;
-    // The item's leading fields are the class's: encoded once per class.
-    const jsonHead = `{"sourceName":${JSON.stringify(cls.sourceName)},"className":${JSON.stringify(cls.className)},"methodName":`;
-    const jsonHeadAscii = Buffer.byteLength(jsonHead) === jsonHead.length;
-    const msgpackHead = `${this.#map}${SOURCE_NAME_KEY}${msgpackStringLatin1(cls.sourceName)}${CLASS_NAME_KEY}${msgpackStringLatin1(cls.className)}${METHOD_NAME_KEY}`;
-    for (let m = 0; m < cls.methods.length; m++) {
-      const method = cls.methods[m];
-      const firstSeen = codeTime(cls.firstSeen[m]);
-      const lastSeen = codeTime(cls.lastSeen[m]);
-      const size = Buffer.byteLength(method);
-      const json = `${jsonHead}${JSON.stringify(method)},"firstSeen":"${firstSeen}","lastSeen":"${lastSeen}${this.#jsonClosing}`;
-      // JSON escapes are ASCII: the item is ASCII when its strings are.
-      if (jsonHeadAscii && size === method.length) encoder.json.latin1(json);
-      else encoder.json.text(json);
-      encoder.msgpack.latin1(`${msgpackHead}${msgpackStringLatin1(method, size)}${FIRST_SEEN_KEY}${firstSeen}${LAST_SEEN_KEY}${lastSeen}${this.#msgpackClosing}`);
-      encoder.endItem();
-    }
-  }
-
-  finish(): EncodedItems {
-    return this.#encoder.finish();
-  }
 }
 
 function collationOf(field: string): Collation {

@@ -1,0 +1,157 @@
+// Code report items written straight to JSON and msgpack bytes (decisions §8, interface §2.4): the fast
+// path of a code report, where a million items would otherwise cost a million objects and strings.
+import { ByteSink, ItemEncoder, msgpackBytes, writeString } from '../encoded-items.ts';
+import type { EncodedItems } from '../encoded-items.ts';
+import type { ClassMethods } from './code.ts';
+
+const DAY = 86_400_000;
+/** `yyyy-MM-ddTHH:mm:ss.SSS` is 23 bytes. */
+const TIME_BYTES = 23;
+/** `yyyy-MM-ddT` by day number; bounded, since any day may come up. */
+const dates = new Map<number, Uint8Array>();
+let lastDay = Number.NaN;
+let lastDate: Uint8Array = new Uint8Array(0);
+
+function dateBytes(day: number): Uint8Array {
+  if (day === lastDay) return lastDate;
+  let date = dates.get(day);
+  if (date === undefined) {
+    if (dates.size >= 100_000) dates.clear();
+    date = Buffer.from(new Date(day * DAY).toISOString().slice(0, 11), 'latin1');
+    dates.set(day, date);
+  }
+  lastDay = day;
+  lastDate = date;
+  return date;
+}
+
+/** "00" to "99" as byte pairs. */
+const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, i) => 0x30 + (i % 2 === 0 ? Math.floor(i / 20) : (i >> 1) % 10));
+
+/**
+ * Writes `yyyy-MM-ddTHH:mm:ss.SSS` (no zone, interface §2.4) as toISOString writes it; reserve 23 bytes.
+ * The date part is formatted once per day (a report's two million times fall on few days), the time of
+ * day in int32 arithmetic.
+ */
+export function writeCodeTime(sink: ByteSink, time: number): void {
+  const day = Math.floor(time / DAY);
+  const date = dateBytes(day);
+  const bytes = sink.bytes;
+  let at = sink.length;
+  for (let i = 0; i < date.length; i++) bytes[at++] = date[i];
+  let ms = (time - day * DAY) | 0;
+  const hours = (ms / 3_600_000) | 0;
+  ms -= hours * 3_600_000;
+  const minutes = (ms / 60_000) | 0;
+  ms -= minutes * 60_000;
+  const seconds = (ms / 1000) | 0;
+  ms -= seconds * 1000;
+  bytes[at++] = DIGIT_PAIRS[2 * hours];
+  bytes[at++] = DIGIT_PAIRS[2 * hours + 1];
+  bytes[at++] = 0x3a;
+  bytes[at++] = DIGIT_PAIRS[2 * minutes];
+  bytes[at++] = DIGIT_PAIRS[2 * minutes + 1];
+  bytes[at++] = 0x3a;
+  bytes[at++] = DIGIT_PAIRS[2 * seconds];
+  bytes[at++] = DIGIT_PAIRS[2 * seconds + 1];
+  bytes[at++] = 0x2e;
+  const hundreds = (ms / 100) | 0;
+  ms -= hundreds * 100;
+  bytes[at++] = 0x30 + hundreds;
+  bytes[at++] = DIGIT_PAIRS[2 * ms];
+  bytes[at++] = DIGIT_PAIRS[2 * ms + 1];
+  sink.length = at;
+}
+
+const scratch = new ByteSink(TIME_BYTES);
+
+/** The time as codeTime items carry it: `yyyy-MM-ddTHH:mm:ss.SSS`. */
+export function codeTime(time: number): string {
+  scratch.length = 0;
+  writeCodeTime(scratch, time);
+  return scratch.bytes.toString('latin1', 0, TIME_BYTES);
+}
+
+const ascii = (text: string): Uint8Array => Buffer.from(text, 'latin1');
+/** msgpack of a map key, then (for the time keys) the fixstr header of a 23-byte string. */
+const key = (name: string, valueHeader: number[] = []): Uint8Array => Uint8Array.from([...msgpackBytes(name), ...valueHeader]);
+
+const JSON_SOURCE_NAME = ascii('{"sourceName":');
+const JSON_CLASS_NAME = ascii(',"className":');
+const JSON_METHOD_NAME = ascii(',"methodName":');
+const JSON_FIRST_SEEN = ascii(',"firstSeen":"');
+const JSON_LAST_SEEN = ascii('","lastSeen":"');
+const MSGPACK_SOURCE_NAME = key('sourceName');
+const MSGPACK_CLASS_NAME = key('className');
+const MSGPACK_METHOD_NAME = key('methodName');
+const MSGPACK_FIRST_SEEN = key('firstSeen', [0xa0 | TIME_BYTES]);
+const MSGPACK_LAST_SEEN = key('lastSeen', [0xa0 | TIME_BYTES]);
+/** Room for the constant parts and both times of one item, in either encoding. */
+const ITEM_TAIL_BYTES = 96;
+
+/** Encodes classes, as they come, into the items codeFinalize would give, for writeEncodedPages. */
+export class CodeItemEncoder {
+  readonly #encoder = new ItemEncoder();
+  readonly #jsonClosing: Uint8Array;
+  readonly #msgpackClosing: Uint8Array;
+  /** A fixmap of 5 or 6 entries. */
+  readonly #map: number;
+
+  constructor(withCount: boolean) {
+    this.#jsonClosing = ascii(withCount ? '","count":1}' : '"}');
+    // `count: 1`: the key, then positive fixint 1.
+    this.#msgpackClosing = withCount ? key('count', [0x01]) : new Uint8Array(0);
+    this.#map = withCount ? 0x86 : 0x85;
+  }
+
+  add(cls: ClassMethods): void {
+    const { json, msgpack } = this.#encoder;
+    // The item's leading fields are the class's: written once, then copied for each further method.
+    const jsonHead = json.length;
+    const msgpackHead = msgpack.length;
+    json.reserve(JSON_SOURCE_NAME.length);
+    json.copy(JSON_SOURCE_NAME);
+    msgpack.reserve(1 + MSGPACK_SOURCE_NAME.length);
+    msgpack.byte(this.#map);
+    msgpack.copy(MSGPACK_SOURCE_NAME);
+    writeString(json, msgpack, cls.sourceName);
+    json.reserve(JSON_CLASS_NAME.length);
+    json.copy(JSON_CLASS_NAME);
+    msgpack.reserve(MSGPACK_CLASS_NAME.length);
+    msgpack.copy(MSGPACK_CLASS_NAME);
+    writeString(json, msgpack, cls.className);
+    json.reserve(JSON_METHOD_NAME.length);
+    json.copy(JSON_METHOD_NAME);
+    msgpack.reserve(MSGPACK_METHOD_NAME.length);
+    msgpack.copy(MSGPACK_METHOD_NAME);
+    const jsonHeadEnd = json.length;
+    const msgpackHeadEnd = msgpack.length;
+    for (let m = 0; m < cls.methods.length; m++) {
+      if (m > 0) {
+        json.reserve(jsonHeadEnd - jsonHead);
+        // A reserve may move the bytes, never their offsets.
+        json.repeat(jsonHead, jsonHeadEnd);
+        msgpack.reserve(msgpackHeadEnd - msgpackHead);
+        msgpack.repeat(msgpackHead, msgpackHeadEnd);
+      }
+      writeString(json, msgpack, cls.methods[m]);
+      json.reserve(ITEM_TAIL_BYTES);
+      msgpack.reserve(ITEM_TAIL_BYTES);
+      json.copy(JSON_FIRST_SEEN);
+      writeCodeTime(json, cls.firstSeen[m]);
+      json.copy(JSON_LAST_SEEN);
+      writeCodeTime(json, cls.lastSeen[m]);
+      json.copy(this.#jsonClosing);
+      msgpack.copy(MSGPACK_FIRST_SEEN);
+      writeCodeTime(msgpack, cls.firstSeen[m]);
+      msgpack.copy(MSGPACK_LAST_SEEN);
+      writeCodeTime(msgpack, cls.lastSeen[m]);
+      msgpack.copy(this.#msgpackClosing);
+      this.#encoder.endItem();
+    }
+  }
+
+  finish(): EncodedItems {
+    return this.#encoder.finish();
+  }
+}
