@@ -6,12 +6,12 @@ import { ApiError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../storage/store.ts';
 import { envelopeReserve } from './envelope.ts';
-import { codePartitions, codeRecordCount } from './kernels/code.ts';
-import { deletePages, writeEmptyPage } from './pages.ts';
+import { codeItemsInKeyOrder, codePartitions, codeRecordCount } from './kernels/code.ts';
+import { deletePages, EncodedPageWriter, writeEmptyPage, writeEncodedPages } from './pages.ts';
 import type { WorkerPool } from './pool.ts';
 import type { ParsedReportRequest } from './report-request.ts';
 import type { Partition, ReportError, ReportFamily, ReportMeta, ReportState } from './report-types.ts';
-import { transferablesOf } from './encoded-items.ts';
+import type { EncodedItems } from './encoded-items.ts';
 import type { FinalizeResult, FinalizeTask, PartialResult, TestFault } from './tasks.ts';
 
 /** decisions §6: at most this many jobs wait; beyond, 429. */
@@ -20,6 +20,7 @@ const ROWS_PER_PARTITION = 25_000;
 const KEYS_PER_PARTITION = 20_000;
 const MAX_PARTITIONS = 64;
 const DAY = 86_400_000;
+const SUCCEEDED_MESSAGE = 'report generated';
 
 interface RunningJob {
   controller: AbortController;
@@ -204,13 +205,18 @@ export class ReportJobs {
       timedOut = true;
       job.controller.abort();
     }, this.#config.reportTimeoutMs);
+    // The code report's fast path cuts pages here as its partitions finish, under the envelope of a
+    // report that succeeds, so that disk writes overlap the partitions still running.
+    const early = meta.family === 'codeInventory' && codeItemsInKeyOrder(meta.request)
+      ? { writer: new EncodedPageWriter(this.#store, reportId, this.#config.pageBytes, envelopeReserve(succeeded(meta))), consumed: Promise.resolve() }
+      : null;
     try {
       const partitions = this.#partitions(meta);
-      const outcomes = await Promise.allSettled(
-        partitions.map((partition, index) =>
-          this.#pool.run<PartialResult>({ kind: 'partition', request: meta.request, partition, index, faults: this.#faults }, job.controller.signal),
-        ),
-      );
+      const outcomes = await this.#runPartitions(meta, partitions, job, early === null ? null : (partial) => {
+        early.consumed = early.consumed.then(() => early.writer.add(partial as EncodedItems));
+        // Awaited in #writePages; until then a failed cut must not count as unhandled.
+        early.consumed.catch(() => undefined);
+      });
       clearTimeout(timer);
       if (job.cancelled || (this.#stopped && !timedOut)) return;
       const partials = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
@@ -231,7 +237,7 @@ export class ReportJobs {
         messages.push(`${failures.length} of ${partitions.length} partitions failed; the pages hold the data of the others`);
       } else {
         state = 'SUCCEEDED';
-        messages.push('report generated');
+        messages.push(SUCCEEDED_MESSAGE);
       }
       meta = { ...meta, state, errors, stateMessages: messages };
       if (state === 'FAILED') {
@@ -239,12 +245,12 @@ export class ReportJobs {
         meta.totalPages = 1;
       } else {
         try {
-          const task: FinalizeTask = { kind: 'finalize', reportId, request: meta.request, partials, pageBytes: this.#config.pageBytes, reserve: envelopeReserve(meta), faults: this.#faults };
-          const result = await this.#pool.run<FinalizeResult>(task, undefined, transferablesOf(partials));
+          const result = await this.#writePages(meta, partials, early);
           meta = { ...meta, totalCount: result.totalCount, totalPages: result.totalPages, summary: result.summary };
         } catch (error) {
           if (job.cancelled) return;
           this.#logger.error('report pages could not be written', { reportId, stack: (error as Error).stack });
+          if (early !== null) await settle(early);
           await deletePages(this.#store, reportId);
           await writeEmptyPage(this.#store, reportId);
           meta = { ...meta, state: 'FAILED', totalCount: 0, totalPages: 1, summary: null, errors: [...errors, { code: 'GENERATION_FAILED', message: (error as Error).message }], stateMessages: ['report generation failed while writing pages'] };
@@ -255,6 +261,62 @@ export class ReportJobs {
       await this.#save(meta);
     } finally {
       clearTimeout(timer);
+      // Nothing of this job may still be writing when it is over: a delete or a re-run removes its pages next.
+      if (early !== null) await settle(early);
     }
   }
+
+  /**
+   * Runs every partition as a pool task; `ready`, when given, gets the results in partition order as soon
+   * as all before them have settled (a failed partition is skipped).
+   */
+  async #runPartitions(meta: ReportMeta, partitions: readonly Partition[], job: RunningJob, ready: ((partial: PartialResult) => void) | null): Promise<PromiseSettledResult<PartialResult>[]> {
+    const outcomes: (PromiseSettledResult<PartialResult> | undefined)[] = new Array(partitions.length);
+    let next = 0;
+    const settled = (index: number, outcome: PromiseSettledResult<PartialResult>) => {
+      outcomes[index] = outcome;
+      for (let done = outcomes[next]; done !== undefined; done = outcomes[++next]) if (done.status === 'fulfilled') ready?.(done.value);
+    };
+    await Promise.all(
+      partitions.map((partition, index) =>
+        this.#pool.run<PartialResult>({ kind: 'partition', request: meta.request, partition, index, faults: this.#faults }, job.controller.signal).then(
+          (value) => settled(index, { status: 'fulfilled', value }),
+          (reason: unknown) => settled(index, { status: 'rejected', reason }),
+        ),
+      ),
+    );
+    return outcomes as PromiseSettledResult<PartialResult>[];
+  }
+
+  /** The pages of a finished report: cut already (the code fast path), or by a final task in the pool. */
+  async #writePages(meta: ReportMeta, partials: PartialResult[], early: EarlyPages | null): Promise<FinalizeResult> {
+    if (early === null) {
+      const task: FinalizeTask = { kind: 'finalize', reportId: meta.reportId, request: meta.request, partials, pageBytes: this.#config.pageBytes, reserve: envelopeReserve(meta), faults: this.#faults };
+      return this.#pool.run<FinalizeResult>(task);
+    }
+    if (this.#faults.includes('finalize-fail')) throw new Error('test fault: page writing fails');
+    await early.consumed;
+    if (meta.state === 'SUCCEEDED') return { ...(await early.writer.finish()), summary: null };
+    // Its envelope (errors, messages) is not a success's: cut the pages again under its own.
+    await settle(early);
+    await deletePages(this.#store, meta.reportId);
+    return { ...(await writeEncodedPages(this.#store, meta.reportId, this.#config.pageBytes, envelopeReserve(meta), partials as EncodedItems[])), summary: null };
+  }
+}
+
+/** Pages cut while the partitions run, and the chain of cuts still to finish. */
+interface EarlyPages {
+  writer: EncodedPageWriter;
+  consumed: Promise<void>;
+}
+
+/** Lets cuts and page writes in flight finish, whatever their outcome, and starts no more. */
+async function settle(early: EarlyPages): Promise<void> {
+  await early.consumed.catch(() => undefined);
+  await early.writer.abandon();
+}
+
+/** The report as it ends when every partition succeeds: the envelope fast-path pages are cut under. */
+function succeeded(meta: ReportMeta): ReportMeta {
+  return { ...meta, state: 'SUCCEEDED', errors: [], stateMessages: [SUCCEEDED_MESSAGE] };
 }

@@ -102,30 +102,74 @@ function putPage(store: Store, reportId: string, page: number, msgpack: Uint8Arr
   return [store.pages.put([reportId, page], msgpack as Buffer), store.pageJson.put([reportId, page], json as Buffer)];
 }
 
-/** Pages written but not yet committed that writeEncodedPages lets accumulate. */
+/** Pages written but not yet committed that an EncodedPageWriter lets accumulate. */
 const PAGES_IN_FLIGHT = 4;
 
 /**
- * Cuts items encoded by the partitions (in report order) into pages under the same bound as
- * PageWriter, copying runs of bytes: the fast path of a report whose partitions give final items.
+ * Cuts items encoded by the partitions (in report order, partition by partition as they come) into pages
+ * under the same bound as PageWriter, copying runs of bytes: the fast path of a report whose partitions
+ * give final items. Pages go to LMDB's write thread as they fill, so disk writes overlap the partitions
+ * still running.
  */
-export async function writeEncodedPages(store: Store, reportId: string, pageBytes: number, reserve: number, chunks: readonly EncodedItems[]): Promise<PageTotals> {
-  const budget = pageBytes - reserve;
-  const writes: Promise<boolean>[] = [];
-  let pages = 0;
-  let totalCount = 0;
+export class EncodedPageWriter {
+  readonly #store: Store;
+  readonly #reportId: string;
+  readonly #budget: number;
+  readonly #writes: Promise<boolean>[] = [];
+  #pages = 0;
+  #totalCount = 0;
   // The current page: runs [from, to) of items of chunks, its item count and JSON bytes (brackets and commas included).
-  let runs: { chunk: EncodedItems; from: number; to: number }[] = [];
-  let count = 0;
-  let bytes = 2;
-  const flush = async () => {
+  #runs: { chunk: EncodedItems; from: number; to: number }[] = [];
+  #count = 0;
+  #bytes = 2;
+
+  constructor(store: Store, reportId: string, pageBytes: number, reserve: number) {
+    this.#store = store;
+    this.#reportId = reportId;
+    this.#budget = pageBytes - reserve;
+  }
+
+  async add(chunk: EncodedItems): Promise<void> {
+    let from = 0;
+    for (let k = 0; k < chunk.count; k++) {
+      const size = chunk.jsonEnds[k] - (k === 0 ? 0 : chunk.jsonEnds[k - 1] + 1) + 1;
+      if (this.#count > 0 && this.#bytes + size > this.#budget) {
+        if (k > from) this.#runs.push({ chunk, from, to: k });
+        from = k;
+        await this.#flush();
+      }
+      if (this.#count === 0 && 2 + size > this.#budget) {
+        throw new ApiError(500, 'ITEM_TOO_LARGE', `one report item is ${size} bytes of JSON, more than a page holds (${this.#budget} bytes besides the envelope)`);
+      }
+      this.#bytes += size;
+      this.#count++;
+    }
+    if (chunk.count > from) this.#runs.push({ chunk, from, to: chunk.count });
+    this.#totalCount += chunk.count;
+  }
+
+  /** Writes the last page (page 0 exists even when empty) and waits until all are committed. */
+  async finish(): Promise<PageTotals> {
+    if (this.#count > 0) await this.#flush();
+    if (this.#pages === 0) this.#writes.push(...emptyPage(this.#store, this.#reportId));
+    await Promise.all(this.#writes);
+    return { totalCount: this.#totalCount, totalPages: Math.max(1, this.#pages) };
+  }
+
+  /** Waits for the pages in flight and writes no more: for a report whose pages are cut again or dropped. */
+  async abandon(): Promise<void> {
+    await Promise.allSettled(this.#writes);
+  }
+
+  async #flush(): Promise<void> {
+    const writes = this.#writes;
     // LMDB holds a value until its transaction commits: wait for older pages rather than hold them all.
     if (writes.length >= 2 * PAGES_IN_FLIGHT) await Promise.all(writes.splice(0, writes.length - PAGES_IN_FLIGHT));
-    const json = Buffer.allocUnsafe(bytes - 1);
+    const json = Buffer.allocUnsafe(this.#bytes - 1);
     let at = 0;
     json[at++] = 0x5b;
-    const msgpackParts: Uint8Array[] = [msgpackArrayHeader(count)];
-    for (const { chunk, from, to } of runs) {
+    const msgpackParts: Uint8Array[] = [msgpackArrayHeader(this.#count)];
+    for (const { chunk, from, to } of this.#runs) {
       const jsonStart = from === 0 ? 0 : chunk.jsonEnds[from - 1] + 1;
       const msgpackStart = from === 0 ? 0 : chunk.msgpackEnds[from - 1];
       // Each item's JSON is followed by its comma: a run's slice holds the commas between its items.
@@ -134,34 +178,19 @@ export async function writeEncodedPages(store: Store, reportId: string, pageByte
       msgpackParts.push(chunk.msgpack.subarray(msgpackStart, chunk.msgpackEnds[to - 1]));
     }
     json[at - 1] = 0x5d;
-    writes.push(...putPage(store, reportId, pages, Buffer.concat(msgpackParts), json.subarray(0, at)));
-    pages++;
-    runs = [];
-    count = 0;
-    bytes = 2;
-  };
-  for (const chunk of chunks) {
-    let from = 0;
-    for (let k = 0; k < chunk.count; k++) {
-      const size = chunk.jsonEnds[k] - (k === 0 ? 0 : chunk.jsonEnds[k - 1] + 1) + 1;
-      if (count > 0 && bytes + size > budget) {
-        if (k > from) runs.push({ chunk, from, to: k });
-        from = k;
-        await flush();
-      }
-      if (count === 0 && 2 + size > budget) {
-        throw new ApiError(500, 'ITEM_TOO_LARGE', `one report item is ${size} bytes of JSON, more than a page holds (${budget} bytes besides the envelope)`);
-      }
-      bytes += size;
-      count++;
-    }
-    if (chunk.count > from) runs.push({ chunk, from, to: chunk.count });
-    totalCount += chunk.count;
+    writes.push(...putPage(this.#store, this.#reportId, this.#pages, Buffer.concat(msgpackParts), json.subarray(0, at)));
+    this.#pages++;
+    this.#runs = [];
+    this.#count = 0;
+    this.#bytes = 2;
   }
-  if (count > 0) await flush();
-  if (pages === 0) writes.push(...emptyPage(store, reportId));
-  await Promise.all(writes);
-  return { totalCount, totalPages: Math.max(1, pages) };
+}
+
+/** All pages of encoded chunks at once. */
+export async function writeEncodedPages(store: Store, reportId: string, pageBytes: number, reserve: number, chunks: readonly EncodedItems[]): Promise<PageTotals> {
+  const writer = new EncodedPageWriter(store, reportId, pageBytes, reserve);
+  for (const chunk of chunks) await writer.add(chunk);
+  return writer.finish();
 }
 
 function emptyPage(store: Store, reportId: string): Promise<boolean>[] {

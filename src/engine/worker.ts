@@ -13,7 +13,7 @@ import type { ComponentPartial } from './kernels/component.ts';
 import type { KernelContext } from './kernels/context.ts';
 import { jvmFinalize, jvmPartition } from './kernels/jvm.ts';
 import type { JvmPartial } from './kernels/jvm.ts';
-import { PageWriter, writeEncodedPages } from './pages.ts';
+import { PageWriter } from './pages.ts';
 import { transferablesOf } from './encoded-items.ts';
 import type { EncodedItems } from './encoded-items.ts';
 import type { FinalizeResult, FinalizeTask, PartialResult, PartitionTask, WorkerData, WorkerTask } from './tasks.ts';
@@ -55,9 +55,6 @@ async function runFinalize(task: FinalizeTask): Promise<FinalizeResult> {
   if (task.faults.includes('finalize-fail')) throw new Error('test fault: page writing fails');
   const ctx = kernelContext();
   const { request } = task;
-  if (request.family === 'codeInventory' && codeItemsInKeyOrder(request)) {
-    return { ...(await writeEncodedPages(ctx.store, task.reportId, task.pageBytes, task.reserve, task.partials as EncodedItems[])), summary: null };
-  }
   let items: Record<string, unknown>[];
   let summary: FinalizeResult['summary'] = null;
   let nesting: string[] = [];
