@@ -6,7 +6,7 @@ import { FAMILIES, getPage, getPageMsgpack, ingestAll, iso, runReport } from '..
 import type { Family, ReportRun } from '../helpers/reports.ts';
 import { startService } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
-import { componentReport, jvmItems, jvmPopulation } from './expected.ts';
+import { codeItems, codeRows, componentReport, jvmItems, jvmPopulation } from './expected.ts';
 import { DAY, FleetModel } from './fleet-model.ts';
 
 const OFFLINE_AFTER_MS = 1_800_000;
@@ -26,18 +26,22 @@ const BODIES: Record<Family, Record<string, unknown>> = {
 let failing: RunningService;
 let partial: RunningService;
 let slow: RunningService;
+/** Many small code partitions and small pages: the code report's pages are cut while partitions run. */
+let partialCode: RunningService;
+const SMALL_PAGE_BYTES = 6000;
 
 before(async () => {
   const common = ['--offline-after-ms', String(OFFLINE_AFTER_MS)];
-  [failing, partial, slow] = await Promise.all([
+  [failing, partial, slow, partialCode] = await Promise.all([
     startService({ args: [...common, '--test-faults', 'finalize-fail'] }),
     startService({ args: [...common, '--test-faults', 'partition-fail'] }),
     startService({ args: [...common, '--test-faults', 'slow-partition', '--report-timeout-ms', '100'] }),
+    startService({ args: [...common, '--test-faults', 'partition-fail', '--test-partition-size', '20', '--page-bytes', String(SMALL_PAGE_BYTES)] }),
   ]);
-  await Promise.all([failing, partial, slow].map((service) => ingestAll(service, events)));
+  await Promise.all([failing, partial, slow, partialCode].map((service) => ingestAll(service, events)));
 });
 
-after(() => Promise.all([failing, partial, slow].map((service) => service.stop())));
+after(() => Promise.all([failing, partial, slow, partialCode].map((service) => service.stop())));
 
 /** The explanation every unsuccessful report carries: errors with code and message, and stateMessages (JVM, code). */
 function assertExplained(family: Family, run: ReportRun, code: string): void {
@@ -102,4 +106,24 @@ test('component: a failed partition → PARTIALLY_FAILED; counts and summary cov
   const summary = run.first.body.summary;
   assert.ok(summary.vmCount > 0 && summary.vmCount < full.summary.vmCount, `summary ${JSON.stringify(summary)} of ${JSON.stringify(full.summary)}`);
   assert.ok(summary.componentCount <= full.summary.componentCount);
+});
+
+test('codeInventory: a failed partition → PARTIALLY_FAILED; pages hold exact items of the other partitions, in order, each within the cap', async () => {
+  const run = await runReport(partialCode, 'codeInventory', BODIES.codeInventory, 'PARTIALLY_FAILED');
+  assertExplained('codeInventory', run, 'PARTITION_FAILED');
+  const expected = codeItems(codeRows(model, FROM, TO));
+  const key = (item: Record<string, unknown>) => JSON.stringify([item.sourceName, item.className, item.methodName]);
+  const position = new Map(expected.map((item, k) => [key(item), k]));
+  let last = -1;
+  for (const item of run.items) {
+    const k = position.get(key(item));
+    assert.ok(k !== undefined && k > last, `${key(item)} is an expected item, after the one before it`);
+    assert.deepEqual(item, expected[k]);
+    last = k;
+  }
+  assert.ok(run.items.length > 0 && run.items.length < expected.length, `some but not all methods (${run.items.length} of ${expected.length})`);
+  assert.ok(run.pages.length > 1, 'several pages');
+  // The failure's errors and messages make a larger envelope than a success's: pages were cut under it.
+  for (const page of run.pages) assert.ok(Buffer.byteLength(page.text) <= SMALL_PAGE_BYTES, `page ${page.body.page}: ${Buffer.byteLength(page.text)} bytes`);
+  await assertPageZeroBothWays(partialCode, 'codeInventory', run);
 });
