@@ -9,46 +9,36 @@ import type { Store } from './store.ts';
 /** Methods cached before the index starts over: bounds the memory of a fleet with millions of methods. */
 const MAX_CACHED_METHODS = 2_000_000;
 
+/** The record key of a class, joined: classes and their methods are looked up by string. */
+function classIdOf(item: CodeItem, appEnv: string): string {
+  return `${item.sourceName}\u0000${item.className}\u0000${appEnv}`;
+}
+
 /**
- * Slot of each method, by class record. An entry never changes once written (slots are never reused), so
- * entries stay true whoever else writes; a missing entry is looked up in the store (another process may
- * have added the method), which is why the index needs no invalidation on foreign writes.
+ * Slot of each method, by class record id and methodName, in one flat map (one look-up per sighting). An
+ * entry never changes once written (slots are never reused), so entries stay true whoever else writes; a
+ * missing entry is looked up in the store (another process may have added the method), which is why the
+ * index needs no invalidation on foreign writes.
  */
 export class CodeIndex {
-  readonly #classes = new Map<string, Map<string, number>>();
-  #methods = 0;
+  readonly #slots = new Map<string, number>();
 
-  get(classId: string): Map<string, number> | undefined {
-    return this.#classes.get(classId);
+  slot(classId: string, methodName: string): number | undefined {
+    return this.#slots.get(`${classId}\u0000${methodName}`);
   }
 
-  /** Adds a class record as read from the store to the class's entry. */
-  merge(classId: string, stored: ClassCode | undefined): Map<string, number> {
-    let methods = this.#classes.get(classId);
-    if (methods === undefined) {
-      methods = new Map();
-      this.#classes.set(classId, methods);
-    }
-    if (stored !== undefined) {
-      for (let m = 0; m < stored.methods.length; m++) this.add(methods, stored.methods[m], stored.slots[m]);
-    }
-    return methods;
-  }
-
-  add(methods: Map<string, number>, methodName: string, slot: number): void {
-    if (!methods.has(methodName)) this.#methods++;
-    methods.set(methodName, slot);
+  set(classId: string, methodName: string, slot: number): void {
+    this.#slots.set(`${classId}\u0000${methodName}`, slot);
   }
 
   /** Between batches only: a batch relies on the entries of the methods it added. */
   trim(): void {
-    if (this.#methods >= MAX_CACHED_METHODS) this.clear();
+    if (this.#slots.size >= MAX_CACHED_METHODS) this.clear();
   }
 
   /** After a failed transaction: its slots were never committed and will be handed out again. */
   clear(): void {
-    this.#classes.clear();
-    this.#methods = 0;
+    this.#slots.clear();
   }
 }
 
@@ -76,8 +66,8 @@ export class CodeBatch {
   }
 
   add(item: CodeItem, appEnv: string, time: number): void {
-    const classId = `${item.sourceName}\u0000${item.className}\u0000${appEnv}`;
-    const slot = this.#index.get(classId)?.get(item.methodName) ?? this.#slotOfMiss(classId, item, appEnv);
+    const classId = classIdOf(item, appEnv);
+    const slot = this.#index.slot(classId, item.methodName) ?? this.#slotOfMiss(classId, item, appEnv);
     const block = Math.floor(slot / SLOTS_PER_BLOCK);
     let times = this.#blocks.get(block);
     if (times === undefined) {
@@ -108,19 +98,19 @@ export class CodeBatch {
 
   #slotOfMiss(classId: string, item: CodeItem, appEnv: string): number {
     let change = this.#read.get(classId);
-    let methods: Map<string, number>;
     if (change === undefined) {
       const key = [item.sourceName, item.className, appEnv];
       change = { key, stored: this.#store.code.get(key), added: [] };
       this.#read.set(classId, change);
-      methods = this.#index.merge(classId, change.stored);
-      const slot = methods.get(item.methodName);
-      if (slot !== undefined) return slot;
-    } else {
-      methods = this.#index.get(classId)!;
+      const { stored } = change;
+      if (stored !== undefined) {
+        for (let m = 0; m < stored.methods.length; m++) this.#index.set(classId, stored.methods[m], stored.slots[m]);
+        const slot = this.#index.slot(classId, item.methodName);
+        if (slot !== undefined) return slot;
+      }
     }
     const slot = this.#allocateSlot();
-    this.#index.add(methods, item.methodName, slot);
+    this.#index.set(classId, item.methodName, slot);
     change.added.push([item.methodName, slot]);
     return slot;
   }
