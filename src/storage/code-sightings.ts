@@ -8,10 +8,16 @@ import type { Store } from './store.ts';
 
 /** Methods cached before the index starts over: bounds the memory of a fleet with millions of methods. */
 const MAX_CACHED_METHODS = 2_000_000;
+/** Slots beyond this are looked up by hash only: bounds the guess array (8 bytes a slot). */
+const MAX_GUESSED_SLOT = 8_000_000;
 
-/** The record key of a class, joined: classes and their methods are looked up by string. */
-function classIdOf(item: CodeItem, appEnv: string): string {
-  return `${item.sourceName}\u0000${item.className}\u0000${appEnv}`;
+/** A class record's key joined into one string, to find the class and, with a methodName, the method. */
+function classIdOf(sourceName: string, className: string, appEnv: string): string {
+  return `${sourceName}\u0000${className}\u0000${appEnv}`;
+}
+
+function methodIdOf(classId: string, methodName: string): string {
+  return `${classId}\u0000${methodName}`;
 }
 
 /**
@@ -22,13 +28,24 @@ function classIdOf(item: CodeItem, appEnv: string): string {
  */
 export class CodeIndex {
   readonly #slots = new Map<string, number>();
+  /** Method id by slot ('' where unknown), to check a guessed slot with one string comparison. */
+  #methodIds: string[] = [];
 
-  slot(classId: string, methodName: string): number | undefined {
-    return this.#slots.get(`${classId}\u0000${methodName}`);
+  /**
+   * An agent sends a class's methods in the order it loaded them, the order in which they got their slots:
+   * the slot after the last sighting's is checked first. A big map's hash look-up costs cache misses.
+   */
+  slot(methodId: string, guess: number): number | undefined {
+    if (guess < this.#methodIds.length && this.#methodIds[guess] === methodId) return guess;
+    return this.#slots.get(methodId);
   }
 
-  set(classId: string, methodName: string, slot: number): void {
-    this.#slots.set(`${classId}\u0000${methodName}`, slot);
+  set(methodId: string, slot: number): void {
+    this.#slots.set(methodId, slot);
+    if (slot < MAX_GUESSED_SLOT) {
+      while (this.#methodIds.length < slot) this.#methodIds.push('');
+      this.#methodIds[slot] = methodId;
+    }
   }
 
   /** Between batches only: a batch relies on the entries of the methods it added. */
@@ -39,6 +56,7 @@ export class CodeIndex {
   /** After a failed transaction: its slots were never committed and will be handed out again. */
   clear(): void {
     this.#slots.clear();
+    this.#methodIds = [];
   }
 }
 
@@ -58,6 +76,7 @@ export class CodeBatch {
   readonly #blocks = new Map<number, Float64Array>();
   readonly #changedBlocks = new Set<number>();
   #nextSlot = -1;
+  #lastSlot = -1;
 
   constructor(store: Store, index: CodeIndex) {
     this.#store = store;
@@ -66,8 +85,10 @@ export class CodeBatch {
   }
 
   add(item: CodeItem, appEnv: string, time: number): void {
-    const classId = classIdOf(item, appEnv);
-    const slot = this.#index.slot(classId, item.methodName) ?? this.#slotOfMiss(classId, item, appEnv);
+    const classId = classIdOf(item.sourceName, item.className, appEnv);
+    const methodId = methodIdOf(classId, item.methodName);
+    const slot = this.#index.slot(methodId, this.#lastSlot + 1) ?? this.#slotOfMiss(classId, methodId, item, appEnv);
+    this.#lastSlot = slot;
     const block = Math.floor(slot / SLOTS_PER_BLOCK);
     let times = this.#blocks.get(block);
     if (times === undefined) {
@@ -96,7 +117,7 @@ export class CodeBatch {
     if (this.#nextSlot >= 0) this.#store.meta.put('codeSlotNext', this.#nextSlot);
   }
 
-  #slotOfMiss(classId: string, item: CodeItem, appEnv: string): number {
+  #slotOfMiss(classId: string, methodId: string, item: CodeItem, appEnv: string): number {
     let change = this.#read.get(classId);
     if (change === undefined) {
       const key = [item.sourceName, item.className, appEnv];
@@ -104,13 +125,13 @@ export class CodeBatch {
       this.#read.set(classId, change);
       const { stored } = change;
       if (stored !== undefined) {
-        for (let m = 0; m < stored.methods.length; m++) this.#index.set(classId, stored.methods[m], stored.slots[m]);
-        const slot = this.#index.slot(classId, item.methodName);
+        for (let m = 0; m < stored.methods.length; m++) this.#index.set(methodIdOf(classId, stored.methods[m]), stored.slots[m]);
+        const slot = this.#index.slot(methodId, -1);
         if (slot !== undefined) return slot;
       }
     }
     const slot = this.#allocateSlot();
-    this.#index.set(classId, item.methodName, slot);
+    this.#index.set(methodId, slot);
     change.added.push([item.methodName, slot]);
     return slot;
   }
