@@ -77,6 +77,9 @@ export class CodeBatch {
   readonly #changedBlocks = new Set<number>();
   #nextSlot = -1;
   #lastSlot = -1;
+  /** The block of the last sighting: consecutive sightings mostly share one. */
+  #lastBlock = -1;
+  #lastTimes: Float64Array = new Float64Array(0);
 
   constructor(store: Store, index: CodeIndex) {
     this.#store = store;
@@ -90,11 +93,7 @@ export class CodeBatch {
     const slot = this.#index.slot(methodId, this.#lastSlot + 1) ?? this.#slotOfMiss(classId, methodId, item, appEnv);
     this.#lastSlot = slot;
     const block = Math.floor(slot / SLOTS_PER_BLOCK);
-    let times = this.#blocks.get(block);
-    if (times === undefined) {
-      times = readBlock(this.#store, block);
-      this.#blocks.set(block, times);
-    }
+    const times = this.#block(block);
     const at = 2 * (slot % SLOTS_PER_BLOCK);
     if (time < times[at]) {
       times[at] = time;
@@ -115,6 +114,18 @@ export class CodeBatch {
       this.#store.code.put(key, withMethods(stored, added));
     }
     if (this.#nextSlot >= 0) this.#store.meta.put('codeSlotNext', this.#nextSlot);
+  }
+
+  #block(block: number): Float64Array {
+    if (block === this.#lastBlock) return this.#lastTimes;
+    let times = this.#blocks.get(block);
+    if (times === undefined) {
+      times = readBlock(this.#store, block);
+      this.#blocks.set(block, times);
+    }
+    this.#lastBlock = block;
+    this.#lastTimes = times;
+    return times;
   }
 
   #slotOfMiss(classId: string, methodId: string, item: CodeItem, appEnv: string): number {

@@ -4,7 +4,8 @@
 import type { ClassCode, MethodTimes } from './records.ts';
 import type { Store } from './store.ts';
 
-export const SLOTS_PER_BLOCK = 256;
+/** 255 slots of 16 bytes: a block fills one 4 KiB LMDB overflow page with its 16-byte header, where 256 take two. */
+export const SLOTS_PER_BLOCK = 255;
 
 /** A block's times as a fresh array; a slot never written holds [+Infinity, -Infinity], so min and max need no case. */
 export function readBlock(store: Store, block: number): Float64Array {

@@ -57,6 +57,7 @@ class BatchState {
   readonly code: CodeBatch;
   readonly newComponents: number[] = [];
   readonly componentsChanged = new Set<number>();
+  readonly sourcesChanged = new Set<number>();
   /** True when a component the fleet already had got other CVEs (a groupId narrowed its match). */
   matchesChanged = false;
   seq = 0;
@@ -167,10 +168,17 @@ function applyEvent(store: Store, dict: Dictionary, components: ComponentCatalog
     case 'code': {
       const appEnv = batch.appEnv(record);
       const sources = batch.sourceSet(record.row);
+      const known = sources.size;
+      let lastSource = '';
       for (const item of event.items) {
         batch.code.add(item, appEnv, event.time);
-        if (item.sourceName !== '') sources.add(dict.intern(item.sourceName));
+        // Items of a class, and often of a JAR, come together: intern a sourceName once per run of it.
+        if (item.sourceName !== lastSource) {
+          lastSource = item.sourceName;
+          sources.add(dict.intern(lastSource));
+        }
       }
+      if (sources.size !== known) batch.sourcesChanged.add(record.row);
       break;
     }
     case 'components': {
@@ -208,8 +216,8 @@ function writeBatch(store: Store, dict: Dictionary, batch: BatchState): void {
     });
     store.vmComponents.put(row, bufferOf(pairs));
   }
-  for (const [row, set] of batch.sources) {
-    store.usedSources.put(row, bufferOf(Uint32Array.from([...set].sort((a, b) => a - b))));
+  for (const row of batch.sourcesChanged) {
+    store.usedSources.put(row, bufferOf(Uint32Array.from([...batch.sources.get(row)!].sort((a, b) => a - b))));
   }
   batch.seq = countWrite(store);
 }
