@@ -13,6 +13,8 @@ import { encodeScanRow } from './vm-scan.ts';
 
 export interface IngestResult {
   accepted: number;
+  /** Events of the batch by type. */
+  eventCounts: Map<AgentEvent['type'], number>;
   /** VMs whose record changed, as committed. */
   touched: VmRecord[];
   /** Component ids the fleet had never seen before this batch. */
@@ -236,29 +238,43 @@ export class Ingestor {
   }
 
   /**
-   * Stores a validated batch atomically. Resolves only once the transaction is on disk,
-   * so an acknowledged batch survives a crash (decisions §4).
+   * Stores a batch atomically. Resolves only once the transaction is on disk, so an acknowledged batch
+   * survives a crash (decisions §4). `decode` gives the validated events (or throws the batch's 400) inside
+   * the write transaction, right before they apply: then one batch's parsed objects are garbage before
+   * the next batch is parsed. Parsed ahead, the batches waiting for the transaction survived young
+   * collections together (~1 µs of GC per code item with 4 connections).
    */
-  async ingest(events: readonly AgentEvent[]): Promise<IngestResult> {
+  async ingest(decode: () => readonly AgentEvent[]): Promise<IngestResult> {
     const { store, dict, components } = this;
-    checkKnownVms(store, events);
     let batch: BatchState | undefined;
+    const eventCounts = new Map<AgentEvent['type'], number>();
     try {
       await store.env.childTransaction(() => {
+        const events = decode();
+        checkKnownVms(store, events);
         batch = new BatchState(store, dict, this.#codeIndex);
-        for (const event of events) applyEvent(store, dict, components, batch, event);
+        for (const event of events) {
+          applyEvent(store, dict, components, batch, event);
+          eventCounts.set(event.type, (eventCounts.get(event.type) ?? 0) + 1);
+        }
         writeBatch(store, dict, batch);
       });
       await store.env.flushed;
     } catch (error) {
-      if (batch !== undefined) store.ownSeqs.delete(batch.seq);
-      dict.clearCache();
-      components.clearCache();
-      this.#codeIndex.clear();
+      // A batch rejected before it applied wrote nothing: the caches are still true.
+      if (batch !== undefined) {
+        store.ownSeqs.delete(batch.seq);
+        dict.clearCache();
+        components.clearCache();
+        this.#codeIndex.clear();
+      }
       throw error;
     }
+    let accepted = 0;
+    for (const count of eventCounts.values()) accepted += count;
     return {
-      accepted: events.length,
+      accepted,
+      eventCounts,
       touched: [...batch!.vms.values()],
       newComponents: batch!.newComponents,
       componentsChanged: [...batch!.componentsChanged],

@@ -171,7 +171,7 @@ test('code from another process that writes the same data directory: every metho
     // This test process is the other writer (as `jvmlens seed` would be): it adds methods to a class the service has seen.
     const other = openStore(dataDir);
     try {
-      await new Ingestor(other, new Dictionary(other)).ingest(validateEvents([vmStart('cli-vm', now - 4000), code('cli-vm', now - 4000, ['m0()', 'm2()'])]));
+      await new Ingestor(other, new Dictionary(other)).ingest(() => validateEvents([vmStart('cli-vm', now - 4000), code('cli-vm', now - 4000, ['m0()', 'm2()'])]));
     } finally {
       await other.close();
     }
