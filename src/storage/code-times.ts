@@ -28,8 +28,8 @@ export function writeBlock(store: Store, block: number, times: Float64Array): vo
 }
 
 /**
- * Joins class records with their times for a reader. Blocks are read once each; within one read
- * transaction (a report task's snapshot) they agree with the class records.
+ * Joins class records with their times for a reader. Blocks are read once each; they agree with the class
+ * records when both are read in one read transaction (one synchronous scan).
  */
 export class CodeTimesReader {
   readonly #store: Store;

@@ -90,7 +90,8 @@ export function scanCode(context: KernelContext, request: ReportRequest, start: 
     const kept = only(cls, (m) => cls.lastSeen[m] >= from && cls.firstSeen[m] <= to);
     if (kept.methods.length > 0) emit(kept === cls ? cls : { sourceName: cls.sourceName, className: cls.className, ...kept });
   };
-  // The task's one read snapshot (worker.ts) keeps the times in step with the class records.
+  // The scan is synchronous: lmdb-js keeps one read transaction until the next macrotask, so the times
+  // blocks are read from the snapshot the class records come from.
   const times = new CodeTimesReader(context.store);
   const range = context.store.code.getRange({ ...(start === null ? {} : { start }), ...(end === null ? {} : { end }) });
   for (const { key, value } of range) {
