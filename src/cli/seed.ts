@@ -68,7 +68,7 @@ export async function seedCommand(config: Config, args: readonly string[]): Prom
     try {
       const ingestor = new Ingestor(store, new Dictionary(store));
       for (const batch of fleetBatches(spec)) {
-        await ingestor.ingest(validateEvents(batch));
+        await ingestor.ingest(() => validateEvents(batch));
         vmsDone += batch.filter((event) => event.type === 'vm.start').length;
         report(vmsDone);
       }

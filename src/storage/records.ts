@@ -46,11 +46,17 @@ export interface ComponentCve {
   analysisTime: number;
 }
 
-/** Fleet-wide first and last sighting of one method, kept per AppEnv (decisions §4). */
-export type CodeTimes = [firstSeen: number, lastSeen: number];
-
-/** The methods of one class (per sourceName and AppEnv), in methodName code-point order, as parallel arrays. */
+/**
+ * The methods of one class (per sourceName and AppEnv), in methodName code-point order, each with the slot
+ * that holds its times in `codeTimes` (code-times.ts). Rewritten only when the class gains a method.
+ */
 export interface ClassCode {
+  methods: string[];
+  slots: number[];
+}
+
+/** A class's methods with their fleet-wide first and last sighting (decisions §4), as parallel arrays. */
+export interface MethodTimes {
   methods: string[];
   firstSeen: number[];
   lastSeen: number[];

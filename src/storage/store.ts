@@ -6,11 +6,12 @@ import type { Database, RootDatabase } from 'lmdb';
 import type { Vulnerability } from '../vuln/osv.ts';
 import type { Annotation, ApiKeyRecord, ClassCode, ComponentCve, ComponentRecord, VmDetails, VmRecord } from './records.ts';
 
-export const SCHEMA_VERSION = 1;
+/** 2: code times moved out of the class records into slot blocks (`codeTimes`). */
+export const SCHEMA_VERSION = 2;
 
 export interface Store {
   env: RootDatabase;
-  /** Counters and flags: schemaVersion, dictNext, rowNext, componentNext, writeSeq. */
+  /** Counters and flags: schemaVersion, dictNext, rowNext, componentNext, codeSlotNext, writeSeq. */
   meta: Database<number | string, string>;
   /** String dictionary, both directions; id 0 is reserved for "none". */
   dictIds: Database<number, string>;
@@ -30,10 +31,12 @@ export interface Store {
   /** Per VM: sorted Uint32 ids of the sourceNames it loaded code from. */
   usedSources: Database<Buffer, number>;
   /**
-   * Key [sourceName, className, appEnv] → the class's methods. One record per class keeps ingestion at
-   * one read and one write per class, and LMDB key order is the code report's default order.
+   * Key [sourceName, className, appEnv] → the class's methods and their time slots. Written only when a
+   * class gains a method; LMDB key order is the code report's default order.
    */
   code: Database<ClassCode, string[]>;
+  /** Block number → Float64 [firstSeen, lastSeen] per slot of the block (code-times.ts). */
+  codeTimes: Database<Buffer, number>;
   /** Per component id: the CVEs its name and version match (filled by vulnerability matching). */
   componentCves: Database<ComponentCve[], number>;
   /** Vulnerability records by OSV id. */
@@ -80,6 +83,7 @@ export function openStore(dataDir: string, options: { readOnly?: boolean } = {})
     vmComponents: binary('vmComponents', 'uint32'),
     usedSources: binary('usedSources', 'uint32'),
     code: msgpack('code'),
+    codeTimes: binary('codeTimes', 'uint32'),
     componentCves: msgpack('componentCves', 'uint32'),
     vulns: msgpack('vulns'),
     keys: msgpack('keys'),
@@ -95,7 +99,7 @@ export function openStore(dataDir: string, options: { readOnly?: boolean } = {})
   }
   const version = store.meta.get('schemaVersion');
   if (version !== undefined && version !== SCHEMA_VERSION) {
-    throw new Error(`data directory ${dataDir} has schema version ${version}; this jvmlens reads version ${SCHEMA_VERSION}`);
+    throw new Error(`data directory ${dataDir} has schema version ${version}; this jvmlens reads version ${SCHEMA_VERSION} only (no migration: seed or ingest into a new data directory)`);
   }
   return store;
 }

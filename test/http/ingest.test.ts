@@ -4,7 +4,11 @@ import { test } from 'node:test';
 import { pack } from 'msgpackr';
 import { ingest, vmStart } from '../helpers/events.ts';
 import { request, startService, tempDir } from '../helpers/service.ts';
-import { openStore } from '../../src/storage/store.ts';
+import { validateEvents } from '../../src/ingest/events.ts';
+import { readClassTimes } from '../../src/storage/code-times.ts';
+import { Dictionary } from '../../src/storage/dictionary.ts';
+import { Ingestor } from '../../src/storage/ingest.ts';
+import { openStore, SCHEMA_VERSION } from '../../src/storage/store.ts';
 
 const events = (url: string) => `${url}/agent/v1/events`;
 
@@ -92,7 +96,7 @@ test('replaying a batch changes nothing, even after later events', async () => {
   }
   const store = openStore(dataDir);
   try {
-    assert.deepEqual(store.code.get(['app.jar', 'com/acme/Main', 'shop']), { methods: ['main(java.lang.String[])'], firstSeen: [now - 3000], lastSeen: [now - 1000] });
+    assert.deepEqual(readClassTimes(store, ['app.jar', 'com/acme/Main', 'shop']), { methods: ['main(java.lang.String[])'], firstSeen: [now - 3000], lastSeen: [now - 1000] });
     assert.equal(store.vmComponents.getBinary(0)!.length, 8, 'one (component, source) pair');
   } finally {
     await store.close();
@@ -155,4 +159,42 @@ test('data survives a restart, and nothing acknowledged is lost when the process
   } finally {
     await store.close();
   }
+});
+
+test('code from another process that writes the same data directory: every method once, times merged', async () => {
+  const dataDir = tempDir();
+  const service = await startService({ dataDir });
+  const now = Date.now();
+  const code = (vmId: string, time: number, methods: string[]) => ({ type: 'code', vmId, time, items: methods.map((methodName) => ({ sourceName: 'app.jar', className: 'com/acme/Shared', methodName })) });
+  try {
+    assert.equal((await ingest(service.gatewayUrl, service.apiKey, [vmStart('service-vm', now - 5000), code('service-vm', now - 5000, ['m1()'])])).status, 200);
+    // This test process is the other writer (as `jvmlens seed` would be): it adds methods to a class the service has seen.
+    const other = openStore(dataDir);
+    try {
+      await new Ingestor(other, new Dictionary(other)).ingest(() => validateEvents([vmStart('cli-vm', now - 4000), code('cli-vm', now - 4000, ['m0()', 'm2()'])]));
+    } finally {
+      await other.close();
+    }
+    assert.equal((await ingest(service.gatewayUrl, service.apiKey, [code('service-vm', now - 3000, ['m0()', 'm2()', 'm3()'])])).status, 200);
+  } finally {
+    await service.stop({ keepData: true });
+  }
+  const store = openStore(dataDir);
+  try {
+    assert.deepEqual(readClassTimes(store, ['app.jar', 'com/acme/Shared', '']), {
+      methods: ['m0()', 'm1()', 'm2()', 'm3()'],
+      firstSeen: [now - 4000, now - 5000, now - 4000, now - 3000],
+      lastSeen: [now - 3000, now - 5000, now - 3000, now - 3000],
+    });
+  } finally {
+    await store.close();
+  }
+});
+
+test('a data directory of another schema version is refused with a message that says so', async () => {
+  const dataDir = tempDir();
+  const store = openStore(dataDir);
+  await store.meta.put('schemaVersion', SCHEMA_VERSION - 1);
+  await store.close();
+  assert.throws(() => openStore(dataDir), new RegExp(`schema version ${SCHEMA_VERSION - 1}; this jvmlens reads version ${SCHEMA_VERSION} only`));
 });

@@ -2,7 +2,8 @@
 import { compileFilter } from '../../parser/filter.ts';
 import type { Condition } from '../../parser/filter.ts';
 import { parseSortBy } from '../../parser/order.ts';
-import type { ClassCode } from '../../storage/records.ts';
+import { CodeTimesReader } from '../../storage/code-times.ts';
+import type { MethodTimes } from '../../storage/records.ts';
 import type { Store } from '../../storage/store.ts';
 import { compareCodePoints } from '../../collation.ts';
 import { itemComparator, orderKeys } from '../order.ts';
@@ -13,7 +14,7 @@ import type { KernelContext } from './context.ts';
 import { codeTime } from './code-items.ts';
 
 /** The methods of one class that passed the filter and the window, merged across AppEnvs. */
-export interface ClassMethods extends ClassCode {
+export interface ClassMethods extends MethodTimes {
   sourceName: string;
   className: string;
 }
@@ -32,8 +33,8 @@ function lastValueTest(condition: Condition): (value: string | null) => boolean 
 }
 
 /** The methods of both, in code-point order; a method in both keeps the widest span. */
-function merge(target: ClassCode, source: ClassCode): ClassCode {
-  const merged: ClassCode = { methods: [], firstSeen: [], lastSeen: [] };
+function merge(target: MethodTimes, source: MethodTimes): MethodTimes {
+  const merged: MethodTimes = { methods: [], firstSeen: [], lastSeen: [] };
   let i = 0;
   let j = 0;
   while (i < target.methods.length || j < source.methods.length) {
@@ -56,11 +57,11 @@ function merge(target: ClassCode, source: ClassCode): ClassCode {
 }
 
 /** The methods of `code` for which `keep` holds; `code` itself when all do. */
-function only(code: ClassCode, keep: (m: number) => boolean): ClassCode {
+function only(code: MethodTimes, keep: (m: number) => boolean): MethodTimes {
   let all = true;
   for (let m = 0; m < code.methods.length && all; m++) all = keep(m);
   if (all) return code;
-  const kept: ClassCode = { methods: [], firstSeen: [], lastSeen: [] };
+  const kept: MethodTimes = { methods: [], firstSeen: [], lastSeen: [] };
   for (let m = 0; m < code.methods.length; m++) {
     if (!keep(m)) continue;
     kept.methods.push(code.methods[m]);
@@ -88,12 +89,16 @@ export function scanCode(context: KernelContext, request: ReportRequest, start: 
     const kept = only(cls, (m) => cls.lastSeen[m] >= from && cls.firstSeen[m] <= to);
     if (kept.methods.length > 0) emit(kept === cls ? cls : { sourceName: cls.sourceName, className: cls.className, ...kept });
   };
+  // The scan is synchronous: lmdb-js keeps one read transaction until the next macrotask, so the times
+  // blocks are read from the snapshot the class records come from.
+  const times = new CodeTimesReader(context.store);
   const range = context.store.code.getRange({ ...(start === null ? {} : { start }), ...(end === null ? {} : { end }) });
   for (const { key, value } of range) {
     const [sourceName, className, appEnv] = key;
     if (!onSource.every((test) => test(sourceName)) || !onClass.every((test) => test(className)) || !onAppEnv.every((test) => test(appEnv === '' ? null : appEnv))) continue;
-    // Each record is a fresh decoded value: its arrays are ours to keep.
-    const own = onMethod.length === 0 ? value : only(value, (m) => onMethod.every((c) => c.test(value.methods[m])));
+    // Fresh arrays each time: ours to keep.
+    const code = times.times(value);
+    const own = onMethod.length === 0 ? code : only(code, (m) => onMethod.every((c) => c.test(code.methods[m])));
     if (current !== null && (current.sourceName !== sourceName || current.className !== className)) {
       flush(current);
       current = null;
