@@ -279,7 +279,7 @@ export class ReportJobs {
     };
     await Promise.all(
       partitions.map((partition, index) =>
-        this.#pool.run<PartialResult>({ kind: 'partition', request: meta.request, partition, index, faults: this.#faults }, job.controller.signal).then(
+        this.#pool.run<PartialResult>({ kind: 'partition', reportId: meta.reportId, request: meta.request, partition, index, faults: this.#faults }, job.controller.signal).then(
           (value) => settled(index, { status: 'fulfilled', value }),
           (reason: unknown) => settled(index, { status: 'rejected', reason }),
         ),

@@ -21,6 +21,7 @@ export type TestFault = 'partition-fail' | 'finalize-fail' | 'slow-partition';
 
 export interface PartitionTask {
   kind: 'partition';
+  reportId: string;
   request: ReportRequest;
   partition: Partition;
   index: number;

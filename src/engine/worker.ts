@@ -7,6 +7,7 @@ import { openStore } from '../storage/store.ts';
 import { rematchAll } from '../storage/vulns.ts';
 import { codeFinalize, codeItemsInKeyOrder, codePartition, scanCode } from './kernels/code.ts';
 import { CodeItemEncoder } from './kernels/code-items.ts';
+import { SlotTimes } from '../storage/code-times.ts';
 import type { ClassMethods } from './kernels/code.ts';
 import { componentFinalize, componentPartition } from './kernels/component.ts';
 import type { ComponentPartial } from './kernels/component.ts';
@@ -31,6 +32,17 @@ function kernelContext(): KernelContext {
   return context;
 }
 
+let reportTimes: { reportId: string; times: SlotTimes } | null = null;
+
+/**
+ * The code times of the report's first partition in this thread, shared by its later ones: a method
+ * changed since shows its times as of then (each partition reads its own snapshot anyway).
+ */
+function slotTimes(ctx: KernelContext, reportId: string): SlotTimes {
+  if (reportTimes?.reportId !== reportId) reportTimes = { reportId, times: new SlotTimes(ctx.store) };
+  return reportTimes.times;
+}
+
 /** Piscina transfers the items' buffers to the service instead of cloning them. */
 function moved(items: EncodedItems): PartialResult {
   return move({ [transferableSymbol]: transferablesOf([items]), [valueSymbol]: items }) as unknown as PartialResult;
@@ -42,9 +54,10 @@ async function runPartition(task: PartitionTask): Promise<PartialResult> {
   const ctx = kernelContext();
   const { request, partition } = task;
   if (partition.kind === 'keys') {
-    if (!codeItemsInKeyOrder(request)) return codePartition(ctx, request, partition.start, partition.end);
+    const times = slotTimes(ctx, task.reportId);
+    if (!codeItemsInKeyOrder(request)) return codePartition(ctx, request, times, partition.start, partition.end);
     const encoder = new CodeItemEncoder(request.groupBy.length === 3);
-    scanCode(ctx, request, partition.start, partition.end, (cls) => encoder.add(cls));
+    scanCode(ctx, request, times, partition.start, partition.end, (cls) => encoder.add(cls));
     return moved(encoder.finish());
   }
   if (request.family === 'jvmInventory') return jvmPartition(ctx, request, partition.start, partition.end);

@@ -1,6 +1,6 @@
 // Code report items written straight to JSON and msgpack bytes (decisions §8, interface §2.4): the fast
 // path of a code report, where a million items would otherwise cost a million objects and strings.
-import { ByteSink, ItemEncoder, msgpackBytes, writeString } from '../encoded-items.ts';
+import { ItemEncoder, msgpackBytes, writeString } from '../encoded-items.ts';
 import type { EncodedItems } from '../encoded-items.ts';
 import type { ClassMethods } from './code.ts';
 
@@ -33,11 +33,10 @@ const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, i) => 0x30 + (i % 2 ===
  * The date part is formatted once per day (a report's two million times fall on few days), the time of
  * day in int32 arithmetic.
  */
-export function writeCodeTime(sink: ByteSink, time: number): void {
+export function writeCodeTime(bytes: Uint8Array, start: number, time: number): void {
   const day = Math.floor(time / DAY);
   const date = dateBytes(day);
-  const bytes = sink.bytes;
-  let at = sink.length;
+  let at = start;
   for (let i = 0; i < date.length; i++) bytes[at++] = date[i];
   let ms = (time - day * DAY) | 0;
   const hours = (ms / 3_600_000) | 0;
@@ -59,17 +58,15 @@ export function writeCodeTime(sink: ByteSink, time: number): void {
   ms -= hundreds * 100;
   bytes[at++] = 0x30 + hundreds;
   bytes[at++] = DIGIT_PAIRS[2 * ms];
-  bytes[at++] = DIGIT_PAIRS[2 * ms + 1];
-  sink.length = at;
+  bytes[at] = DIGIT_PAIRS[2 * ms + 1];
 }
 
-const scratch = new ByteSink(TIME_BYTES);
+const scratch = Buffer.alloc(TIME_BYTES);
 
-/** The time as codeTime items carry it: `yyyy-MM-ddTHH:mm:ss.SSS`. */
+/** The time as code items carry it: `yyyy-MM-ddTHH:mm:ss.SSS`. */
 export function codeTime(time: number): string {
-  scratch.length = 0;
-  writeCodeTime(scratch, time);
-  return scratch.bytes.toString('latin1', 0, TIME_BYTES);
+  writeCodeTime(scratch, 0, time);
+  return scratch.toString('latin1');
 }
 
 const ascii = (text: string): Uint8Array => Buffer.from(text, 'latin1');
@@ -86,21 +83,50 @@ const MSGPACK_CLASS_NAME = key('className');
 const MSGPACK_METHOD_NAME = key('methodName');
 const MSGPACK_FIRST_SEEN = key('firstSeen', [0xa0 | TIME_BYTES]);
 const MSGPACK_LAST_SEEN = key('lastSeen', [0xa0 | TIME_BYTES]);
-/** Room for the constant parts and both times of one item, in either encoding. */
-const ITEM_TAIL_BYTES = 96;
+
+/**
+ * An item's last fields (`firstSeen`, `lastSeen`, and `count: 1` when grouped by method) in one encoding,
+ * kept as bytes with the times filled in: consecutive methods often share their times.
+ */
+class ItemTail {
+  readonly bytes: Uint8Array;
+  readonly #firstAt: number;
+  readonly #lastAt: number;
+
+  constructor(firstKey: Uint8Array, lastKey: Uint8Array, closing: Uint8Array) {
+    this.bytes = Uint8Array.from([...firstKey, ...new Uint8Array(TIME_BYTES), ...lastKey, ...new Uint8Array(TIME_BYTES), ...closing]);
+    this.#firstAt = firstKey.length;
+    this.#lastAt = firstKey.length + TIME_BYTES + lastKey.length;
+  }
+
+  /** Writes both times; `from`, when given, holds them already (another tail's bytes). */
+  setTimes(firstSeen: number, lastSeen: number, from: ItemTail | null): void {
+    if (from === null) {
+      writeCodeTime(this.bytes, this.#firstAt, firstSeen);
+      writeCodeTime(this.bytes, this.#lastAt, lastSeen);
+      return;
+    }
+    for (let i = 0; i < TIME_BYTES; i++) {
+      this.bytes[this.#firstAt + i] = from.bytes[from.#firstAt + i];
+      this.bytes[this.#lastAt + i] = from.bytes[from.#lastAt + i];
+    }
+  }
+}
 
 /** Encodes classes, as they come, into the items codeFinalize would give, for writeEncodedPages. */
 export class CodeItemEncoder {
   readonly #encoder = new ItemEncoder();
-  readonly #jsonClosing: Uint8Array;
-  readonly #msgpackClosing: Uint8Array;
+  readonly #jsonTail: ItemTail;
+  readonly #msgpackTail: ItemTail;
   /** A fixmap of 5 or 6 entries. */
   readonly #map: number;
+  #firstSeen = Number.NaN;
+  #lastSeen = Number.NaN;
 
   constructor(withCount: boolean) {
-    this.#jsonClosing = ascii(withCount ? '","count":1}' : '"}');
+    this.#jsonTail = new ItemTail(JSON_FIRST_SEEN, JSON_LAST_SEEN, ascii(withCount ? '","count":1}' : '"}'));
     // `count: 1`: the key, then positive fixint 1.
-    this.#msgpackClosing = withCount ? key('count', [0x01]) : new Uint8Array(0);
+    this.#msgpackTail = new ItemTail(MSGPACK_FIRST_SEEN, MSGPACK_LAST_SEEN, withCount ? key('count', [0x01]) : new Uint8Array(0));
     this.#map = withCount ? 0x86 : 0x85;
   }
 
@@ -126,6 +152,8 @@ export class CodeItemEncoder {
     msgpack.copy(MSGPACK_METHOD_NAME);
     const jsonHeadEnd = json.length;
     const msgpackHeadEnd = msgpack.length;
+    const jsonTail = this.#jsonTail.bytes;
+    const msgpackTail = this.#msgpackTail.bytes;
     for (let m = 0; m < cls.methods.length; m++) {
       if (m > 0) {
         json.reserve(jsonHeadEnd - jsonHead);
@@ -135,18 +163,18 @@ export class CodeItemEncoder {
         msgpack.repeat(msgpackHead, msgpackHeadEnd);
       }
       writeString(json, msgpack, cls.methods[m]);
-      json.reserve(ITEM_TAIL_BYTES);
-      msgpack.reserve(ITEM_TAIL_BYTES);
-      json.copy(JSON_FIRST_SEEN);
-      writeCodeTime(json, cls.firstSeen[m]);
-      json.copy(JSON_LAST_SEEN);
-      writeCodeTime(json, cls.lastSeen[m]);
-      json.copy(this.#jsonClosing);
-      msgpack.copy(MSGPACK_FIRST_SEEN);
-      writeCodeTime(msgpack, cls.firstSeen[m]);
-      msgpack.copy(MSGPACK_LAST_SEEN);
-      writeCodeTime(msgpack, cls.lastSeen[m]);
-      msgpack.copy(this.#msgpackClosing);
+      const firstSeen = cls.firstSeen[m];
+      const lastSeen = cls.lastSeen[m];
+      if (firstSeen !== this.#firstSeen || lastSeen !== this.#lastSeen) {
+        this.#jsonTail.setTimes(firstSeen, lastSeen, null);
+        this.#msgpackTail.setTimes(firstSeen, lastSeen, this.#jsonTail);
+        this.#firstSeen = firstSeen;
+        this.#lastSeen = lastSeen;
+      }
+      json.reserve(jsonTail.length);
+      json.copy(jsonTail);
+      msgpack.reserve(msgpackTail.length);
+      msgpack.copy(msgpackTail);
       this.#encoder.endItem();
     }
   }

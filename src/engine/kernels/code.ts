@@ -2,8 +2,7 @@
 import { compileFilter } from '../../parser/filter.ts';
 import type { Condition } from '../../parser/filter.ts';
 import { parseSortBy } from '../../parser/order.ts';
-import { CodeTimesReader } from '../../storage/code-times.ts';
-import type { MethodTimes } from '../../storage/records.ts';
+import type { ClassCode, MethodTimes } from '../../storage/records.ts';
 import type { Store } from '../../storage/store.ts';
 import { compareCodePoints } from '../../collation.ts';
 import { itemComparator, orderKeys } from '../order.ts';
@@ -11,6 +10,7 @@ import type { Collation } from '../order.ts';
 import { CATALOGS, sortableFields } from '../report-request.ts';
 import type { ReportRequest } from '../report-types.ts';
 import type { KernelContext } from './context.ts';
+import type { SlotTimes } from '../../storage/code-times.ts';
 import { codeTime } from './code-items.ts';
 
 /** The methods of one class that passed the filter and the window, merged across AppEnvs. */
@@ -56,14 +56,30 @@ function merge(target: MethodTimes, source: MethodTimes): MethodTimes {
   return merged;
 }
 
-/** The methods of `code` for which `keep` holds; `code` itself when all do. */
-function only(code: MethodTimes, keep: (m: number) => boolean): MethodTimes {
-  let all = true;
-  for (let m = 0; m < code.methods.length && all; m++) all = keep(m);
-  if (all) return code;
+/**
+ * The methods of one record with their times, those `keep` passes; with `window`, only the methods seen in
+ * it (decisions §8: lastSeen >= from and firstSeen <= to).
+ */
+function recordTimes(code: ClassCode, times: SlotTimes, keep: ((method: string) => boolean) | null, window: { from: number; to: number } | null): MethodTimes {
   const kept: MethodTimes = { methods: [], firstSeen: [], lastSeen: [] };
   for (let m = 0; m < code.methods.length; m++) {
-    if (!keep(m)) continue;
+    const method = code.methods[m];
+    if (keep !== null && !keep(method)) continue;
+    const firstSeen = times.firstSeen(code.slots[m]);
+    const lastSeen = times.lastSeen(code.slots[m]);
+    if (window !== null && (lastSeen < window.from || firstSeen > window.to)) continue;
+    kept.methods.push(method);
+    kept.firstSeen.push(firstSeen);
+    kept.lastSeen.push(lastSeen);
+  }
+  return kept;
+}
+
+/** The methods of merged records seen in the window. */
+function inWindow(code: MethodTimes, window: { from: number; to: number }): MethodTimes {
+  const kept: MethodTimes = { methods: [], firstSeen: [], lastSeen: [] };
+  for (let m = 0; m < code.methods.length; m++) {
+    if (code.lastSeen[m] < window.from || code.firstSeen[m] > window.to) continue;
     kept.methods.push(code.methods[m]);
     kept.firstSeen.push(code.firstSeen[m]);
     kept.lastSeen.push(code.lastSeen[m]);
@@ -75,42 +91,38 @@ function only(code: MethodTimes, keep: (m: number) => boolean): MethodTimes {
  * Calls `emit` with each class of the key range that has methods passing the filter and the window,
  * in key order. Records of one class (one per AppEnv) are consecutive keys and merge before the window.
  */
-export function scanCode(context: KernelContext, request: ReportRequest, start: string[] | null, end: string[] | null, emit: (cls: ClassMethods) => void): void {
+export function scanCode(context: KernelContext, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null, emit: (cls: ClassMethods) => void): void {
   const { conditions } = compileFilter(request.filter, CATALOGS.codeInventory, request.now);
   const onSource = conditions.filter((c) => c.field.name === 'sourceName').map(lastValueTest);
   const onClass = conditions.filter((c) => c.field.name === 'className').map(lastValueTest);
   const onAppEnv = conditions.filter((c) => c.field.name === 'AppEnv').map(lastValueTest);
   const onMethod = conditions.filter((c) => c.field.name === 'methodName');
-  const { from } = request;
-  const to = request.to ?? request.now;
-  let current: ClassMethods | null = null;
-  const flush = (cls: ClassMethods) => {
-    // decisions §8: kept when lastSeen >= from and firstSeen <= to, after merging AppEnvs.
-    const kept = only(cls, (m) => cls.lastSeen[m] >= from && cls.firstSeen[m] <= to);
-    if (kept.methods.length > 0) emit(kept === cls ? cls : { sourceName: cls.sourceName, className: cls.className, ...kept });
+  const keep = onMethod.length === 0 ? null : (method: string) => onMethod.every((c) => c.test(method));
+  const window = { from: request.from, to: request.to ?? request.now };
+  // The records of the class being read, one per AppEnv.
+  const records: ClassCode[] = [];
+  let sourceName = '';
+  let className = '';
+  const flush = () => {
+    const merged = records.length === 1 ? recordTimes(records[0], times, keep, window) : inWindow(records.map((code) => recordTimes(code, times, keep, null)).reduce(merge), window);
+    records.length = 0;
+    if (merged.methods.length > 0) emit({ sourceName, className, ...merged });
   };
-  // The scan is synchronous: lmdb-js keeps one read transaction until the next macrotask, so the times
-  // blocks are read from the snapshot the class records come from.
-  const times = new CodeTimesReader(context.store);
   const range = context.store.code.getRange({ ...(start === null ? {} : { start }), ...(end === null ? {} : { end }) });
   for (const { key, value } of range) {
-    const [sourceName, className, appEnv] = key;
-    if (!onSource.every((test) => test(sourceName)) || !onClass.every((test) => test(className)) || !onAppEnv.every((test) => test(appEnv === '' ? null : appEnv))) continue;
-    // Fresh arrays each time: ours to keep.
-    const code = times.times(value);
-    const own = onMethod.length === 0 ? code : only(code, (m) => onMethod.every((c) => c.test(code.methods[m])));
-    if (current !== null && (current.sourceName !== sourceName || current.className !== className)) {
-      flush(current);
-      current = null;
-    }
-    current = current === null ? { sourceName, className, methods: own.methods, firstSeen: own.firstSeen, lastSeen: own.lastSeen } : { sourceName, className, ...merge(current, own) };
+    const [source, cls, appEnv] = key;
+    if (!onSource.every((test) => test(source)) || !onClass.every((test) => test(cls)) || !onAppEnv.every((test) => test(appEnv === '' ? null : appEnv))) continue;
+    if (records.length > 0 && (source !== sourceName || cls !== className)) flush();
+    sourceName = source;
+    className = cls;
+    records.push(value);
   }
-  if (current !== null) flush(current);
+  if (records.length > 0) flush();
 }
 
-export function codePartition(context: KernelContext, request: ReportRequest, start: string[] | null, end: string[] | null): ClassMethods[] {
+export function codePartition(context: KernelContext, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null): ClassMethods[] {
   const classes: ClassMethods[] = [];
-  scanCode(context, request, start, end, (cls) => classes.push(cls));
+  scanCode(context, request, times, start, end, (cls) => classes.push(cls));
   return classes;
 }
 
