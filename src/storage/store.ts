@@ -2,12 +2,16 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open } from 'lmdb';
-import type { Database, RootDatabase } from 'lmdb';
+import type { Database, DatabaseOptions, RootDatabase } from 'lmdb';
 import type { Vulnerability } from '../vuln/osv.ts';
+import { classCodeEncoder } from './class-code.ts';
 import type { Annotation, ApiKeyRecord, ClassCode, ComponentCve, ComponentRecord, VmDetails, VmRecord } from './records.ts';
 
-/** 2: code times moved out of the class records into slot blocks (`codeTimes`). */
+/** 2: code times moved out of the class records into slot blocks (`codeTimes`); class records in bytes (class-code.ts). */
 export const SCHEMA_VERSION = 2;
+
+/** lmdb-js takes a custom encoder for a database, though its types do not say so. */
+const CODE_OPTIONS: DatabaseOptions & { name: string; encoder: typeof classCodeEncoder } = { name: 'code', encoder: classCodeEncoder };
 
 export interface Store {
   env: RootDatabase;
@@ -82,7 +86,7 @@ export function openStore(dataDir: string, options: { readOnly?: boolean } = {})
     components: msgpack('components', 'uint32'),
     vmComponents: binary('vmComponents', 'uint32'),
     usedSources: binary('usedSources', 'uint32'),
-    code: msgpack('code'),
+    code: env.openDB<ClassCode, string[]>(CODE_OPTIONS),
     codeTimes: binary('codeTimes', 'uint32'),
     componentCves: msgpack('componentCves', 'uint32'),
     vulns: msgpack('vulns'),
