@@ -100,7 +100,6 @@ export async function startService(config: Config, logger: Logger, clock: () => 
       await jobs.start();
       readiness.done('workers');
     });
-    dict.preload();
     liveness.load(store);
     readiness.done('indexes');
     await vulnerabilities.start();
