@@ -1,12 +1,5 @@
 // Short uint32 lists, one per row, packed in one growing array: an index of 100,000 VMs allocates no object per VM.
-
-/** The array, or a larger copy when it is shorter than size. */
-export function grown<T extends Uint32Array | Float64Array>(array: T, size: number): T {
-  if (array.length >= size) return array;
-  const next = new (array.constructor as new (length: number) => T)(Math.max(size, array.length * 2, 1024));
-  next.set(array);
-  return next;
-}
+import { grown } from '../typed-arrays.ts';
 
 export class PackedLists {
   /** Row r's list is values[at[r] .. at[r] + length[r]). */
