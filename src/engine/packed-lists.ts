@@ -3,10 +3,17 @@ import { grown } from '../typed-arrays.ts';
 
 export class PackedLists {
   /** Row r's list is values[at[r] .. at[r] + length[r]). */
-  values = new Uint32Array(4096);
-  at = new Uint32Array(0);
-  length = new Uint32Array(0);
+  values: Uint32Array;
+  at: Uint32Array;
+  length: Uint32Array;
   #end = 0;
+
+  /** Room for `rows` lists of about `perRow` values before any growth. */
+  constructor(rows: number, perRow: number) {
+    this.values = new Uint32Array(Math.max(4096, rows * perRow));
+    this.at = new Uint32Array(rows);
+    this.length = new Uint32Array(rows);
+  }
 
   /** Sets a row's list to count values of source: in place when it fits (lists rarely grow), else at the end. */
   set(row: number, source: ArrayLike<number>, count: number): void {
