@@ -55,10 +55,10 @@ export interface ScanRow {
   hostName: number;
 }
 
-/** The times and identity of one VM row, without decoding its msgpack record; into `into` when given (no allocation). */
-export function readScanRow(store: Store, row: number, into?: ScanRow): ScanRow | undefined {
+/** The times and identity of one VM row, without decoding its msgpack record; decoded into `into` (no allocation per row). */
+export function readScanRow(store: Store, row: number, into: ScanRow): ScanRow | undefined {
   const buffer = store.vmScan.getBinaryFast(row);
-  return buffer === undefined ? undefined : decodeScanRow(buffer, into ?? { startTime: 0, lastHeardTime: 0, stopTime: 0, vmId: 0, hostName: 0 });
+  return buffer === undefined ? undefined : decodeScanRow(buffer, into);
 }
 
 export function decodeScanRow(buffer: Buffer, into: ScanRow): ScanRow {
