@@ -49,12 +49,12 @@ async function ensureAdminKey(store: Store, config: Config, clock: () => number)
 }
 
 export async function startService(config: Config, logger: Logger, clock: () => number = Date.now): Promise<RunningService> {
-  const readiness = new Readiness(['storage', 'indexes', 'workers', 'vulnerabilities', ...(config.readyDelayMs > 0 ? ['test delay'] : [])]);
+  const readiness = new Readiness(['storage', 'workers', 'vulnerabilities', ...(config.readyDelayMs > 0 ? ['test delay'] : [])]);
   const metrics = new Metrics();
   const store = openStore(config.dataDir);
   readiness.done('storage');
   const dict = new Dictionary(store);
-  const liveness = new Liveness();
+  const liveness = new Liveness(store);
   const cveIndex = new CveIndex(store, dict);
   const instances = new InstanceCache();
   const context: ServiceContext = {
@@ -94,15 +94,12 @@ export async function startService(config: Config, logger: Logger, clock: () => 
 
   let seenSeq = writeSeq(store);
   const ready = (async () => {
-    // Worker threads start while the main thread builds its indexes: both take a few hundred ms.
+    // Worker threads start while the main thread builds the CVE events index (the vulnerabilities step): both take a few hundred ms.
     const workers = pool.warmUp(config.workers).then(async () => {
       await jobs.expire();
       await jobs.start();
       readiness.done('workers');
     });
-    dict.preload();
-    liveness.load(store);
-    readiness.done('indexes');
     await vulnerabilities.start();
     readiness.done('vulnerabilities');
     await workers;
@@ -125,7 +122,7 @@ export async function startService(config: Config, logger: Logger, clock: () => 
     seenSeq = currentSeq;
     if (external) {
       instances.clear();
-      liveness.load(store);
+      liveness.invalidate();
       if (readiness.reason() === null) cveIndex.rebuild().catch((error: Error) => logger.error('CVE index rebuild failed', { stack: error.stack }));
     }
     if (readiness.reason() === null) vulnerabilities.refreshIfChanged().catch((error: Error) => logger.error('vulnerability refresh failed', { stack: error.stack }));

@@ -53,14 +53,6 @@ export class Dictionary {
     return value;
   }
 
-  /**
-   * Reads every string into memory in one range scan, for id → string lookups at start-up (the CVE
-   * index decodes every vmId and host name); string → id lookups still fill their cache on demand.
-   */
-  preload(): void {
-    for (const { key, value } of this.#store.dictStrings.getRange()) this.#strings[key] = value;
-  }
-
   /** After a failed write transaction: ids cached from it were never committed and may be reused. */
   clearCache(): void {
     this.#ids.clear();

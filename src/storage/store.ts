@@ -140,6 +140,14 @@ export function uint32s(buffer: Buffer | undefined): Uint32Array {
   return copy;
 }
 
+const NO_UINT32S = new Uint32Array(0);
+
+/** Uint32 view of a getBinaryFast value, copied only when unaligned: valid until the next read reuses LMDB's buffer. */
+export function uint32View(buffer: Buffer | undefined): Uint32Array {
+  if (buffer === undefined || buffer.length === 0) return NO_UINT32S;
+  return (buffer.byteOffset & 3) === 0 ? new Uint32Array(buffer.buffer, buffer.byteOffset, buffer.length >>> 2) : uint32s(buffer);
+}
+
 export function bufferOf(values: Uint32Array): Buffer {
   return Buffer.from(values.buffer, values.byteOffset, values.byteLength);
 }

@@ -55,15 +55,17 @@ export interface ScanRow {
   hostName: number;
 }
 
-/** The times and identity of one VM row, without decoding its msgpack record. */
-export function readScanRow(store: Store, row: number): ScanRow | undefined {
+/** The times and identity of one VM row, without decoding its msgpack record; decoded into `into` (no allocation per row). */
+export function readScanRow(store: Store, row: number, into: ScanRow): ScanRow | undefined {
   const buffer = store.vmScan.getBinaryFast(row);
-  if (buffer === undefined) return undefined;
-  return {
-    startTime: buffer.readDoubleLE(0),
-    lastHeardTime: buffer.readDoubleLE(8),
-    stopTime: buffer.readDoubleLE(16),
-    vmId: buffer.readUInt32LE(TIMES * 8),
-    hostName: buffer.readUInt32LE(TIMES * 8 + 4),
-  };
+  return buffer === undefined ? undefined : decodeScanRow(buffer, into);
+}
+
+export function decodeScanRow(buffer: Buffer, into: ScanRow): ScanRow {
+  into.startTime = buffer.readDoubleLE(0);
+  into.lastHeardTime = buffer.readDoubleLE(8);
+  into.stopTime = buffer.readDoubleLE(16);
+  into.vmId = buffer.readUInt32LE(TIMES * 8);
+  into.hostName = buffer.readUInt32LE(TIMES * 8 + 4);
+  return into;
 }

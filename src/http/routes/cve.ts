@@ -2,6 +2,7 @@
 import { ApiError } from '../../errors.ts';
 import { COUNT_CAP } from '../../engine/cve-index.ts';
 import type { CveCursor, CveEventFilter, CveIndex } from '../../engine/cve-index.ts';
+import { eventsPage } from '../../engine/cve-items.ts';
 import { resolveTime } from '../../parser/time.ts';
 import type { ServiceContext } from '../context.ts';
 import type { ApiRequest, Route } from '../types.ts';
@@ -73,11 +74,11 @@ export function cveRoutes(context: ServiceContext, index: CveIndex): Route[] {
       needsReady: true,
       handler: (request) => {
         const { filter, cursor, limit, warnings } = parseQuery(request, context.clock());
-        const { events, hasNext, totalCount, capped } = index.query(filter, cursor, limit);
+        const { items, last, hasNext, totalCount, capped } = index.query(filter, cursor, limit);
         if (capped) warnings.push(`the exact count is unknown and not less than ${COUNT_CAP}`);
-        const last = events[events.length - 1];
-        const afterToken = hasNext ? Buffer.from(JSON.stringify([last.vmId, last.componentName, last.componentVersion, last.cveId])).toString('base64url') : undefined;
-        return { status: 200, body: { limit, afterToken, data: events, summary: { warnings, totalCount }, size: events.length, hasNext } };
+        const afterToken = hasNext ? Buffer.from(JSON.stringify(last)).toString('base64url') : undefined;
+        // Items come encoded from the index: the body is joined, not serialised again.
+        return { status: 200, raw: eventsPage(limit, afterToken, items, warnings, totalCount, hasNext), contentType: 'application/json' };
       },
     },
   ];
