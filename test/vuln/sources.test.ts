@@ -103,6 +103,13 @@ describe('readOsvSources', () => {
     ], { comment: 'an archive comment' }));
     await writeFile(join(root, 'garbage.zip'), Buffer.from('this is not a zip archive at all, but long enough'));
     await writeFile(join(root, 'zip64.zip'), buildZip([{ name: 'a.json', content: osv('X') }], { entryCount: 0xffff }));
+    // Entries of about 1.5 MB (stored) and one of 9 MB: they straddle and outgrow the reader's 4 MB read-ahead.
+    const padded = (id: string, bytes: number) => JSON.stringify({ ...JSON.parse(osv(id)), details: 'x'.repeat(bytes) });
+    await writeFile(join(root, 'large.zip'), buildZip([
+      ...Array.from({ length: 6 }, (_, k) => ({ name: `L${k}.json`, content: padded(`L${k}`, 1_500_000 + k) })),
+      { name: 'huge.json', content: padded('H', 9_000_000) },
+      { name: 'small.json', content: osv('S'), deflate: true },
+    ]));
   });
 
   after(async () => rm(root, { recursive: true, force: true }));
@@ -136,6 +143,12 @@ describe('readOsvSources', () => {
     assert.match(items[0].error ?? '', /not a zip archive/);
     assert.match(items[1].error ?? '', /zip64 archives are not supported/);
     assert.match(items[2].error ?? '', /ENOENT/);
+  });
+
+  it('reads entries that straddle or outgrow the read-ahead window, byte for byte', async () => {
+    const items = await collect([join(root, 'large.zip')]);
+    assert.deepEqual(summary(items, root), [...[0, 1, 2, 3, 4, 5].map((k) => `<tmp>/large.zip!L${k}.json L${k}`), '<tmp>/large.zip!huge.json H', '<tmp>/large.zip!small.json S']);
+    assert.deepEqual(items.slice(0, 6).map((item) => ((item.json as { details: string }).details.length)), [0, 1, 2, 3, 4, 5].map((k) => 1_500_000 + k));
   });
 
   it('yields records that validate', async () => {
