@@ -44,16 +44,22 @@ async function* fromZip(path: string): AsyncGenerator<OsvSourceItem> {
   }
 }
 
-async function* fromJsonFile(path: string): AsyncGenerator<OsvSourceItem> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    yield { file: path, error: message(error) };
-    return;
-  }
-  yield* recordsOf(path, text);
+type FileRead = { text: string } | { error: string };
+
+function readText(path: string): Promise<FileRead> {
+  return readFile(path, 'utf8').then(
+    (text): FileRead => ({ text }),
+    (error: unknown): FileRead => ({ error: message(error) }),
+  );
 }
+
+function* itemsOf(path: string, read: FileRead): Generator<OsvSourceItem> {
+  if ('error' in read) yield { file: path, error: read.error };
+  else yield* recordsOf(path, read.text);
+}
+
+/** Files of a directory read this many ahead of the one parsed: each read is a thread-pool round trip. */
+const READ_AHEAD = 16;
 
 /** Files below a directory, depth first in name order; symbolic links are not followed. */
 async function* walk(directory: string): AsyncGenerator<string> {
@@ -75,16 +81,26 @@ async function* fromPath(path: string): AsyncGenerator<OsvSourceItem> {
     return;
   }
   if (!isDirectory) {
-    yield* path.toLowerCase().endsWith('.zip') ? fromZip(path) : fromJsonFile(path);
+    if (path.toLowerCase().endsWith('.zip')) yield* fromZip(path);
+    else yield* itemsOf(path, await readText(path));
     return;
   }
+  const reads: [string, Promise<FileRead>][] = [];
+  let walkError: unknown = null;
   try {
     for await (const file of walk(path)) {
-      if (file.toLowerCase().endsWith('.json')) yield* fromJsonFile(file);
+      if (!file.toLowerCase().endsWith('.json')) continue;
+      reads.push([file, readText(file)]);
+      if (reads.length >= READ_AHEAD) {
+        const [next, read] = reads.shift()!;
+        yield* itemsOf(next, await read);
+      }
     }
   } catch (error) {
-    yield { file: path, error: message(error) };
+    walkError = error;
   }
+  for (const [file, read] of reads) yield* itemsOf(file, await read);
+  if (walkError !== null) yield { file: path, error: message(walkError) };
 }
 
 /**
