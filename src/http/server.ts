@@ -36,6 +36,20 @@ const HEADERS = ['x-api-key', 'content-type', 'content-length', 'transfer-encodi
 /** The native addon has getParts; its Node-compatible fallback lacks endWithoutBody. */
 const NATIVE = typeof (uWS as { getParts?: unknown }).getParts === 'function';
 
+let sharedBody = Buffer.allocUnsafeSlow(64 * 1024);
+
+/**
+ * A body buffer for a synchronous handler's response. The native uWS copies a body when it sends it, so
+ * one buffer serves every response: a new one each time, at thousands of pages a second, set off garbage
+ * collections of the whole heap (external memory pressure) that stalled every request. The Node
+ * fallback (Deno) may keep the body after sending, so it gets a new buffer.
+ */
+export function responseBuffer(size: number): Buffer {
+  if (!NATIVE) return Buffer.allocUnsafe(size);
+  if (size > sharedBody.length) sharedBody = Buffer.allocUnsafeSlow(Math.max(size, 2 * sharedBody.length));
+  return sharedBody.subarray(0, size);
+}
+
 /** Past this many bytes an oversized body is not drained: the connection is closed at once. */
 const DRAIN_LIMIT = 64 * 1024 * 1024;
 

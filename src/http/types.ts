@@ -24,6 +24,7 @@ export interface ApiResponse {
   status: number;
   /** Serialised as JSON unless `raw` is given. */
   body?: unknown;
+  /** The body as it is sent; one from responseBuffer (server.ts) only from a synchronous handler. */
   raw?: Buffer | string;
   contentType?: string;
   headers?: Record<string, string>;

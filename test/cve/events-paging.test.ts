@@ -121,6 +121,15 @@ test('after the concurrent ingestion, a walk equals the model: no VM is listed t
   await checkWalk({ limit: 1000, 'tags.env': 'prod' }, { tags: { env: 'prod' } });
 });
 
+test('pages requested many at a time each arrive whole: the same bytes as one at a time', async () => {
+  // Bodies are written into one buffer that the server reuses: no response may carry another's bytes.
+  const queries: EventQuery[] = Array.from({ length: 60 }, (_, k) => ({ limit: 1 + (k % 9) * 11, ...(k % 3 === 0 ? { 'tags.env': 'prod' } : {}), ...(k % 4 === 1 ? { vmId: vmId(2 * k) } : {}) }));
+  const alone: string[] = [];
+  for (const query of queries) alone.push((await getEvents(service, query)).text);
+  const together = await Promise.all(queries.map((query) => getEvents(service, query)));
+  assert.deepEqual(together.map((page) => page.text), alone);
+});
+
 test('limit: default 100, at most 1000, larger is lowered with a warning, and the returned limit carries on', async () => {
   const total = model.expected().length;
   assert.ok(total > 1000, `${total} rows`);

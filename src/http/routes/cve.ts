@@ -3,6 +3,7 @@ import { ApiError } from '../../errors.ts';
 import { COUNT_CAP } from '../../engine/cve-index.ts';
 import type { CveCursor, CveEventFilter, CveIndex } from '../../engine/cve-index.ts';
 import { eventsPage } from '../../engine/cve-items.ts';
+import { responseBuffer } from '../server.ts';
 import { resolveTime } from '../../parser/time.ts';
 import type { ServiceContext } from '../context.ts';
 import type { ApiRequest, Route } from '../types.ts';
@@ -78,7 +79,7 @@ export function cveRoutes(context: ServiceContext, index: CveIndex): Route[] {
         if (capped) warnings.push(`the exact count is unknown and not less than ${COUNT_CAP}`);
         const afterToken = hasNext ? Buffer.from(JSON.stringify(last)).toString('base64url') : undefined;
         // Items come encoded from the index: the body is joined, not serialised again.
-        return { status: 200, raw: eventsPage(limit, afterToken, items, warnings, totalCount, hasNext), contentType: 'application/json' };
+        return { status: 200, raw: eventsPage(limit, afterToken, items, warnings, totalCount, hasNext, responseBuffer), contentType: 'application/json' };
       },
     },
   ];
