@@ -102,7 +102,7 @@ function putPage(store: Store, reportId: string, page: number, msgpack: Uint8Arr
   return [store.pages.put([reportId, page], msgpack as Buffer), store.pageJson.put([reportId, page], json as Buffer)];
 }
 
-/** Pages written but not yet committed that an EncodedPageWriter lets accumulate. */
+/** Pages an EncodedPageWriter has in flight at most: each holds its buffers until LMDB commits it. */
 const PAGES_IN_FLIGHT = 4;
 
 /**
@@ -122,6 +122,7 @@ export class EncodedPageWriter {
   #runs: { chunk: EncodedItems; from: number; to: number }[] = [];
   #count = 0;
   #bytes = 2;
+  readonly #slots: PageSlot[] = [];
 
   constructor(store: Store, reportId: string, pageBytes: number, reserve: number) {
     this.#store = store;
@@ -162,28 +163,48 @@ export class EncodedPageWriter {
   }
 
   async #flush(): Promise<void> {
-    const writes = this.#writes;
-    // LMDB holds a value until its transaction commits: wait for older pages rather than hold them all.
-    if (writes.length >= 2 * PAGES_IN_FLIGHT) await Promise.all(writes.splice(0, writes.length - PAGES_IN_FLIGHT));
-    const json = Buffer.allocUnsafe(this.#bytes - 1);
+    const slot = (this.#slots[this.#pages % PAGES_IN_FLIGHT] ??= { json: EMPTY, msgpack: EMPTY, committed: Promise.resolve() });
+    // LMDB reads a value until its transaction commits: a slot is reused once its last page is on disk.
+    await slot.committed;
+    const header = msgpackArrayHeader(this.#count);
+    let msgpackSize = header.length;
+    for (const { chunk, from, to } of this.#runs) msgpackSize += chunk.msgpackEnds[to - 1] - (from === 0 ? 0 : chunk.msgpackEnds[from - 1]);
+    if (slot.json.length < this.#bytes - 1) slot.json = Buffer.allocUnsafeSlow(this.#bytes - 1);
+    if (slot.msgpack.length < msgpackSize) slot.msgpack = Buffer.allocUnsafeSlow(msgpackSize);
+    const { json, msgpack } = slot;
     let at = 0;
     json[at++] = 0x5b;
-    const msgpackParts: Uint8Array[] = [msgpackArrayHeader(this.#count)];
+    msgpack.set(header, 0);
+    let msgpackAt = header.length;
     for (const { chunk, from, to } of this.#runs) {
       const jsonStart = from === 0 ? 0 : chunk.jsonEnds[from - 1] + 1;
       const msgpackStart = from === 0 ? 0 : chunk.msgpackEnds[from - 1];
       // Each item's JSON is followed by its comma: a run's slice holds the commas between its items.
       json.set(chunk.json.subarray(jsonStart, chunk.jsonEnds[to - 1] + 1), at);
       at += chunk.jsonEnds[to - 1] + 1 - jsonStart;
-      msgpackParts.push(chunk.msgpack.subarray(msgpackStart, chunk.msgpackEnds[to - 1]));
+      msgpack.set(chunk.msgpack.subarray(msgpackStart, chunk.msgpackEnds[to - 1]), msgpackAt);
+      msgpackAt += chunk.msgpackEnds[to - 1] - msgpackStart;
     }
     json[at - 1] = 0x5d;
-    writes.push(...putPage(this.#store, this.#reportId, this.#pages, Buffer.concat(msgpackParts), json.subarray(0, at)));
+    const writes = putPage(this.#store, this.#reportId, this.#pages, msgpack.subarray(0, msgpackAt), json.subarray(0, at));
+    this.#writes.push(...writes);
+    slot.committed = Promise.all(writes);
+    // Awaited when the slot comes round again, or through #writes at the end; until then not unhandled.
+    slot.committed.catch(() => undefined);
     this.#pages++;
     this.#runs = [];
     this.#count = 0;
     this.#bytes = 2;
   }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** Buffers of one page in flight: a report writes hundreds of MB of pages through a few of them. */
+interface PageSlot {
+  json: Buffer;
+  msgpack: Buffer;
+  committed: Promise<unknown>;
 }
 
 /** All pages of encoded chunks at once. */
