@@ -15,13 +15,9 @@ export interface EncodedItems {
   msgpackEnds: Uint32Array;
 }
 
-export function isEncodedItems(value: unknown): value is EncodedItems {
-  return typeof value === 'object' && value !== null && (value as Partial<EncodedItems>).jsonEnds instanceof Uint32Array;
-}
-
-/** The buffers to transfer, not copy, when partials are posted to another thread. */
-export function transferablesOf(partials: readonly unknown[]): ArrayBuffer[] {
-  return partials.filter(isEncodedItems).flatMap((items) => [items.json, items.jsonEnds, items.msgpack, items.msgpackEnds].map((view) => view.buffer as ArrayBuffer));
+/** The buffers to transfer, not copy, when the items are posted to another thread. */
+export function transferablesOf(items: EncodedItems): ArrayBuffer[] {
+  return [items.json, items.jsonEnds, items.msgpack, items.msgpackEnds].map((view) => view.buffer as ArrayBuffer);
 }
 
 type Latin1Writer = Buffer & { latin1Write(value: string, offset: number): number };
@@ -42,7 +38,7 @@ const latin1Write: (bytes: Buffer, value: string, at: number) => number =
 const ownBuffer = (size: number): Buffer => Buffer.allocUnsafeSlow(size);
 
 /** A growable byte buffer; callers reserve room, then write at `length`. */
-export class ByteSink {
+class ByteSink {
   bytes: Buffer;
   length = 0;
 
@@ -144,7 +140,7 @@ export function msgpackArrayHeader(count: number): Buffer {
 }
 
 /** Writes the msgpack str header for `size` UTF-8 bytes (fixstr, str8, str16 or str32); reserve 5 bytes. */
-export function msgpackStringHeader(sink: ByteSink, size: number): void {
+function msgpackStringHeader(sink: ByteSink, size: number): void {
   if (size < 32) sink.byte(0xa0 | size);
   else if (size < 0x100) {
     sink.byte(0xd9);
@@ -163,7 +159,7 @@ export function msgpackStringHeader(sink: ByteSink, size: number): void {
 }
 
 /** Whether `value` is printable ASCII with nothing JSON escapes: its JSON is its bytes between quotes. */
-export function isPlainAscii(value: string): boolean {
+function isPlainAscii(value: string): boolean {
   for (let i = 0; i < value.length; i++) {
     const unit = value.charCodeAt(i);
     if (unit < 0x20 || unit > 0x7e || unit === 0x22 || unit === 0x5c) return false;

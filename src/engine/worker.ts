@@ -45,7 +45,7 @@ function slotTimes(ctx: KernelContext, reportId: string): SlotTimes {
 
 /** Piscina transfers the items' buffers to the service instead of cloning them. */
 function moved(items: EncodedItems): PartialResult {
-  return move({ [transferableSymbol]: transferablesOf([items]), [valueSymbol]: items }) as unknown as PartialResult;
+  return move({ [transferableSymbol]: transferablesOf(items), [valueSymbol]: items }) as unknown as PartialResult;
 }
 
 async function runPartition(task: PartitionTask): Promise<PartialResult> {

@@ -33,7 +33,7 @@ const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, i) => 0x30 + (i % 2 ===
  * The date part is formatted once per day (a report's two million times fall on few days), the time of
  * day in int32 arithmetic.
  */
-export function writeCodeTime(bytes: Uint8Array, start: number, time: number): void {
+function writeCodeTime(bytes: Uint8Array, start: number, time: number): void {
   const day = Math.floor(time / DAY);
   const date = dateBytes(day);
   let at = start;
