@@ -1,7 +1,8 @@
 // HTTP GET load, sized by the run's mode: wrk when installed, else autocannon in the bench process.
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import type { BenchOptions } from './harness.ts';
-import { Samples } from './stats.ts';
+import { round1, Samples } from './stats.ts';
 import { runWrk, wrkAvailable } from './wrk.ts';
 
 export interface LoadSpec {
@@ -17,6 +18,8 @@ export interface LoadResult {
   seconds: number;
   /** Latencies in ms: wrk's µs histogram (corrected for coordinated omission), or autocannon's per-response event (its histogram keeps whole ms only). */
   latencies: Samples;
+  /** Share of the machine's CPU time the hypervisor gave to other guests during the run (null without /proc/stat). */
+  stealPercent: number | null;
 }
 
 export interface LoadPlan {
@@ -43,12 +46,30 @@ export function loadNote(plan: LoadPlan): string {
 }
 
 /** Loads one origin with every path in turn on each connection. */
-export function runLoad(origin: string, spec: LoadSpec): Promise<LoadResult> {
-  return wrkAvailable() ? runWrk(origin, spec) : runAutocannon(origin, spec);
+export async function runLoad(origin: string, spec: LoadSpec): Promise<LoadResult> {
+  const before = cpuTicks();
+  const load = await (wrkAvailable() ? runWrk(origin, spec) : runAutocannon(origin, spec));
+  const after = cpuTicks();
+  const stealPercent = before === null || after === null || after.total === before.total ? null : round1(((after.steal - before.steal) / (after.total - before.total)) * 100);
+  return { ...load, stealPercent };
+}
+
+/**
+ * Steal and total ticks of all CPUs (/proc/stat, Linux). On a virtual machine whose host is busy, a vCPU stops
+ * for milliseconds at a time; every request in flight then waits, which sets latency tails no server can hide.
+ */
+function cpuTicks(): { steal: number; total: number } | null {
+  try {
+    const fields = /^cpu +(.*)$/m.exec(readFileSync('/proc/stat', 'utf8'))![1].split(' ').map(Number);
+    // user nice system idle iowait irq softirq steal (guest times are already inside user and nice)
+    return { steal: fields[7] ?? 0, total: fields.slice(0, 8).reduce((sum, value) => sum + value, 0) };
+  } catch {
+    return null;
+  }
 }
 
 /** Runs autocannon against one origin; any error or non-2xx answer fails the run, since its figures would mislead. */
-function runAutocannon(origin: string, spec: LoadSpec): Promise<LoadResult> {
+function runAutocannon(origin: string, spec: LoadSpec): Promise<Omit<LoadResult, 'stealPercent'>> {
   const latencies = new Samples();
   return new Promise((resolve, reject) => {
     const instance = autocannon(

@@ -9,6 +9,11 @@ export interface Summary {
   max: number;
 }
 
+/** One decimal, as figures are shown. */
+export function round1(value: number): number {
+  return Math.round(value * 10) / 10;
+}
+
 /** Samples grow in a typed array: a long HTTP run records millions of latencies without boxing them. */
 export class Samples {
   #values = new Float64Array(1024);

@@ -13,7 +13,9 @@ export interface LoadTarget {
 }
 
 interface TargetResult {
-  load: LoadResult;
+  load: Omit<LoadResult, 'stealPercent'>;
+  /** The machine's CPU steal in each round, in %. */
+  stealPercent: string;
   /** CPU the server used during the measured rounds (null without /proc). */
   cpuSeconds: number | null;
   rssMb: number;
@@ -38,7 +40,7 @@ function cpuFigures(result: TargetResult): { serverCpuUsPerReq: number; serverCp
 async function runSideBySide(targets: readonly LoadTarget[], paths: readonly string[], headers: Record<string, string>, plan: LoadPlan): Promise<TargetResult[]> {
   const spec = { paths, headers, connections: plan.connections, seconds: plan.seconds };
   for (const target of targets) await runLoad(target.origin, { ...spec, seconds: plan.warmupSeconds });
-  const totals = targets.map(() => ({ requests: 0, seconds: 0, latencies: new Samples() }));
+  const totals = targets.map(() => ({ requests: 0, seconds: 0, latencies: new Samples(), steal: [] as (number | null)[] }));
   const cpu: (number | null)[] = targets.map(() => 0);
   for (let round = 0; round < plan.rounds; round++) {
     const order = targets.map((_, index) => index);
@@ -52,9 +54,13 @@ async function runSideBySide(targets: readonly LoadTarget[], paths: readonly str
       totals[index].requests += load.requests;
       totals[index].seconds += load.seconds;
       totals[index].latencies.addAll(load.latencies);
+      totals[index].steal.push(load.stealPercent);
     }
   }
-  return targets.map((target, index) => ({ load: totals[index], cpuSeconds: cpu[index], rssMb: processRssMb(target.pid) }));
+  return targets.map((target, index) => {
+    const { steal, ...load } = totals[index];
+    return { load, stealPercent: steal.map((value) => value ?? '-').join(' '), cpuSeconds: cpu[index], rssMb: processRssMb(target.pid) };
+  });
 }
 
 /** req/s over the whole measured time, latency over every response, the server's RSS. */
@@ -105,8 +111,8 @@ export async function measureVersusBaseline(spec: VersusBaseline): Promise<Bench
       ourExtra.cpuPerReqVsNodeHttp = Math.round((theirCpu.serverCpuUsPerReq / ourCpu.serverCpuUsPerReq) * 100) / 100;
     }
     return [
-      loadRow(spec.suite, spec.name, spec.size, ours, { ...ourExtra, ...ourCpu, ...common }),
-      loadRow(spec.suite, baselineRowName(spec.name), spec.size, theirs, { ...theirCpu, ...common }),
+      loadRow(spec.suite, spec.name, spec.size, ours, { ...ourExtra, ...ourCpu, ...common, cpuStealPercent: ours.stealPercent }),
+      loadRow(spec.suite, baselineRowName(spec.name), spec.size, theirs, { ...theirCpu, ...common, cpuStealPercent: theirs.stealPercent }),
     ];
   } finally {
     await baseline.stop();

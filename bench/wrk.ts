@@ -69,7 +69,7 @@ function parseReport(stdout: string, origin: string): WrkReport {
 }
 
 /** Runs wrk against one origin; any socket error, timeout or status ≥ 400 fails the run, since its figures would mislead. */
-export async function runWrk(origin: string, spec: LoadSpec): Promise<LoadResult> {
+export async function runWrk(origin: string, spec: LoadSpec): Promise<Omit<LoadResult, 'stealPercent'>> {
   const folder = mkdtempSync(join(tmpdir(), 'jvmlens-wrk-'));
   try {
     const scriptPath = join(folder, 'load.lua');

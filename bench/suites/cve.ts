@@ -9,9 +9,10 @@ import type { FleetSize } from '../fleet.ts';
 import { progress, wanted } from '../harness.ts';
 import type { BenchOptions, BenchRow, Suite } from '../harness.ts';
 import { loadNote, loadPlan, runLoad } from '../load.ts';
+import type { LoadResult } from '../load.ts';
 import { MAIN, processCpuSeconds, processRssMb, SERVICE_WORKERS, spawnChild, startJvmlens, waitForLine } from '../service.ts';
 import type { Child, JvmlensService } from '../service.ts';
-import { Samples, summarize } from '../stats.ts';
+import { round1, Samples, summarize } from '../stats.ts';
 
 const NAME = 'cve';
 const EVENTS = 'GET /public/cve/events tags.K, limit 100, cursors across the fleet';
@@ -41,7 +42,6 @@ const REPEATS = { quick: 2, full: 3 };
 const TAGS: readonly [string, string][] = [['env', 'prod'], ['env', 'staging'], ['region', 'eu-west-1'], ['team', 'core'], ['AppEnv', 'payments'], ['region', 'ap-south-1']];
 const CURSORS_PER_TAG = 8;
 
-const round1 = (n: number) => Math.round(n * 10) / 10;
 
 function timingRow(name: string, size: string, samplesMs: readonly number[], rssMb: number, extra: Record<string, number | string>): BenchRow {
   const s = summarize(samplesMs);
@@ -113,12 +113,14 @@ async function eventsUnderLoad(options: BenchOptions): Promise<BenchRow[]> {
     const latencies = new Samples();
     let requests = 0;
     let seconds = 0;
+    const rounds: LoadResult[] = [];
     const cpuBefore = processCpuSeconds(service.pid);
     for (let round = 0; round < plan.rounds; round++) {
       const load = await runLoad(service.apiUrl, spec);
       requests += load.requests;
       seconds += load.seconds;
       latencies.addAll(load.latencies);
+      rounds.push(load);
     }
     const cpuAfter = processCpuSeconds(service.pid);
     const latency = summarize(latencies.values());
@@ -129,6 +131,9 @@ async function eventsUnderLoad(options: BenchOptions): Promise<BenchRow[]> {
       paths: `${TAGS.length} tags x ${survey.cursors.length + 1} cursors (first page and keyset positions spread over the fleet)`,
       rowsPerTag: tagRows,
       load: loadNote(plan),
+      // The row's p99 is over every round's responses; each round's own shows how steady the machine was.
+      roundP99Ms: rounds.map((load) => round1(summarize(load.latencies.values()).p99)).join(' '),
+      cpuStealPercent: rounds.map((load) => load.stealPercent ?? '-').join(' '),
       rss: 'server process',
     };
     if (cpuBefore !== null && cpuAfter !== null) extra.serverCpuUsPerReq = round1(((cpuAfter - cpuBefore) / requests) * 1e6);

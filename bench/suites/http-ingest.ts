@@ -7,7 +7,7 @@ import { buildIngestPayloads, stampTime } from '../ingest-payloads.ts';
 import { runPostLoad } from '../post-load.ts';
 import type { PostLoadResult } from '../post-load.ts';
 import { processCpuSeconds, processRssMb, SERVICE_WORKERS, startJvmlens } from '../service.ts';
-import { summarize } from '../stats.ts';
+import { round1, summarize } from '../stats.ts';
 
 const NAME = 'http-ingest';
 const FIRST = 'POST /agent/v1/events NDJSON, code first seen';
@@ -56,7 +56,7 @@ function row(name: string, size: string, result: PostLoadResult, rssMb: number, 
     p50Ms: latency.p50,
     p99Ms: latency.p99,
     rssMb,
-    extra: { batches: result.requests, batchesPerSecond: Math.round((result.requests / result.seconds) * 10) / 10, ...extra },
+    extra: { batches: result.requests, batchesPerSecond: round1(result.requests / result.seconds), ...extra },
   };
 }
 

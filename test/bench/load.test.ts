@@ -1,4 +1,4 @@
-// The HTTP load generator against a local node:http server: counts, merged latencies, paths in turn, failures.
+// The HTTP load generator against a local node:http server: counts, merged latencies, paths in turn, CPU steal, failures.
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -34,6 +34,9 @@ test('requests every path in turn with the headers, and keeps a latency for ever
   assert.ok(a > 0 && b > 0 && Math.abs(a - b) <= 2 + (a + b) * 0.01, `/a ${a}, /b ${b}`);
   assert.deepEqual([...keys], ['k1']);
   for (const ms of result.latencies.values()) assert.ok(ms >= 0 && ms < 10_000);
+  // Linux has /proc/stat: the machine's CPU steal during the run is a share of its CPU time.
+  if (process.platform === 'linux') assert.ok(result.stealPercent !== null && result.stealPercent >= 0 && result.stealPercent <= 100, `steal ${result.stealPercent}`);
+  else assert.equal(result.stealPercent, null);
 });
 
 test('a run with error answers fails rather than reporting misleading figures', async () => {
