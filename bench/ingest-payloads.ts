@@ -12,7 +12,7 @@ export interface CodeBody {
 
 export interface IngestPayloads {
   /** vm.start and components events of every VM the bodies name, as JSON arrays: sent (untimed) before any code. */
-  setup: Buffer[];
+  setup: string[];
   bodies: CodeBody[];
   vms: number;
 }
@@ -82,9 +82,9 @@ export function buildIngestPayloads(spec: FleetSpec, itemsPerBody: number, bodyC
   if (builder.bodies.length < bodyCount) {
     throw new Error(`the fleet has code for ${builder.bodies.length} bodies of ${itemsPerBody} items, not ${bodyCount}: raise --vms or --methods`);
   }
-  const setup: Buffer[] = [];
+  const setup: string[] = [];
   const eventsPerBatch = SETUP_VMS_PER_BATCH * 2;
-  for (let i = 0; i < setupEvents.length; i += eventsPerBatch) setup.push(Buffer.from(JSON.stringify(setupEvents.slice(i, i + eventsPerBatch))));
+  for (let i = 0; i < setupEvents.length; i += eventsPerBatch) setup.push(JSON.stringify(setupEvents.slice(i, i + eventsPerBatch)));
   return { setup, bodies: builder.bodies.slice(0, bodyCount), vms };
 }
 

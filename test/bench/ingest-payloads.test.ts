@@ -17,7 +17,7 @@ test('bodies hold exactly the asked number of code items; set-up starts every VM
   assert.equal(payloads.bodies.length, 3);
   const started = new Set<string>();
   for (const batch of payloads.setup) {
-    for (const event of JSON.parse(batch.toString()) as Event[]) {
+    for (const event of JSON.parse(batch) as Event[]) {
       assert.ok(event.type === 'vm.start' || event.type === 'components');
       if (event.type === 'vm.start') started.add(event.vmId);
     }

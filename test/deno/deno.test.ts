@@ -1,8 +1,11 @@
-// The same source runs on Deno 2 (architecture.md): start it from src/main.ts and use it over HTTP.
+// The same source runs on Deno 2 (architecture.md): start it from src/main.ts and use it over HTTP; Deno type-checks it.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { promisify } from 'node:util';
 import { ingest, vmStart } from '../helpers/events.ts';
-import { request, startService } from '../helpers/service.ts';
+import { request, ROOT, startService } from '../helpers/service.ts';
 
 test('`deno run -A src/main.ts serve` serves health, ingestion and the explorer', { timeout: 180_000 }, async () => {
   const service = await startService({ deno: true });
@@ -17,4 +20,11 @@ test('`deno run -A src/main.ts serve` serves health, ingestion and the explorer'
   } finally {
     assert.equal(await service.stop(), 0);
   }
+});
+
+test('`deno check` type-checks the source, the tests and the bench (deno.json gives Deno its libs)', { timeout: 300_000 }, async () => {
+  const deno = join(ROOT, 'node_modules', '.bin', 'deno');
+  // Rejects with Deno's type errors in the message when the check fails.
+  const { stderr } = await promisify(execFile)(deno, ['check', 'src/', 'test/', 'bench/'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 16 * 1024 * 1024 });
+  assert.match(stderr, /Check .*src\/main\.ts/);
 });

@@ -128,7 +128,8 @@ export async function request<T = any>(url: string, init: { method?: string; key
   if (init.rawBody !== undefined) body = init.rawBody;
   else if (init.body !== undefined) body = JSON.stringify(init.body);
   if (body !== undefined) headers['content-type'] = init.contentType ?? 'application/json';
-  const response = await fetch(url, { method: init.method ?? 'GET', headers, body });
+  // A copy into a plain Uint8Array: Deno's fetch types do not take a Buffer, whose memory may be shared.
+  const response = await fetch(url, { method: init.method ?? 'GET', headers, body: typeof body === 'string' || body === undefined ? body : new Uint8Array(body) });
   const text = await response.text();
   let parsed: unknown = text;
   if ((response.headers.get('content-type') ?? '').includes('json') && text !== '') parsed = JSON.parse(text);
