@@ -280,7 +280,6 @@ interface Exchange {
   started: number;
 }
 
-
 function hasBody(headers: Record<string, string>): boolean {
   const length = headers['content-length'];
   if (length !== undefined) return Number(length) > 0;
