@@ -1,12 +1,17 @@
-// CVE benchmarks on a real service: GET /public/cve/events pages under concurrent load, re-match after an import, OSV import throughput.
+// CVE benchmarks on a real service: GET /public/cve/events pages under concurrent load (and its handler alone), re-match after an import, OSV import throughput.
 import { randomBytes } from 'node:crypto';
 import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CveIndex } from '../../src/engine/cve-index.ts';
+import { cveRoutes } from '../../src/http/routes/cve.ts';
+import type { ApiRequest } from '../../src/http/types.ts';
 import { fleetBatches } from '../../src/seed/fleet.ts';
+import { Dictionary } from '../../src/storage/dictionary.ts';
+import { openStore } from '../../src/storage/store.ts';
 import { eventsUrl, zipArchive } from '../../test/helpers/cve.ts';
 import { describeFleet, fleetSize, fleetSpec, seededDataDir, STANDARD_FLEET, temporaryDir } from '../fleet.ts';
 import type { FleetSize } from '../fleet.ts';
-import { progress, wanted } from '../harness.ts';
+import { newBench, progress, runTinybench, wanted } from '../harness.ts';
 import type { BenchOptions, BenchRow, Suite } from '../harness.ts';
 import { loadNote, loadPlan, runLoad } from '../load.ts';
 import type { LoadResult } from '../load.ts';
@@ -16,6 +21,7 @@ import { round1, Samples, summarize } from '../stats.ts';
 
 const NAME = 'cve';
 const EVENTS = 'GET /public/cve/events tags.K, limit 100, cursors across the fleet';
+const EVENTS_HANDLER = 'CVE events handler in process (no HTTP), the same pages';
 const VISIBLE = 'cve import -> new CVE in GET /public/cve/events';
 const REMATCH = 're-match of the fleet in the worker (service log)';
 const IMPORT_FOLDER = 'cve import, folder of OSV JSON files';
@@ -93,57 +99,110 @@ async function eventsDataDir(size: FleetSize): Promise<string> {
   return dataDir;
 }
 
-async function eventsUnderLoad(options: BenchOptions): Promise<BenchRow[]> {
+/** The pages both events rows request: a first page and the survey's cursors for each tag. */
+async function eventsPaths(service: JvmlensService): Promise<{ paths: string[]; survey: Awaited<ReturnType<typeof surveyEvents>> }> {
+  progress(`cve: counting the (VM, component, CVE) rows (service up in ${(service.readyMs / 1000).toFixed(1)} s)`);
+  const survey = await surveyEvents(service);
+  progress(`cve: ${survey.rows} rows, walked in ${survey.seconds.toFixed(1)} s`);
+  const paths: string[] = [];
+  for (const [key, value] of TAGS) {
+    for (const afterToken of [undefined, ...survey.cursors]) {
+      const url = new URL(eventsUrl(service, { [`tags.${key}`]: value, limit: 100, ...(afterToken === undefined ? {} : { afterToken }) }));
+      paths.push(`${url.pathname}${url.search}`);
+    }
+  }
+  return { paths, survey };
+}
+
+/** GET /public/cve/events over HTTP under load, then (with the service stopped) its handler alone in this process. */
+async function eventsRows(options: BenchOptions): Promise<BenchRow[]> {
   const size = fleetSize(options, EVENTS_FLEET);
-  const plan = loadPlan(options);
-  const service = await startJvmlens({ dataDir: await eventsDataDir(size), workers: SERVICE_WORKERS }, 600_000);
+  const dataDir = await eventsDataDir(size);
+  const service = await startJvmlens({ dataDir, workers: SERVICE_WORKERS }, 600_000);
+  const rows: BenchRow[] = [];
+  let paths: string[];
+  let sizeText: string;
   try {
-    progress(`cve: counting the (VM, component, CVE) rows of ${describeFleet(size)} (service up in ${(service.readyMs / 1000).toFixed(1)} s)`);
-    const survey = await surveyEvents(service);
-    progress(`cve: ${survey.rows} rows, walked in ${survey.seconds.toFixed(1)} s`);
-    const paths: string[] = [];
-    for (const [key, value] of TAGS) {
-      for (const afterToken of [undefined, ...survey.cursors]) {
-        const url = new URL(eventsUrl(service, { [`tags.${key}`]: value, limit: 100, ...(afterToken === undefined ? {} : { afterToken }) }));
-        paths.push(`${url.pathname}${url.search}`);
-      }
-    }
-    const spec = { paths, headers: { 'x-api-key': service.apiKey }, connections: plan.connections, seconds: plan.seconds };
-    await runLoad(service.apiUrl, { ...spec, seconds: plan.warmupSeconds });
-    const latencies = new Samples();
-    let requests = 0;
-    let seconds = 0;
-    const rounds: LoadResult[] = [];
-    const cpuBefore = processCpuSeconds(service.pid);
-    for (let round = 0; round < plan.rounds; round++) {
-      const load = await runLoad(service.apiUrl, spec);
-      requests += load.requests;
-      seconds += load.seconds;
-      latencies.addAll(load.latencies);
-      rounds.push(load);
-    }
-    const cpuAfter = processCpuSeconds(service.pid);
-    const latency = summarize(latencies.values());
-    const tagRows = TAGS.map(([key, value]) => `${key}=${value}:${survey.perTag.get(`${key}=${value}`) ?? 0}`).join(' ');
-    const extra: Record<string, number | string> = {
-      rows: survey.rows,
-      itemsPerSecond: Math.round((requests * 100) / seconds),
-      paths: `${TAGS.length} tags x ${survey.cursors.length + 1} cursors (first page and keyset positions spread over the fleet)`,
-      rowsPerTag: tagRows,
-      load: loadNote(plan),
-      // The row's p99 is over every round's responses; each round's own shows how steady the machine was.
-      roundP99Ms: rounds.map((load) => round1(summarize(load.latencies.values()).p99)).join(' '),
-      cpuStealPercent: rounds.map((load) => load.stealPercent ?? '-').join(' '),
-      rss: 'server process',
-    };
-    if (cpuBefore !== null && cpuAfter !== null) extra.serverCpuUsPerReq = round1(((cpuAfter - cpuBefore) / requests) * 1e6);
-    return [{
-      suite: NAME, name: EVENTS, size: `${describeFleet(size)}, curated + ${LIBRARY_ADVISORIES} library advisories: ${survey.rows.toLocaleString('en-US')} (VM, component, CVE) rows`,
-      rate: requests / seconds, unit: 'req/s', meanMs: latency.mean, p50Ms: latency.p50, p99Ms: latency.p99, rssMb: processRssMb(service.pid), extra,
-    }];
+    const pages = await eventsPaths(service);
+    paths = pages.paths;
+    sizeText = `${describeFleet(size)}, curated + ${LIBRARY_ADVISORIES} library advisories: ${pages.survey.rows.toLocaleString('en-US')} (VM, component, CVE) rows`;
+    if (wanted(options, NAME, EVENTS)) rows.push(await eventsUnderLoad(options, service, paths, sizeText, pages.survey));
   } finally {
     await service.stop();
   }
+  if (wanted(options, NAME, EVENTS_HANDLER)) rows.push(...(await eventsHandler(options, dataDir, paths, sizeText)));
+  return rows;
+}
+
+async function eventsUnderLoad(options: BenchOptions, service: JvmlensService, paths: readonly string[], size: string, survey: { rows: number; perTag: Map<string, number> }): Promise<BenchRow> {
+  const plan = loadPlan(options);
+  const spec = { paths, headers: { 'x-api-key': service.apiKey }, connections: plan.connections, seconds: plan.seconds };
+  await runLoad(service.apiUrl, { ...spec, seconds: plan.warmupSeconds });
+  const latencies = new Samples();
+  let requests = 0;
+  let seconds = 0;
+  const rounds: LoadResult[] = [];
+  const cpuBefore = processCpuSeconds(service.pid);
+  for (let round = 0; round < plan.rounds; round++) {
+    const load = await runLoad(service.apiUrl, spec);
+    requests += load.requests;
+    seconds += load.seconds;
+    latencies.addAll(load.latencies);
+    rounds.push(load);
+  }
+  const cpuAfter = processCpuSeconds(service.pid);
+  const latency = summarize(latencies.values());
+  const tagRows = TAGS.map(([key, value]) => `${key}=${value}:${survey.perTag.get(`${key}=${value}`) ?? 0}`).join(' ');
+  const extra: Record<string, number | string> = {
+    rows: survey.rows,
+    itemsPerSecond: Math.round((requests * 100) / seconds),
+    paths: `${TAGS.length} tags x ${paths.length / TAGS.length} cursors (first page and keyset positions spread over the fleet)`,
+    rowsPerTag: tagRows,
+    load: loadNote(plan),
+    // The row's p99 is over every round's responses; each round's own shows how steady the machine was.
+    roundP99Ms: rounds.map((load) => round1(summarize(load.latencies.values()).p99)).join(' '),
+    cpuStealPercent: rounds.map((load) => load.stealPercent ?? '-').join(' '),
+    rss: 'server process',
+  };
+  if (cpuBefore !== null && cpuAfter !== null) extra.serverCpuUsPerReq = round1(((cpuAfter - cpuBefore) / requests) * 1e6);
+  return {
+    suite: NAME, name: EVENTS, size,
+    rate: requests / seconds, unit: 'req/s', meanMs: latency.mean, p50Ms: latency.p50, p99Ms: latency.p99, rssMb: processRssMb(service.pid), extra,
+  };
+}
+
+/**
+ * The route's handler alone on the same pages, in this process: query parsing, the index walk and the page's
+ * bytes, without HTTP, the socket or a load generator. The difference to the HTTP row's server CPU per request
+ * is what serving costs.
+ */
+async function eventsHandler(options: BenchOptions, dataDir: string, paths: readonly string[], size: string): Promise<BenchRow[]> {
+  const store = openStore(dataDir);
+  try {
+    const index = new CveIndex(store, new Dictionary(store));
+    await index.rebuild();
+    const [route] = cveRoutes({ clock: () => Date.now() }, index);
+    const requests = paths.map((path) => handlerRequest(new URL(path, 'http://bench')));
+    let next = 0;
+    const page = (): void => {
+      const response = route.handler(requests[next]);
+      if (response instanceof Promise || response.status !== 200) throw new Error(`events handler answered ${response instanceof Promise ? 'asynchronously' : response.status}`);
+      next = (next + 1) % requests.length;
+    };
+    // The first page of a VM reads its USED bits once, as in the service before the HTTP row measured it.
+    for (let k = 0; k < requests.length; k++) page();
+    const bench = newBench(options);
+    bench.add(EVENTS_HANDLER, page);
+    const rows = await runTinybench(NAME, size, bench);
+    for (const row of rows) row.extra = { usPerPage: round1(row.meanMs * 1000), paths: `the ${paths.length} pages of the HTTP row in turn` };
+    return rows;
+  } finally {
+    await store.close();
+  }
+}
+
+function handlerRequest(url: URL): ApiRequest {
+  return { method: 'GET', path: url.pathname, params: {}, query: url.searchParams, headers: {}, body: Buffer.alloc(0), principal: null, requestId: 'bench' };
 }
 
 // ---- (2) re-match after an import ----
@@ -334,12 +393,12 @@ async function importThroughput(options: BenchOptions): Promise<BenchRow[]> {
 
 export const suite: Suite = {
   name: NAME,
-  rows: [EVENTS, VISIBLE, REMATCH, IMPORT_FOLDER, IMPORT_ZIP],
+  rows: [EVENTS, EVENTS_HANDLER, VISIBLE, REMATCH, IMPORT_FOLDER, IMPORT_ZIP],
   async run(options) {
     const rows: BenchRow[] = [];
     if (wanted(options, NAME, IMPORT_FOLDER) || wanted(options, NAME, IMPORT_ZIP)) rows.push(...(await importThroughput(options)));
     if (wanted(options, NAME, VISIBLE) || wanted(options, NAME, REMATCH)) rows.push(...(await rematchAfterImport(options)));
-    if (wanted(options, NAME, EVENTS)) rows.push(...(await eventsUnderLoad(options)));
+    if (wanted(options, NAME, EVENTS) || wanted(options, NAME, EVENTS_HANDLER)) rows.push(...(await eventsRows(options)));
     return rows;
   },
 };

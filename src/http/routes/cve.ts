@@ -66,7 +66,8 @@ function parseQuery(request: ApiRequest, now: number): { filter: CveEventFilter;
   };
 }
 
-export function cveRoutes(context: ServiceContext, index: CveIndex): Route[] {
+/** The route reads only the context's clock. */
+export function cveRoutes(context: Pick<ServiceContext, 'clock'>, index: CveIndex): Route[] {
   return [
     {
       method: 'GET',
