@@ -2,6 +2,7 @@
 // partition's items are already in their final order, pages are cut by byte counts and copied, never
 // re-encoded, and the items cross threads as transferred buffers instead of a million cloned objects.
 import { pack } from 'msgpackr';
+import { ByteSink } from './byte-sink.ts';
 
 /**
  * The items of one partition. Item k's JSON ends at `jsonEnds[k]` and is followed by a comma (so a run
@@ -18,70 +19,6 @@ export interface EncodedItems {
 /** The buffers to transfer, not copy, when the items are posted to another thread. */
 export function transferablesOf(items: EncodedItems): ArrayBuffer[] {
   return [items.json, items.jsonEnds, items.msgpack, items.msgpackEnds].map((view) => view.buffer as ArrayBuffer);
-}
-
-type Latin1Writer = Buffer & { latin1Write(value: string, offset: number): number };
-
-/**
- * Buffer's own latin1Write (undocumented, in Node and Deno) when there is one: write()'s argument
- * checks cost ~300 ns a call, which is most of the cost of writing a short string.
- */
-const latin1Write: (bytes: Buffer, value: string, at: number) => number =
-  typeof (Buffer.prototype as Partial<Latin1Writer>).latin1Write === 'function'
-    ? (bytes, value, at) => (bytes as Latin1Writer).latin1Write(value, at)
-    : (bytes, value, at) => bytes.write(value, at, 'latin1');
-
-/**
- * A buffer of its own (never Node's shared pool), so that it can be transferred; not zero-filled, so
- * the memory of its unwritten tail is never touched and costs address space only.
- */
-const ownBuffer = (size: number): Buffer => Buffer.allocUnsafeSlow(size);
-
-/** A growable byte buffer; callers reserve room, then write at `length`. */
-class ByteSink {
-  bytes: Buffer;
-  length = 0;
-
-  constructor(size = 16 << 20) {
-    this.bytes = ownBuffer(size);
-  }
-
-  reserve(extra: number): void {
-    if (this.length + extra <= this.bytes.length) return;
-    const grown = ownBuffer(Math.max(this.length + extra, this.bytes.length * 2));
-    this.bytes.copy(grown, 0, 0, this.length);
-    this.bytes = grown;
-  }
-
-  /** UTF-8 of `value`; room for 3 bytes per UTF-16 unit must be reserved. */
-  utf8(value: string): void {
-    this.length += this.bytes.write(value, this.length);
-  }
-
-  /** One byte per character (each below 256): ASCII text, or bytes carried in a string. */
-  latin1(value: string): void {
-    this.length += latin1Write(this.bytes, value, this.length);
-  }
-
-  copy(value: Uint8Array): void {
-    this.bytes.set(value, this.length);
-    this.length += value.length;
-  }
-
-  /** Bytes [from, to) written earlier, again. */
-  repeat(from: number, to: number): void {
-    this.bytes.copyWithin(this.length, from, to);
-    this.length += to - from;
-  }
-
-  byte(value: number): void {
-    this.bytes[this.length++] = value;
-  }
-
-  /** The bytes written, without copying. */
-  written(): Uint8Array {
-    return new Uint8Array(this.bytes.buffer, this.bytes.byteOffset, this.length);
-  }
 }
 
 /** A growable list of byte offsets. */
