@@ -1,5 +1,6 @@
 // JSON request bodies of the public API: content type, size and syntax checked at the edge.
 import { ApiError } from '../errors.ts';
+import { decodeUtf8 } from '../ingest/events.ts';
 import type { ApiRequest } from './types.ts';
 
 export function isJsonContentType(contentType: string | undefined): boolean {
@@ -14,8 +15,9 @@ export function readJson(request: ApiRequest): unknown {
   if (!isJsonContentType(request.headers['content-type'])) {
     throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', `content type '${request.headers['content-type']}' is not accepted; send application/json`);
   }
+  const text = decodeUtf8(request.body);
   try {
-    return JSON.parse(request.body.toString('utf8'));
+    return JSON.parse(text);
   } catch (error) {
     throw new ApiError(400, 'MALFORMED_JSON', `body is not valid JSON: ${(error as Error).message}`);
   }

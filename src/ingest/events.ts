@@ -1,6 +1,7 @@
 // Agent events (decisions §4): decoding of the four body formats and validation of every event.
-import { unpack } from 'msgpackr';
+import { Unpackr } from 'msgpackr';
 import { ApiError } from '../errors.ts';
+import { EARLIEST_TIME, FUTURE_SLACK_MS, fitsBytes, MAX_BYTES, MAX_DEPTH } from './limits.ts';
 import { validateTagKey, validateTagValue } from './tags.ts';
 
 export interface CodeItem {
@@ -54,7 +55,25 @@ export type AgentEvent = VmStartEvent | VmEvent | CodeEvent | ComponentsEvent;
 export const EVENT_TYPES = ['vm.start', 'vm.heartbeat', 'vm.stop', 'code', 'components'] as const;
 
 const VM_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const MAX_TEXT = 4096;
+
+/** decisions §4: a vmId is 1-128 characters of [A-Za-z0-9._:-]. */
+export function isVmId(value: string): boolean {
+  return VM_ID.test(value);
+}
+/** A batch's problems are listed up to this many; validation stops there (a 16 MiB body of bad events answers at once). */
+const MAX_PROBLEMS = 100;
+/** Python's msgpack and Java's msgpack-core write epoch milliseconds as uint64: read 64-bit integers as numbers. */
+const unpackr = new Unpackr({ int64AsType: 'number', mapsAsObjects: true });
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The body as text; invalid UTF-8 is a 400, not silently replaced characters. */
+export function decodeUtf8(body: Uint8Array): string {
+  try {
+    return utf8.decode(body);
+  } catch {
+    throw new ApiError(400, 'MALFORMED_BODY', 'body is not valid UTF-8');
+  }
+}
 
 /** Decodes a request body into raw events, by content type (decisions §4). */
 export function decodeEventBody(body: Buffer, contentType: string): unknown[] {
@@ -62,7 +81,7 @@ export function decodeEventBody(body: Buffer, contentType: string): unknown[] {
   if (type === 'application/msgpack' || type === 'application/x-msgpack') {
     let value: unknown;
     try {
-      value = unpack(body);
+      value = unpackr.unpack(body);
     } catch (error) {
       throw new ApiError(400, 'MALFORMED_BODY', `body is not valid MessagePack: ${(error as Error).message}`);
     }
@@ -70,7 +89,7 @@ export function decodeEventBody(body: Buffer, contentType: string): unknown[] {
   }
   if (type === 'application/x-ndjson' || type === 'application/ndjson') {
     const events: unknown[] = [];
-    const text = body.toString('utf8');
+    const text = decodeUtf8(body);
     let lineNo = 0;
     for (const line of text.split('\n')) {
       lineNo++;
@@ -86,7 +105,7 @@ export function decodeEventBody(body: Buffer, contentType: string): unknown[] {
   if (type === 'application/json' || type === '') {
     let value: unknown;
     try {
-      value = JSON.parse(body.toString('utf8'));
+      value = JSON.parse(decodeUtf8(body));
     } catch (error) {
       throw new ApiError(400, 'MALFORMED_JSON', `body is not valid JSON: ${(error as Error).message}`);
     }
@@ -95,13 +114,23 @@ export function decodeEventBody(body: Buffer, contentType: string): unknown[] {
   throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', `content type '${type}' is not accepted here; send application/json, application/x-ndjson or application/msgpack`);
 }
 
-class EventError extends Error {}
+/** Not an Error: a batch of a million bad events must not capture a million stack traces. */
+class EventError {
+  readonly message: string;
+  constructor(message: string) {
+    this.message = message;
+  }
+}
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function text(event: Record<string, unknown>, field: string, optional = false, allowEmpty = true): string {
+function checkLength(value: string, path: string, maxBytes: number): void {
+  if (!fitsBytes(value, maxBytes)) throw new EventError(`'${path}' is longer than ${maxBytes} bytes`);
+}
+
+function text(event: Record<string, unknown>, field: keyof typeof MAX_BYTES, optional = false, allowEmpty = true): string {
   const value = event[field];
   if (value === undefined || value === null) {
     if (optional) return '';
@@ -109,8 +138,22 @@ function text(event: Record<string, unknown>, field: string, optional = false, a
   }
   if (typeof value !== 'string') throw new EventError(`'${field}' must be a string`);
   if (!allowEmpty && value === '') throw new EventError(`'${field}' must not be empty`);
-  if (value.length > MAX_TEXT) throw new EventError(`'${field}' is longer than ${MAX_TEXT} characters`);
+  checkLength(value, field, MAX_BYTES[field]);
   return value;
+}
+
+/** A free-form JSON value (inventory.osEnvironment, jvmInfo): bounded depth and string sizes. */
+function checkFreeValue(value: unknown, path: string, depth: number): void {
+  if (typeof value === 'string') {
+    checkLength(value, path, MAX_BYTES.freeText);
+  } else if (typeof value === 'object' && value !== null) {
+    if (depth >= MAX_DEPTH) throw new EventError(`'${path}' nests deeper than ${MAX_DEPTH} levels`);
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) checkFreeValue(value[i], `${path}[${i}]`, depth + 1);
+    } else {
+      for (const key in value) checkFreeValue((value as Record<string, unknown>)[key], `${path}.${key}`, depth + 1);
+    }
+  }
 }
 
 function object(event: Record<string, unknown>, field: string, optional: boolean): Record<string, unknown> {
@@ -123,12 +166,18 @@ function object(event: Record<string, unknown>, field: string, optional: boolean
   return value;
 }
 
-function stringMap(value: Record<string, unknown>, field: string): Record<string, string> {
+function stringMap(value: Record<string, unknown>, field: string, maxKeyBytes: number, maxValueBytes: (key: string) => number): Record<string, string> {
   for (const [key, entry] of Object.entries(value)) {
+    checkLength(key, `${field}' key '${key.slice(0, 64)}`, maxKeyBytes);
     if (typeof entry !== 'string') throw new EventError(`'${field}.${key}' must be a string`);
+    checkLength(entry, `${field}.${key}`, maxValueBytes(key));
   }
   return value as Record<string, string>;
 }
+
+/** System properties the service stores as dictionary strings (storage/ingest.ts). */
+const KEYED_PROPERTIES = new Set(['java.runtime.version', 'java.version', 'java.vm.vendor', 'os.name', 'os.arch']);
+const propertyLimit = (key: string) => (KEYED_PROPERTIES.has(key) ? MAX_BYTES.keyedProperty : MAX_BYTES.systemProperty);
 
 function items(event: Record<string, unknown>): Record<string, unknown>[] {
   const value = event.items;
@@ -152,14 +201,27 @@ const ITEM_FIELDS = [...COMMON, 'items'];
 function validateInventory(inventory: Record<string, unknown>): void {
   if (inventory.systemProperties !== undefined) {
     if (!isObject(inventory.systemProperties)) throw new EventError(`'inventory.systemProperties' must be an object`);
-    stringMap(inventory.systemProperties, 'inventory.systemProperties');
+    stringMap(inventory.systemProperties, 'inventory.systemProperties', MAX_BYTES.systemProperty, propertyLimit);
   }
-  for (const field of ['hostName', 'mainMethod']) {
-    if (inventory[field] !== undefined && typeof inventory[field] !== 'string') throw new EventError(`'inventory.${field}' must be a string`);
+  for (const field of ['hostName', 'mainMethod'] as const) {
+    const value = inventory[field];
+    if (value === undefined) continue;
+    if (typeof value !== 'string') throw new EventError(`'inventory.${field}' must be a string`);
+    checkLength(value, `inventory.${field}`, MAX_BYTES[field]);
   }
-  for (const field of ['osEnvironment', 'cpuInfo']) {
-    if (inventory[field] !== undefined && !isObject(inventory[field])) throw new EventError(`'inventory.${field}' must be an object`);
+  for (const [field, value] of Object.entries(inventory)) {
+    if (field === 'systemProperties' || field === 'hostName' || field === 'mainMethod') continue;
+    if ((field === 'osEnvironment' || field === 'cpuInfo') && !isObject(value)) throw new EventError(`'inventory.${field}' must be an object`);
+    checkFreeValue(value, `inventory.${field}`, 1);
   }
+}
+
+function checkTime(time: unknown, now: number): number {
+  if (typeof time !== 'number' || !Number.isSafeInteger(time) || time < 0) throw new EventError(`'time' must be epoch milliseconds (a non-negative integer)`);
+  if (time < EARLIEST_TIME || time > now + FUTURE_SLACK_MS) {
+    throw new EventError(`'time' ${time} is outside the accepted window (2000-01-01 to 24 hours past the service clock, ${new Date(now).toISOString()})`);
+  }
+  return time;
 }
 
 function validateTags(tags: Record<string, unknown>): Record<string, string> {
@@ -172,7 +234,7 @@ function validateTags(tags: Record<string, unknown>): Record<string, string> {
   return tags as Record<string, string>;
 }
 
-function validateEvent(raw: unknown): AgentEvent {
+function validateEvent(raw: unknown, now: number): AgentEvent {
   if (!isObject(raw)) throw new EventError('an event must be a JSON object');
   const type = raw.type;
   if (typeof type !== 'string' || !(EVENT_TYPES as readonly string[]).includes(type)) {
@@ -180,13 +242,14 @@ function validateEvent(raw: unknown): AgentEvent {
   }
   const vmId = raw.vmId;
   if (typeof vmId !== 'string' || !VM_ID.test(vmId)) throw new EventError(`'vmId' must be 1-128 characters of [A-Za-z0-9._:-]`);
-  const time = raw.time;
-  if (typeof time !== 'number' || !Number.isSafeInteger(time) || time < 0) throw new EventError(`'time' must be epoch milliseconds (a non-negative integer)`);
+  const time = checkTime(raw.time, now);
   switch (type) {
     case 'vm.start': {
       checkFields(raw, START_FIELDS);
       const inventory = object(raw, 'inventory', false);
       validateInventory(inventory);
+      const jvmInfo = object(raw, 'jvmInfo', true);
+      checkFreeValue(jvmInfo, 'jvmInfo', 0);
       return {
         type,
         vmId,
@@ -195,9 +258,9 @@ function validateEvent(raw: unknown): AgentEvent {
         agentRevision: text(raw, 'agentRevision'),
         mailbox: text(raw, 'mailbox', true),
         inventory,
-        jvmInfo: object(raw, 'jvmInfo', true),
+        jvmInfo,
         tags: validateTags(object(raw, 'tags', true)),
-        annotations: stringMap(object(raw, 'annotations', true), 'annotations'),
+        annotations: stringMap(object(raw, 'annotations', true), 'annotations', MAX_BYTES.annotationKey, () => MAX_BYTES.annotationValue),
       };
     }
     case 'vm.heartbeat':
@@ -231,20 +294,24 @@ function validateEvent(raw: unknown): AgentEvent {
   }
 }
 
-/** Validates every event of a batch; one bad event rejects the batch with the index of each problem. */
-export function validateEvents(raw: unknown[]): AgentEvent[] {
+/**
+ * Validates every event of a batch against the service clock `now`; one bad event rejects the batch with the
+ * index of each problem, listing at most 100.
+ */
+export function validateEvents(raw: unknown[], now: number = Date.now()): AgentEvent[] {
+  if (raw.length === 0) throw new ApiError(400, 'INVALID_EVENTS', 'the batch holds no events', [{ index: 0, message: 'send at least one event' }]);
   const events: AgentEvent[] = [];
   const details: { index: number; message: string }[] = [];
-  for (let index = 0; index < raw.length; index++) {
+  for (let index = 0; index < raw.length && details.length < MAX_PROBLEMS; index++) {
     try {
-      events.push(validateEvent(raw[index]));
+      events.push(validateEvent(raw[index], now));
     } catch (error) {
       if (!(error instanceof EventError)) throw error;
-      if (details.length < 100) details.push({ index, message: error.message });
+      details.push({ index, message: error.message });
     }
   }
   if (details.length > 0) {
-    throw new ApiError(400, 'INVALID_EVENTS', `${details.length === 100 ? '100 or more' : details.length} invalid event(s); nothing was stored`, details);
+    throw new ApiError(400, 'INVALID_EVENTS', `${details.length === MAX_PROBLEMS ? `${MAX_PROBLEMS} or more` : details.length} invalid event(s); nothing was stored`, details);
   }
   return events;
 }

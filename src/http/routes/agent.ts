@@ -12,13 +12,9 @@ export function agentRoutes(context: ServiceContext): Route[] {
       needsReady: true,
       handler: async (request) => {
         const contentType = request.headers['content-type'] ?? '';
-        let result;
-        try {
-          result = await context.ingestor.ingest(() => validateEvents(decodeEventBody(request.body, contentType)));
-        } catch (error) {
-          if ((error as { status?: number }).status === undefined) context.readiness.storageWritable((error as Error).message);
-          throw error;
-        }
+        const now = context.clock();
+        // A write that storage cannot take is answered 507 by the server, which turns health DOWN.
+        const result = await context.ingestor.ingest(() => validateEvents(decodeEventBody(request.body, contentType), now));
         for (const record of result.touched) context.liveness.update(record);
         for (const [type, count] of result.eventCounts) context.metrics.recordEvents(type, count);
         context.afterIngest(result);
