@@ -22,7 +22,7 @@ import { Ingestor } from './storage/ingest.ts';
 import { createKey, listKeys } from './storage/keys.ts';
 import { Liveness } from './storage/liveness.ts';
 import { SCOPES } from './storage/records.ts';
-import { openStore, writeSeq } from './storage/store.ts';
+import { openStore, storageWriteFailure, writeSeq } from './storage/store.ts';
 import { InstanceCache } from './storage/vms.ts';
 import type { Store } from './storage/store.ts';
 
@@ -80,6 +80,7 @@ export async function startService(config: Config, logger: Logger, clock: () => 
     logger,
     notReadyReason: () => readiness.reason(),
     authenticate: (key: string | undefined) => authenticator.authenticate(key),
+    onStorageFailure: (problem: string) => readiness.storageWritable(problem),
   };
   const pool = new WorkerPool(config.dataDir, config.workers);
   const jobs = new ReportJobs({ store, pool, config, clock, logger });
@@ -91,6 +92,16 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   const gatewayPort = await gateway.listen(config.host, config.gatewayPort);
   const apiPort = await api.listen(config.host, config.apiPort);
   const createdAdminKey = await ensureAdminKey(store, config, clock);
+
+  // lmdb-js rejects every pending write of a failed commit, including writes whose promise no caller keeps
+  // (writes inside a transaction callback): those rejections are the storage failure the request already
+  // answered with 507, not a fault of this process. Any other unhandled rejection still ends it.
+  const onUnhandled = (reason: unknown): void => {
+    const failure = storageWriteFailure(reason);
+    if (failure === null) throw reason;
+    readiness.storageWritable(failure.message);
+  };
+  process.on('unhandledRejection', onUnhandled);
 
   let seenSeq = writeSeq(store);
   const ready = (async () => {
@@ -114,7 +125,7 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   const watch = setInterval(() => {
     store.meta.put('probe', clock()).then(
       () => readiness.storageWritable(null),
-      (error: Error) => readiness.storageWritable(error.message),
+      (error: unknown) => readiness.storageWritable((storageWriteFailure(error) ?? (error as Error)).message),
     );
     const currentSeq = writeSeq(store);
     let external = false;
@@ -144,6 +155,7 @@ export async function startService(config: Config, logger: Logger, clock: () => 
       await jobs.stop();
       await pool.destroy();
       await store.close();
+      process.off('unhandledRejection', onUnhandled);
     })();
     return stopping;
   };

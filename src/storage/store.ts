@@ -108,6 +108,31 @@ export function openStore(dataDir: string, options: { readOnly?: boolean } = {})
   return store;
 }
 
+/**
+ * A write that storage could not commit (disk full, I/O error): the batch is not stored, and the service
+ * should answer 507 and report DOWN until a write succeeds again.
+ */
+export class StorageWriteError extends Error {
+  constructor(cause: string) {
+    super(cause);
+    this.name = 'StorageWriteError';
+  }
+}
+
+/**
+ * Recognises lmdb-js's failed commit: it rejects every write of the transaction with an error whose
+ * `commitError` promise rejects too (with the I/O error, which lmdb-js also prints). Nothing else handles
+ * that promise, and an unhandled rejection would end the process, so it is handled here. Returns null for
+ * any other error.
+ */
+export function storageWriteFailure(error: unknown): StorageWriteError | null {
+  if (error instanceof StorageWriteError) return error;
+  const commitError = (error as { commitError?: unknown } | null)?.commitError;
+  if (!(commitError instanceof Promise)) return null;
+  commitError.catch(() => undefined);
+  return new StorageWriteError('commit failed (disk full or I/O error)');
+}
+
 export function writeSeq(store: Store): number {
   return (store.meta.get('writeSeq') as number | undefined) ?? 0;
 }

@@ -1,0 +1,83 @@
+// A full disk (issue: hardening): ingestion answers 507 with Retry-After, health turns DOWN with a note, the
+// process stays up, and once space is freed it recovers by itself with every acknowledged batch intact.
+// Runs on a small tmpfs, so it needs root (CI runs as root; elsewhere it is skipped unless CI=true).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { ingest, vmStart } from '../helpers/events.ts';
+import { request, startService, tempDir, waitForHealth } from '../helpers/service.ts';
+
+function mountTmpfs(dir: string, size: string): boolean {
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'pipe' });
+    return true;
+  } catch (error) {
+    if (process.env.CI === 'true') throw error;
+    return false;
+  }
+}
+
+/** One VM and 2,000 methods of 60-byte class names: about 250 KB a batch on disk. */
+function batch(i: number, now: number): unknown[] {
+  const vmId = `disk-vm-${i}`;
+  const items = Array.from({ length: 2000 }, (_, j) => ({ sourceName: `app-${i}.jar`, className: `com.example.generated.package${i}.Class${j}${'x'.repeat(30)}`, methodName: `method${j}()` }));
+  return [vmStart(vmId, now), { type: 'code', vmId, time: now, items }];
+}
+
+test('a full disk: 507 and health DOWN, the process stays up, and it recovers when space is freed', async (t) => {
+  const mountPoint = tempDir('jvmlens-full-disk-');
+  if (!mountTmpfs(mountPoint, '24m')) {
+    t.skip('needs root to mount a tmpfs');
+    return;
+  }
+  const dataDir = join(mountPoint, 'data');
+  mkdirSync(dataDir);
+  const service = await startService({ dataDir });
+  try {
+    // Leave a few MB: a filler file takes the rest, and freeing it is "the operator cleaned up".
+    const filler = join(mountPoint, 'filler');
+    const free = Number(execFileSync('df', ['--output=avail', '-B1', mountPoint]).toString().split('\n')[1]);
+    writeFileSync(filler, Buffer.alloc(Math.max(0, free - 6 * 1024 * 1024)));
+    const now = Date.now();
+    const acknowledged: string[] = [];
+    let refused: { status: number; body: any } | null = null;
+    for (let i = 0; i < 200 && refused === null; i++) {
+      const response = await ingest(service.gatewayUrl, service.apiKey, batch(i, now));
+      if (response.status === 200) acknowledged.push(`disk-vm-${i}`);
+      else refused = response;
+    }
+    assert.ok(refused !== null, 'the disk never filled');
+    assert.equal(refused.status, 507, JSON.stringify(refused.body));
+    assert.equal(refused.body.error, 'INSUFFICIENT_STORAGE');
+    const health = await request(`${service.gatewayUrl}/opthub-health`);
+    assert.equal(health.status, 503);
+    assert.match(health.body.note, /storage cannot be written/);
+    assert.equal(service.child.exitCode, null, `the process exited:\n${service.stderr()}`);
+    // decisions §3: while DOWN, the API answers 503 with Retry-After.
+    const read = await request(`${service.apiUrl}/public/instance/${acknowledged[0]}`, { key: service.apiKey });
+    assert.equal(read.status, 503);
+    assert.ok(read.headers.get('retry-after') !== null);
+
+    rmSync(filler);
+    await waitForHealth(service, 200, 20_000);
+    const next = await ingest(service.gatewayUrl, service.apiKey, batch(1000, now));
+    assert.equal(next.status, 200, JSON.stringify(next.body));
+    acknowledged.push('disk-vm-1000');
+
+    await service.stop({ keepData: true });
+    const restarted = await startService({ dataDir });
+    try {
+      for (const vmId of acknowledged) {
+        assert.equal((await request(`${restarted.apiUrl}/public/instance/${vmId}`, { key: restarted.apiKey })).status, 200, `${vmId} was acknowledged`);
+      }
+    } finally {
+      await restarted.stop({ keepData: true });
+    }
+  } finally {
+    await service.stop({ keepData: true });
+    execFileSync('umount', [mountPoint]);
+    rmSync(mountPoint, { recursive: true, force: true });
+  }
+});
