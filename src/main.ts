@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // The `jvmlens` command: one binary, one sub-command per job.
-import { ConfigError, parseConfig, settingsHelp } from './config.ts';
+import { ConfigError, parseConfig, settingsHelp, unknownSettingMessage } from './config.ts';
 import { UsageError } from './cli/args.ts';
 import { cveCommand, CVE_USAGE } from './cli/cve.ts';
 import { keysCommand, KEYS_USAGE } from './cli/keys.ts';
 import { seedCommand, SEED_USAGE } from './cli/seed.ts';
 import { serveCommand } from './cli/serve.ts';
+import { ListenError } from './http/server.ts';
 
 const USAGE = `usage: jvmlens COMMAND [options]
 
@@ -22,8 +23,10 @@ ${settingsHelp()}
 async function main(argv: readonly string[]): Promise<void> {
   const { config, rest } = parseConfig(argv, process.env);
   const [command, ...args] = rest;
+  if (command?.startsWith('--') && command !== '--help') throw new UsageError(unknownSettingMessage(command));
   switch (command) {
     case 'serve':
+      if (args.length > 0) throw new UsageError(unknownSettingMessage(args[0]));
       return serveCommand(config);
     case 'keys':
       return keysCommand(config, args);
@@ -45,6 +48,10 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError || error instanceof ConfigError) {
     process.stderr.write(`jvmlens: ${error.message}\n`);
     process.exit(2);
+  }
+  if (error instanceof ListenError) {
+    process.stderr.write(`jvmlens: ${error.message}\n`);
+    process.exit(1);
   }
   process.stderr.write(`jvmlens: ${(error as Error).stack ?? String(error)}\n`);
   process.exit(1);

@@ -5,6 +5,7 @@ import uWS from 'uWebSockets.js';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { ApiError, errorBody } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { storageWriteFailure } from '../storage/store.ts';
 import type { Metrics } from './metrics.ts';
 import { Router } from './router.ts';
 import type { ApiRequest, ApiResponse, Principal, Route } from './types.ts';
@@ -19,6 +20,8 @@ export interface ServerOptions {
   notReadyReason: () => string | null;
   /** Resolves a key to a principal, or throws 401 (decisions §2). */
   authenticate: (apiKey: string | undefined) => Principal;
+  /** A write failed in storage (disk full, I/O error): health turns DOWN until a write succeeds again. */
+  onStorageFailure: (problem: string) => void;
 }
 
 const STATUS_LINES = new Map<number, string>();
@@ -33,6 +36,13 @@ function statusLine(status: number): string {
 
 /** The request headers the service reads; the Node fallback of uWS (used under Deno) cannot list them all. */
 const HEADERS = ['x-api-key', 'content-type', 'content-length', 'transfer-encoding', 'accept'] as const;
+const READ_HEADERS = new Set<string>(HEADERS);
+/** RFC 9112 §6.3: two Content-Length values are a request-smuggling vector; two keys leave the caller ambiguous. */
+const SINGLE_HEADERS = new Set(['content-length', 'x-api-key', 'transfer-encoding']);
+/** Longer paths are refused before routing (no id of the API comes near it) and never logged whole. */
+const MAX_PATH = 2048;
+/** How long a client should wait before retrying a write that storage could not take. */
+const STORAGE_RETRY_AFTER_S = '10';
 /** The native addon has getParts; its Node-compatible fallback lacks endWithoutBody. */
 const NATIVE = typeof (uWS as { getParts?: unknown }).getParts === 'function';
 
@@ -52,6 +62,9 @@ export function responseBuffer(size: number): Buffer {
 
 /** Past this many bytes an oversized body is not drained: the connection is closed at once. */
 const DRAIN_LIMIT = 64 * 1024 * 1024;
+
+/** The listener could not bind: an operator's problem, reported without a stack. */
+export class ListenError extends Error {}
 
 const EMPTY = Buffer.alloc(0);
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -74,9 +87,10 @@ export class HttpServer {
 
   listen(host: string, port: number): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.#app.listen(host, port, (socket) => {
+      // Exclusive: uSockets sets SO_REUSEPORT otherwise, and a second service would share the port silently.
+      (this.#app.listen as unknown as ListenWithOptions).call(this.#app, host, port, LISTEN_EXCLUSIVE_PORT, (socket) => {
         if (socket === false) {
-          reject(new Error(`cannot listen on ${host}:${port}`));
+          reject(new ListenError(`cannot listen on ${host}:${port}: address in use or not available`));
           return;
         }
         this.#listenSocket = socket;
@@ -111,6 +125,7 @@ export class HttpServer {
     const exchange: Exchange = { res, aborted: false, watched: false, routeName: 'unmatched', request, started };
     this.#inFlight++;
     try {
+      if (path.length > MAX_PATH) throw new ApiError(414, 'URI_TOO_LONG', `the path is longer than ${MAX_PATH} characters`);
       const match = this.#router.match(method, path);
       if (match.kind === 'none') throw new ApiError(404, 'NOT_FOUND', `no route for ${method} ${path}`);
       if (match.kind === 'wrongMethod') {
@@ -120,12 +135,7 @@ export class HttpServer {
       exchange.routeName = route.name ?? route.pattern;
       request.params = match.params;
       // Headers cross into native code one by one: read them only for routes that use them.
-      if (route.scope !== undefined || METHODS_WITH_BODY.has(method)) {
-        for (const name of HEADERS) {
-          const value = req.getHeader(name);
-          if (value !== '' && value !== undefined) request.headers[name] = value;
-        }
-      }
+      if (route.scope !== undefined || METHODS_WITH_BODY.has(method)) readHeaders(req, request.headers);
       if (route.needsReady) {
         const reason = this.#options.notReadyReason();
         if (reason !== null) throw new ApiError(503, 'NOT_READY', `service not ready: ${reason}`, undefined, { 'Retry-After': '1' });
@@ -210,7 +220,12 @@ export class HttpServer {
 
   #errorResponse(error: unknown, request: ApiRequest): ApiResponse {
     if (error instanceof ApiError) return { status: error.status, body: errorBody(error), headers: error.headers };
-    this.#options.logger.error('unexpected error', { requestId: request.requestId, method: request.method, path: request.path, stack: (error as Error)?.stack ?? String(error) });
+    const storage = storageWriteFailure(error);
+    if (storage !== null) {
+      this.#options.onStorageFailure(storage.message);
+      return { status: 507, body: { error: 'INSUFFICIENT_STORAGE', message: `storage cannot be written: ${storage.message}; nothing was stored, retry later` }, headers: { 'Retry-After': STORAGE_RETRY_AFTER_S } };
+    }
+    this.#options.logger.error('unexpected error', { requestId: request.requestId, method: request.method, path: request.path.slice(0, 256), stack: (error as Error)?.stack ?? String(error) });
     return { status: 500, body: { error: 'INTERNAL', message: `internal error; request id ${request.requestId}` } };
   }
 
@@ -230,6 +245,7 @@ export class HttpServer {
     res.cork(() => {
       res.writeStatus(statusLine(response.status));
       if (contentType !== undefined) res.writeHeader('Content-Type', contentType);
+      res.writeHeader('X-Content-Type-Options', 'nosniff');
       if (response.headers !== undefined) for (const [key, value] of Object.entries(response.headers)) res.writeHeader(key, value);
       if (request.method === 'HEAD' && NATIVE) res.endWithoutBody(Buffer.byteLength(payload), close);
       else res.end(payload, close);
@@ -278,6 +294,31 @@ interface Exchange {
   routeName: string;
   request: ApiRequest;
   started: number;
+}
+
+/** uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT; the package's types lack the listen(host, port, options, cb) form it takes. */
+const LISTEN_EXCLUSIVE_PORT = 1;
+type ListenWithOptions = (host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void) => TemplatedApp;
+
+/** Copies the headers the service reads; a repeated Content-Length, Transfer-Encoding or x-api-key is a 400. */
+function readHeaders(req: HttpRequest, headers: Record<string, string>): void {
+  if (!NATIVE) {
+    for (const name of HEADERS) {
+      const value = req.getHeader(name);
+      if (value !== '' && value !== undefined) headers[name] = value;
+    }
+    return;
+  }
+  let repeated: string | null = null;
+  req.forEach((name, value) => {
+    if (!READ_HEADERS.has(name)) return;
+    if (headers[name] !== undefined && SINGLE_HEADERS.has(name)) repeated = name;
+    headers[name] = value;
+  });
+  if (repeated !== null) throw new ApiError(400, 'BAD_REQUEST', `the request has more than one '${repeated}' header`);
+  if (headers['content-length'] !== undefined && headers['transfer-encoding'] !== undefined) {
+    throw new ApiError(400, 'BAD_REQUEST', "the request has both 'content-length' and 'transfer-encoding'");
+  }
 }
 
 function hasBody(headers: Record<string, string>): boolean {

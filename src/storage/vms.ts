@@ -1,5 +1,6 @@
 // Reads and tag writes of single VMs for the explorer (decisions §5).
 import { ApiError } from '../errors.ts';
+import { isVmId } from '../ingest/events.ts';
 import type { Dictionary } from './dictionary.ts';
 import type { Annotation, VmRecord } from './records.ts';
 import type { Store } from './store.ts';
@@ -14,9 +15,10 @@ export interface TagRecord {
 }
 
 export function findVm(store: Store, vmId: string): VmRecord {
-  const row = store.vmRows.get(vmId);
+  // An id no agent could have sent is not looked up: a key past LMDB's limit would throw.
+  const row = isVmId(vmId) ? store.vmRows.get(vmId) : undefined;
   const record = row === undefined ? undefined : store.vms.get(row);
-  if (record === undefined) throw new ApiError(404, 'VM_NOT_FOUND', `no VM with vmId '${vmId}'`);
+  if (record === undefined) throw new ApiError(404, 'VM_NOT_FOUND', `no VM with vmId '${vmId.length > 128 ? `${vmId.slice(0, 128)}…` : vmId}'`);
   return record;
 }
 
