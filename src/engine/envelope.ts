@@ -1,12 +1,13 @@
 // The report envelopes of interface §2.3 per family: what POST, GET and the list return around the data.
 import { pack } from 'msgpackr';
 import { ApiError } from '../errors.ts';
+import { isoTime } from '../iso-time.ts';
 import type { ReportMeta } from './report-types.ts';
 
 /** decisions §9: no population was counted yet (PROCESSING) or at all (FAILED). */
 const NO_SUMMARY = { vmCount: 0, componentCount: 0 };
 
-const iso = (time: number | null): string | null => (time === null ? null : new Date(time).toISOString());
+const iso = (time: number | null): string | null => (time === null ? null : isoTime(time));
 
 /** Report times: ISO strings for JVM and code reports, epoch ms for component reports (decisions §6). */
 function times(meta: ReportMeta): Record<string, unknown> {

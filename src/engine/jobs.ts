@@ -1,10 +1,10 @@
 // The report job queue and lifecycle (decisions §6): PROCESSING → a final state, with timeout, cancel, recovery and expiry.
 import { randomUUID } from 'node:crypto';
-import { setMaxListeners } from 'node:events';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../storage/store.ts';
+import { cancel, isCancelled, newCancelFlag } from './cancel-flag.ts';
 import { envelopeReserve } from './envelope.ts';
 import { codeItemsInKeyOrder, codePartitions, codeRecordCount } from './kernels/code.ts';
 import { deletePages, EncodedPageWriter, writeEmptyPage, writeEncodedPages } from './pages.ts';
@@ -20,10 +20,16 @@ const ROWS_PER_PARTITION = 25_000;
 const KEYS_PER_PARTITION = 20_000;
 const MAX_PARTITIONS = 64;
 const DAY = 86_400_000;
+const MAX_REPORT_ID = 64;
 const SUCCEEDED_MESSAGE = 'report generated';
 
 interface RunningJob {
+  /** Aborted on delete and shutdown. */
   controller: AbortController;
+  /** Set when the controller aborts: every worker task of the job stops at its next check. */
+  cancelFlag: Int32Array;
+  /** Set on abort and on timeout: partition tasks stop, while the pages of what was produced are still written. */
+  partitionsFlag: Int32Array;
   cancelled: boolean;
   done: Promise<void>;
 }
@@ -106,8 +112,9 @@ export class ReportJobs {
   }
 
   get(reportId: string, family: ReportFamily): ReportMeta {
-    const meta = this.#store.reports.get(reportId) as unknown as ReportMeta | undefined;
-    if (meta === undefined || meta.family !== family) throw new ApiError(404, 'REPORT_NOT_FOUND', `no ${family} report with id '${reportId}'`);
+    // Report ids are UUIDs: a longer one is not looked up (a key past LMDB's limit would throw).
+    const meta = reportId.length <= MAX_REPORT_ID ? (this.#store.reports.get(reportId) as unknown as ReportMeta | undefined) : undefined;
+    if (meta === undefined || meta.family !== family) throw new ApiError(404, 'REPORT_NOT_FOUND', `no ${family} report with id '${reportId.slice(0, MAX_REPORT_ID)}'`);
     return meta;
   }
 
@@ -169,9 +176,11 @@ export class ReportJobs {
     const slots = Math.max(1, this.#config.workers);
     while (!this.#stopped && this.#running.size < slots && this.#waiting.length > 0) {
       const reportId = this.#waiting.shift()!;
-      const job: RunningJob = { controller: new AbortController(), cancelled: false, done: Promise.resolve() };
-      // Every partition task of the job listens to its signal.
-      setMaxListeners(MAX_PARTITIONS + 1, job.controller.signal);
+      const job: RunningJob = { controller: new AbortController(), cancelFlag: newCancelFlag(), partitionsFlag: newCancelFlag(), cancelled: false, done: Promise.resolve() };
+      job.controller.signal.addEventListener('abort', () => {
+        cancel(job.cancelFlag);
+        cancel(job.partitionsFlag);
+      }, { once: true });
       this.#running.set(reportId, job);
       job.done = this.#run(reportId, job)
         .catch((error: Error) => this.#logger.error('report job failed unexpectedly', { reportId, stack: error.stack }))
@@ -203,7 +212,7 @@ export class ReportJobs {
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      job.controller.abort();
+      cancel(job.partitionsFlag);
     }, this.#config.reportTimeoutMs);
     // The code report's fast path cuts pages here as its partitions finish, under the envelope of a
     // report that succeeds, so that disk writes overlap the partitions still running.
@@ -220,7 +229,7 @@ export class ReportJobs {
       clearTimeout(timer);
       if (job.cancelled || (this.#stopped && !timedOut)) return;
       const partials = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
-      const failures = outcomes.flatMap((outcome, index) => (outcome.status === 'rejected' && !job.controller.signal.aborted ? [{ index, reason: outcome.reason as Error }] : []));
+      const failures = outcomes.flatMap((outcome, index) => (outcome.status === 'rejected' && !isCancelled(job.partitionsFlag) ? [{ index, reason: outcome.reason as Error }] : []));
       const errors: ReportError[] = failures.map(({ index, reason }) => ({ code: 'PARTITION_FAILED', message: `partition ${index + 1} of ${partitions.length} failed: ${reason.message}` }));
       for (const { index, reason } of failures) this.#logger.error('report partition failed', { reportId, partition: index, stack: reason.stack });
       let state: ReportState;
@@ -245,7 +254,7 @@ export class ReportJobs {
         meta.totalPages = 1;
       } else {
         try {
-          const result = await this.#writePages(meta, partials, early);
+          const result = await this.#writePages(meta, partials, early, job.cancelFlag);
           meta = { ...meta, totalCount: result.totalCount, totalPages: result.totalPages, summary: result.summary };
         } catch (error) {
           if (job.cancelled) return;
@@ -279,7 +288,7 @@ export class ReportJobs {
     };
     await Promise.all(
       partitions.map((partition, index) =>
-        this.#pool.run<PartialResult>({ kind: 'partition', reportId: meta.reportId, request: meta.request, partition, index, faults: this.#faults }, job.controller.signal).then(
+        this.#pool.run<PartialResult>({ kind: 'partition', reportId: meta.reportId, request: meta.request, partition, index, faults: this.#faults, cancel: job.partitionsFlag }).then(
           (value) => settled(index, { status: 'fulfilled', value }),
           (reason: unknown) => settled(index, { status: 'rejected', reason }),
         ),
@@ -289,9 +298,9 @@ export class ReportJobs {
   }
 
   /** The pages of a finished report: cut already (the code fast path), or by a final task in the pool. */
-  async #writePages(meta: ReportMeta, partials: PartialResult[], early: EarlyPages | null): Promise<FinalizeResult> {
+  async #writePages(meta: ReportMeta, partials: PartialResult[], early: EarlyPages | null, cancelFlag: Int32Array): Promise<FinalizeResult> {
     if (early === null) {
-      const task: FinalizeTask = { kind: 'finalize', reportId: meta.reportId, request: meta.request, partials, pageBytes: this.#config.pageBytes, reserve: envelopeReserve(meta), faults: this.#faults };
+      const task: FinalizeTask = { kind: 'finalize', reportId: meta.reportId, request: meta.request, partials, pageBytes: this.#config.pageBytes, reserve: envelopeReserve(meta), faults: this.#faults, cancel: cancelFlag };
       return this.#pool.run<FinalizeResult>(task);
     }
     if (this.#faults.includes('finalize-fail')) throw new Error('test fault: page writing fails');

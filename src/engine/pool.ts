@@ -20,9 +20,12 @@ export class WorkerPool {
     });
   }
 
-  /** Runs a task; the buffers of `transferList` move to the worker and are unusable here afterwards. */
-  run<T>(task: WorkerTask, signal?: AbortSignal, transferList: ArrayBuffer[] = []): Promise<T> {
-    return this.#piscina.run(task, { transferList, ...(signal === undefined ? {} : { signal }) }) as Promise<T>;
+  /**
+   * Runs a task; the buffers of `transferList` move to the worker and are unusable here afterwards. No abort
+   * signal: Piscina terminates a busy thread on abort, which LMDB does not survive (see cancel-flag.ts).
+   */
+  run<T>(task: WorkerTask, transferList: ArrayBuffer[] = []): Promise<T> {
+    return this.#piscina.run(task, { transferList }) as Promise<T>;
   }
 
   /** Resolves once every thread answered a ping: the pool is ready (decisions §3). */

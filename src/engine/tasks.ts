@@ -26,6 +26,8 @@ export interface PartitionTask {
   partition: Partition;
   index: number;
   faults: TestFault[];
+  /** The job's cancel flag (cancel-flag.ts), shared memory the task checks between steps. */
+  cancel: Int32Array;
 }
 
 export type PartialResult = JvmPartial | ComponentPartial | ClassMethods[] | EncodedItems;
@@ -40,6 +42,7 @@ export interface FinalizeTask {
   /** JSON bytes the envelope around a page's data may take. */
   reserve: number;
   faults: TestFault[];
+  cancel: Int32Array;
 }
 
 export interface FinalizeResult {

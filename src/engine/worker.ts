@@ -14,6 +14,7 @@ import type { ComponentPartial } from './kernels/component.ts';
 import type { KernelContext } from './kernels/context.ts';
 import { jvmFinalize, jvmPartition } from './kernels/jvm.ts';
 import type { JvmPartial } from './kernels/jvm.ts';
+import { isCancelled, throwIfCancelled } from './cancel-flag.ts';
 import { PageWriter } from './pages.ts';
 import { transferablesOf } from './encoded-items.ts';
 import type { EncodedItems } from './encoded-items.ts';
@@ -49,8 +50,10 @@ function moved(items: EncodedItems): PartialResult {
 }
 
 async function runPartition(task: PartitionTask): Promise<PartialResult> {
-  if (task.faults.includes('slow-partition')) await sleep(300);
+  // A slow partition that still notices a cancel, as a real one does between its steps.
+  if (task.faults.includes('slow-partition')) for (let waited = 0; waited < 300 && !isCancelled(task.cancel); waited += 10) await sleep(10);
   if (task.faults.includes('partition-fail') && task.index === 1) throw new Error('test fault: partition 1 fails');
+  throwIfCancelled(task.cancel);
   const ctx = kernelContext();
   const { request, partition } = task;
   if (partition.kind === 'keys') {
@@ -66,6 +69,7 @@ async function runPartition(task: PartitionTask): Promise<PartialResult> {
 
 async function runFinalize(task: FinalizeTask): Promise<FinalizeResult> {
   if (task.faults.includes('finalize-fail')) throw new Error('test fault: page writing fails');
+  throwIfCancelled(task.cancel);
   const ctx = kernelContext();
   const { request } = task;
   let items: Record<string, unknown>[];
@@ -79,6 +83,7 @@ async function runFinalize(task: FinalizeTask): Promise<FinalizeResult> {
     summary = result.summary;
     nesting = request.groupBy;
   }
+  throwIfCancelled(task.cancel);
   const writer = new PageWriter(ctx.store, task.reportId, task.pageBytes, task.reserve, nesting);
   for (const item of items) writer.add(item);
   return { ...(await writer.finish()), summary };

@@ -1,5 +1,6 @@
 // Compiles a report's `filter` array once into typed conditions (decisions §6.2, §8).
 import type { IToken } from 'chevrotain';
+import { boundedRegExp } from './bounded-regexp.ts';
 import type { FieldCatalog, FieldDef, FieldType } from './fields.ts';
 import { CODE_PATH } from './fields.ts';
 import type { FilterAst, Operator } from './grammar.ts';
@@ -91,7 +92,7 @@ function spanOf(token: IToken, field: FieldDef, now: number): TimeSpan {
 function regExpOf(token: IToken, field: FieldDef): RegExp {
   const source = textOf(token, field);
   try {
-    return new RegExp(source);
+    return boundedRegExp(source);
   } catch (error) {
     const reason = error instanceof SyntaxError ? error.message : 'Invalid regular expression';
     throw new Problem(reason, token.startOffset, token.image, ['a JavaScript regular expression']);

@@ -1,4 +1,5 @@
 // JVM inventory kernel (decisions §7): VMs overlapping the window, filtered, counted per group or listed.
+import { isoTime } from '../../iso-time.ts';
 import { evaluateConditions } from '../../parser/columns.ts';
 import { compileFilter } from '../../parser/filter.ts';
 import { parseGroupBy, parseSortBy } from '../../parser/order.ts';
@@ -90,8 +91,8 @@ export function jvmFinalize(request: ReportRequest, partials: readonly JvmPartia
   if (request.groupBy.length === 0) {
     for (const item of items) {
       for (const { field } of sortBy) if (field.startsWith('tags.')) delete item[field];
-      item.startTime = new Date(item.startTime as number).toISOString();
-      item.lastHeardTime = new Date(item.lastHeardTime as number).toISOString();
+      item.startTime = isoTime(item.startTime as number);
+      item.lastHeardTime = isoTime(item.lastHeardTime as number);
     }
   }
   return items;
