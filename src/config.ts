@@ -1,5 +1,7 @@
 // Service settings: every setting is a flag and an environment variable, the flag wins (decisions §1).
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { nearest } from './cli/nearest.ts';
 
 export interface Config {
   host: string;
@@ -41,13 +43,21 @@ function integer(min: number): (raw: string) => number {
 
 const text = (raw: string): string => raw;
 
+/** A key read from a file keeps it out of the process list, which every local user can read. */
+function keyFromFile(path: string): string {
+  const key = readFileSync(path, 'utf8').trim();
+  if (key === '') throw new Error(`the key file ${path} is empty`);
+  return key;
+}
+
 export const SETTINGS: readonly Setting[] = [
   { key: 'host', flag: '--host', env: 'JVMLENS_HOST', parse: text, describe: 'address both listeners bind (0.0.0.0 to expose)' },
   { key: 'gatewayPort', flag: '--gateway-port', env: 'JVMLENS_GATEWAY_PORT', parse: integer(0), describe: 'gateway port: health, agent ingestion, metrics (0 = any free port)' },
   { key: 'apiPort', flag: '--api-port', env: 'JVMLENS_API_PORT', parse: integer(0), describe: 'public API port (0 = any free port)' },
   { key: 'dataDir', flag: '--data-dir', env: 'JVMLENS_DATA_DIR', parse: text, describe: 'LMDB data directory' },
   { key: 'workers', flag: '--workers', env: 'JVMLENS_WORKERS', parse: integer(1), describe: 'report worker threads' },
-  { key: 'apiKey', flag: '--api-key', env: 'JVMLENS_API_KEY', parse: text, describe: 'a static key accepted with every scope (user id admin)' },
+  { key: 'apiKey', flag: '--api-key', env: 'JVMLENS_API_KEY', parse: text, describe: 'a static key accepted with every scope (user id admin); prefer the file or the variable' },
+  { key: 'apiKey', flag: '--api-key-file', env: 'JVMLENS_API_KEY_FILE', parse: keyFromFile, describe: 'a file holding that key (not shown in the process list)' },
   { key: 'offlineAfterMs', flag: '--offline-after-ms', env: 'JVMLENS_OFFLINE_AFTER_MS', parse: integer(1), describe: 'silence after which a VM is OFFLINE' },
   { key: 'reportTimeoutMs', flag: '--report-timeout-ms', env: 'JVMLENS_REPORT_TIMEOUT_MS', parse: integer(1), describe: 'report generation time limit (TIMED_OUT beyond)' },
   { key: 'pageBytes', flag: '--page-bytes', env: 'JVMLENS_PAGE_BYTES', parse: integer(1024), describe: 'largest JSON body of one report page' },
@@ -112,6 +122,14 @@ export function parseConfig(args: readonly string[], env: Readonly<Record<string
     apply(setting, raw, name);
   }
   return { config, rest };
+}
+
+/** An argument no setting knows, with the nearest setting's flag. */
+export function unknownSettingMessage(arg: string): string {
+  const name = arg.split('=')[0];
+  if (!name.startsWith('--')) return `unexpected argument '${arg}'`;
+  const suggestion = nearest(name, SETTINGS.map((setting) => setting.flag));
+  return `unknown option ${name}${suggestion === null ? '' : `; did you mean ${suggestion}?`} (jvmlens help lists them)`;
 }
 
 export function settingsHelp(): string {

@@ -1,4 +1,6 @@
 // Small argument reader for sub-commands: `--name value`, `--name=value` and positional words.
+import { SETTINGS } from '../config.ts';
+import { nearest } from './nearest.ts';
 
 export class UsageError extends Error {}
 
@@ -18,7 +20,11 @@ export function parseArgs(args: readonly string[], known: readonly string[]): Pa
     }
     const eq = arg.indexOf('=');
     const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
-    if (!known.includes(name)) throw new UsageError(`unknown option --${name}; known: ${known.map((k) => `--${k}`).join(', ')}`);
+    if (!known.includes(name)) {
+      // Settings were taken out before: one that reaches here is mistyped, like a command option.
+      const suggestion = nearest(name, [...known, ...SETTINGS.map((setting) => setting.flag.slice(2))]);
+      throw new UsageError(`unknown option --${name}${suggestion === null ? '' : `; did you mean --${suggestion}?`} (known: ${known.map((k) => `--${k}`).join(', ')})`);
+    }
     const value = eq > 0 ? arg.slice(eq + 1) : args[++i];
     if (value === undefined) throw new UsageError(`--${name} needs a value`);
     options.set(name, value);
@@ -32,3 +38,4 @@ export function integerOption(args: ParsedArgs, name: string, fallback: number, 
   if (!/^\d+$/.test(raw) || Number(raw) < min) throw new UsageError(`--${name} must be a whole number of at least ${min}`);
   return Number(raw);
 }
+

@@ -1,0 +1,73 @@
+// The process around the service (issue: hardening): ports it cannot have, flags it does not know, a key
+// kept out of the process list.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { MAIN, request, runCli, startService, tempDir } from '../helpers/service.ts';
+
+/** Runs `jvmlens ARGS` until it exits (or kills it after `timeoutMs`), with its output. */
+function runUntilExit(args: string[], timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+test('a second service on ports in use says so and exits non-zero, leaving the first one serving', async () => {
+  const first = await startService();
+  try {
+    const gatewayPort = new URL(first.gatewayUrl).port;
+    const second = await runUntilExit(['serve', '--gateway-port', gatewayPort, '--api-port', '0', '--data-dir', tempDir(), '--api-key', 'k2']);
+    assert.notEqual(second.code, 0);
+    assert.notEqual(second.code, null, 'the second service kept running');
+    assert.match(second.stderr, /address in use/);
+    const apiPort = new URL(first.apiUrl).port;
+    const third = await runUntilExit(['serve', '--gateway-port', '0', '--api-port', apiPort, '--data-dir', tempDir(), '--api-key', 'k3']);
+    assert.notEqual(third.code, 0);
+    assert.match(third.stderr, /address in use/);
+    // Every health probe still reaches the first service.
+    for (let i = 0; i < 20; i++) assert.equal((await fetch(`${first.gatewayUrl}/opthub-health`)).status, 200);
+  } finally {
+    await first.stop();
+  }
+});
+
+test('an unknown flag is refused with the nearest valid one, exit status 2', async () => {
+  for (const args of [['serve', '--gatway-port', '9000'], ['--gatway-port', '9000', 'serve'], ['keys', 'list', '--data-dri', tempDir()], ['serve', 'extra']]) {
+    const result = await runCli(args);
+    assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
+    assert.equal(result.stdout, '');
+    if (args.includes('--gatway-port')) assert.match(result.stderr, /unknown option --gatway-port; did you mean --gateway-port\?/);
+    if (args.includes('--data-dri')) assert.match(result.stderr, /did you mean --data-dir\?/);
+    if (args.includes('extra')) assert.match(result.stderr, /unexpected argument 'extra'/);
+  }
+});
+
+test('--api-key-file and JVMLENS_API_KEY_FILE take the key from a file, never from the command line', async () => {
+  const dir = tempDir();
+  const file = join(dir, 'key');
+  writeFileSync(file, 'from-a-file-0123456789\n');
+  for (const options of [{ args: ['--api-key-file', file] }, { env: { JVMLENS_API_KEY_FILE: file } }]) {
+    const service = await startService({ ...options, noStaticKey: true });
+    try {
+      assert.equal((await request(`${service.apiUrl}/public/report/jvmInventory`, { key: 'from-a-file-0123456789' })).status, 200);
+      assert.equal((await request(`${service.apiUrl}/public/report/jvmInventory`, { key: 'wrong' })).status, 401);
+      assert.doesNotMatch(service.stdout() + service.stderr(), /from-a-file/);
+    } finally {
+      await service.stop();
+    }
+  }
+  const missing = await runCli(['serve', '--api-key-file', join(dir, 'absent'), '--data-dir', dir]);
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /--api-key-file/);
+});
