@@ -102,7 +102,7 @@ export function pageOfAfterToken(reportId: string, token: string): number {
   }
   const value = decoded as { r?: unknown; p?: unknown } | null;
   if (value === null || typeof value !== 'object' || value.r !== reportId || typeof value.p !== 'number' || !Number.isSafeInteger(value.p) || value.p < 0) {
-    throw new ApiError(400, 'BAD_AFTER_TOKEN', 'afterToken is not a token of this report; use the afterToken of the previous page', [{ parameter: 'afterToken' }]);
+    throw new ApiError('BAD_AFTER_TOKEN', 'afterToken is not a token of this report; use the afterToken of the previous page', [{ parameter: 'afterToken' }]);
   }
   return value.p;
 }

@@ -79,9 +79,9 @@ export class ReportJobs {
   }
 
   async create(family: ReportFamily, parsed: ParsedReportRequest, userId: string): Promise<ReportMeta> {
-    if (!this.#accepting) throw new ApiError(503, 'NOT_READY', 'the service is not taking report jobs now', undefined, { 'Retry-After': '1' });
+    if (!this.#accepting) throw new ApiError('NOT_READY', 'the service is not taking report jobs now', undefined, { 'Retry-After': '1' });
     if (this.#waiting.length + this.#reserved >= MAX_WAITING) {
-      throw new ApiError(429, 'QUEUE_FULL', `${MAX_WAITING} report jobs are already waiting; retry later`, undefined, { 'Retry-After': '5' });
+      throw new ApiError('QUEUE_FULL', `${MAX_WAITING} report jobs are already waiting; retry later`, undefined, { 'Retry-After': '5' });
     }
     const meta: ReportMeta = {
       reportId: randomUUID(),
@@ -114,7 +114,7 @@ export class ReportJobs {
   get(reportId: string, family: ReportFamily): ReportMeta {
     // Report ids are UUIDs: a longer one is not looked up (a key past LMDB's limit would throw).
     const meta = reportId.length <= MAX_REPORT_ID ? (this.#store.reports.get(reportId) as unknown as ReportMeta | undefined) : undefined;
-    if (meta === undefined || meta.family !== family) throw new ApiError(404, 'REPORT_NOT_FOUND', `no ${family} report with id '${reportId.slice(0, MAX_REPORT_ID)}'`);
+    if (meta === undefined || meta.family !== family) throw new ApiError('REPORT_NOT_FOUND', `no ${family} report with id '${reportId.slice(0, MAX_REPORT_ID)}'`);
     return meta;
   }
 

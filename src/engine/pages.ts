@@ -1,6 +1,5 @@
 // Report pages: items cut into pages whose JSON body stays under the cap, stored as msgpack in LMDB (decisions §6).
 import { pack } from 'msgpackr';
-import { ApiError } from '../errors.ts';
 import type { Store } from '../storage/store.ts';
 import { msgpackArrayHeader } from './encoded-items.ts';
 import type { EncodedItems } from './encoded-items.ts';
@@ -72,7 +71,7 @@ export class PageWriter {
       return;
     }
     if (this.#items.length === 0 && 2 + bytes > this.#budget) {
-      throw new ApiError(500, 'ITEM_TOO_LARGE', `one report item is ${bytes} bytes of JSON, more than a page holds (${this.#budget} bytes besides the envelope)`);
+      throw new Error(`one report item is ${bytes} bytes of JSON, more than a page holds (${this.#budget} bytes besides the envelope)`);
     }
     if (this.#items.length === 0) this.#bytes = 2;
     this.#items.push(item);
@@ -140,7 +139,7 @@ export class EncodedPageWriter {
         await this.#flush();
       }
       if (this.#count === 0 && 2 + size > this.#budget) {
-        throw new ApiError(500, 'ITEM_TOO_LARGE', `one report item is ${size} bytes of JSON, more than a page holds (${this.#budget} bytes besides the envelope)`);
+        throw new Error(`one report item is ${size} bytes of JSON, more than a page holds (${this.#budget} bytes besides the envelope)`);
       }
       this.#bytes += size;
       this.#count++;

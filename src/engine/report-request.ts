@@ -34,7 +34,7 @@ function stringArray(body: Record<string, unknown>, field: string): string[] {
   const value = body[field];
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value) || value.some((entry) => typeof entry !== 'string')) {
-    throw new ApiError(400, 'BAD_REQUEST', `'${field}' must be an array of strings`, [{ parameter: field }]);
+    throw new ApiError('BAD_REQUEST', `'${field}' must be an array of strings`, [{ parameter: field }]);
   }
   return value as string[];
 }
@@ -48,16 +48,16 @@ export interface ParsedReportRequest {
 
 export function parseReportRequest(family: ReportFamily, body: unknown, now: number, offlineAfterMs: number): ParsedReportRequest {
   if (body === undefined) body = {};
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ApiError(400, 'BAD_REQUEST', 'the body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ApiError('BAD_REQUEST', 'the body must be a JSON object');
   const fields = body as Record<string, unknown>;
   for (const key of Object.keys(fields)) {
     if (!BODY_FIELDS[family].includes(key)) {
-      throw new ApiError(400, 'UNKNOWN_FIELD', `unknown field '${key}'; fields: ${BODY_FIELDS[family].join(', ')}`, [{ parameter: key, expected: BODY_FIELDS[family] }]);
+      throw new ApiError('UNKNOWN_FIELD', `unknown field '${key}'; fields: ${BODY_FIELDS[family].join(', ')}`, [{ parameter: key, expected: BODY_FIELDS[family] }]);
     }
   }
   const reportName = fields.reportName;
-  if (reportName !== undefined && reportName !== null && typeof reportName !== 'string') throw new ApiError(400, 'BAD_REQUEST', "'reportName' must be a string");
-  if (fields.detail !== undefined && typeof fields.detail !== 'boolean') throw new ApiError(400, 'BAD_REQUEST', "'detail' must be a boolean");
+  if (reportName !== undefined && reportName !== null && typeof reportName !== 'string') throw new ApiError('BAD_REQUEST', "'reportName' must be a string");
+  if (fields.detail !== undefined && typeof fields.detail !== 'boolean') throw new ApiError('BAD_REQUEST', "'detail' must be a boolean");
 
   const catalog = CATALOGS[family];
   const filter = stringArray(fields, 'filter');
@@ -82,7 +82,7 @@ export function parseReportRequest(family: ReportFamily, body: unknown, now: num
     params.resolvedTo = new Date(to).toISOString();
   }
   if (to !== null && from > to) {
-    throw new ApiError(400, 'BAD_TIME', `the window is empty: ${family === 'component' ? 'startTime' : 'from'} is after ${family === 'component' ? 'endTime' : 'to'}`, [
+    throw new ApiError('BAD_TIME', `the window is empty: ${family === 'component' ? 'startTime' : 'from'} is after ${family === 'component' ? 'endTime' : 'to'}`, [
       { parameter: family === 'component' ? 'startTime' : 'from', from: new Date(from).toISOString(), to: new Date(to).toISOString() },
     ]);
   }

@@ -21,7 +21,7 @@ export class Authenticator {
   }
 
   authenticate(apiKey: string | undefined): Principal {
-    if (apiKey === undefined || apiKey === '') throw new ApiError(401, 'UNAUTHORIZED', 'missing x-api-key header');
+    if (apiKey === undefined || apiKey === '') throw new ApiError('UNAUTHORIZED', 'missing x-api-key header');
     if (this.#staticKey !== null && apiKey === this.#staticKey) return { userId: 'admin', scopes: SCOPES, keyId: 'static' };
     const now = this.#clock();
     let entry = this.#cache.get(apiKey);
@@ -33,7 +33,7 @@ export class Authenticator {
       if (this.#cache.size > 10_000) this.#cache.clear();
       this.#cache.set(apiKey, entry);
     }
-    if (entry.principal === null) throw new ApiError(401, 'UNAUTHORIZED', 'unknown or revoked API key');
+    if (entry.principal === null) throw new ApiError('UNAUTHORIZED', 'unknown or revoked API key');
     return entry.principal;
   }
 }

@@ -13,12 +13,12 @@ export function isJsonContentType(contentType: string | undefined): boolean {
 export function readJson(request: ApiRequest): unknown {
   if (request.body.length === 0) return undefined;
   if (!isJsonContentType(request.headers['content-type'])) {
-    throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', `content type '${request.headers['content-type']}' is not accepted; send application/json`);
+    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `content type '${request.headers['content-type']}' is not accepted; send application/json`);
   }
   const text = decodeUtf8(request.body);
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new ApiError(400, 'MALFORMED_JSON', `body is not valid JSON: ${(error as Error).message}`);
+    throw new ApiError('MALFORMED_JSON', `body is not valid JSON: ${(error as Error).message}`);
   }
 }

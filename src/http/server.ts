@@ -125,11 +125,11 @@ export class HttpServer {
     const exchange: Exchange = { res, aborted: false, watched: false, routeName: 'unmatched', request, started };
     this.#inFlight++;
     try {
-      if (path.length > MAX_PATH) throw new ApiError(414, 'URI_TOO_LONG', `the path is longer than ${MAX_PATH} characters`);
+      if (path.length > MAX_PATH) throw new ApiError('URI_TOO_LONG', `the path is longer than ${MAX_PATH} characters`);
       const match = this.#router.match(method, path);
-      if (match.kind === 'none') throw new ApiError(404, 'NOT_FOUND', `no route for ${method} ${path}`);
+      if (match.kind === 'none') throw new ApiError('NOT_FOUND', `no route for ${method} ${path}`);
       if (match.kind === 'wrongMethod') {
-        throw new ApiError(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; allowed: ${match.allowed.join(', ')}`, undefined, { Allow: match.allowed.join(', ') });
+        throw new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; allowed: ${match.allowed.join(', ')}`, undefined, { Allow: match.allowed.join(', ') });
       }
       const route = match.route;
       exchange.routeName = route.name ?? route.pattern;
@@ -138,12 +138,12 @@ export class HttpServer {
       if (route.scope !== undefined || METHODS_WITH_BODY.has(method)) readHeaders(req, request.headers);
       if (route.needsReady) {
         const reason = this.#options.notReadyReason();
-        if (reason !== null) throw new ApiError(503, 'NOT_READY', `service not ready: ${reason}`, undefined, { 'Retry-After': '1' });
+        if (reason !== null) throw new ApiError('NOT_READY', `service not ready: ${reason}`, undefined, { 'Retry-After': '1' });
       }
       if (route.scope !== undefined) {
         const principal = this.#options.authenticate(request.headers['x-api-key']);
         if (!principal.scopes.includes(route.scope)) {
-          throw new ApiError(403, 'FORBIDDEN', `this key lacks the '${route.scope}' scope`);
+          throw new ApiError('FORBIDDEN', `this key lacks the '${route.scope}' scope`);
         }
         request.principal = principal;
       }
@@ -161,7 +161,7 @@ export class HttpServer {
   }
 
   #tooLarge(): ApiError {
-    return new ApiError(413, 'PAYLOAD_TOO_LARGE', `request body is larger than ${this.#options.bodyLimit} bytes`);
+    return new ApiError('PAYLOAD_TOO_LARGE', `request body is larger than ${this.#options.bodyLimit} bytes`);
   }
 
   /** Needed before answering later than the request callback: uWS then reports a closed connection. */
@@ -223,10 +223,10 @@ export class HttpServer {
     const storage = storageWriteFailure(error);
     if (storage !== null) {
       this.#options.onStorageFailure(storage.message);
-      return { status: 507, body: { error: 'INSUFFICIENT_STORAGE', message: `storage cannot be written: ${storage.message}; nothing was stored, retry later` }, headers: { 'Retry-After': STORAGE_RETRY_AFTER_S } };
+      return this.#errorResponse(new ApiError('INSUFFICIENT_STORAGE', `storage cannot be written: ${storage.message}; nothing was stored, retry later`, undefined, { 'Retry-After': STORAGE_RETRY_AFTER_S }), request);
     }
     this.#options.logger.error('unexpected error', { requestId: request.requestId, method: request.method, path: request.path.slice(0, 256), stack: (error as Error)?.stack ?? String(error) });
-    return { status: 500, body: { error: 'INTERNAL', message: `internal error; request id ${request.requestId}` } };
+    return this.#errorResponse(new ApiError('INTERNAL', `internal error; request id ${request.requestId}`), request);
   }
 
   #respond(exchange: Exchange, response: ApiResponse, close = false): void {
@@ -315,9 +315,9 @@ function readHeaders(req: HttpRequest, headers: Record<string, string>): void {
     if (headers[name] !== undefined && SINGLE_HEADERS.has(name)) repeated = name;
     headers[name] = value;
   });
-  if (repeated !== null) throw new ApiError(400, 'BAD_REQUEST', `the request has more than one '${repeated}' header`);
+  if (repeated !== null) throw new ApiError('BAD_REQUEST', `the request has more than one '${repeated}' header`);
   if (headers['content-length'] !== undefined && headers['transfer-encoding'] !== undefined) {
-    throw new ApiError(400, 'BAD_REQUEST', "the request has both 'content-length' and 'transfer-encoding'");
+    throw new ApiError('BAD_REQUEST', "the request has both 'content-length' and 'transfer-encoding'");
   }
 }
 

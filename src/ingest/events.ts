@@ -71,7 +71,7 @@ export function decodeUtf8(body: Uint8Array): string {
   try {
     return utf8.decode(body);
   } catch {
-    throw new ApiError(400, 'MALFORMED_BODY', 'body is not valid UTF-8');
+    throw new ApiError('MALFORMED_BODY', 'body is not valid UTF-8');
   }
 }
 
@@ -83,7 +83,7 @@ export function decodeEventBody(body: Buffer, contentType: string): unknown[] {
     try {
       value = unpackr.unpack(body);
     } catch (error) {
-      throw new ApiError(400, 'MALFORMED_BODY', `body is not valid MessagePack: ${(error as Error).message}`);
+      throw new ApiError('MALFORMED_BODY', `body is not valid MessagePack: ${(error as Error).message}`);
     }
     return Array.isArray(value) ? value : [value];
   }
@@ -97,7 +97,7 @@ export function decodeEventBody(body: Buffer, contentType: string): unknown[] {
       try {
         events.push(JSON.parse(line));
       } catch (error) {
-        throw new ApiError(400, 'MALFORMED_BODY', `line ${lineNo} is not valid JSON: ${(error as Error).message}`, [{ line: lineNo }]);
+        throw new ApiError('MALFORMED_BODY', `line ${lineNo} is not valid JSON: ${(error as Error).message}`, [{ line: lineNo }]);
       }
     }
     return events;
@@ -107,11 +107,11 @@ export function decodeEventBody(body: Buffer, contentType: string): unknown[] {
     try {
       value = JSON.parse(decodeUtf8(body));
     } catch (error) {
-      throw new ApiError(400, 'MALFORMED_JSON', `body is not valid JSON: ${(error as Error).message}`);
+      throw new ApiError('MALFORMED_JSON', `body is not valid JSON: ${(error as Error).message}`);
     }
     return Array.isArray(value) ? value : [value];
   }
-  throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', `content type '${type}' is not accepted here; send application/json, application/x-ndjson or application/msgpack`);
+  throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `content type '${type}' is not accepted here; send application/json, application/x-ndjson or application/msgpack`);
 }
 
 /** Not an Error: a batch of a million bad events must not capture a million stack traces. */
@@ -299,7 +299,7 @@ function validateEvent(raw: unknown, now: number): AgentEvent {
  * index of each problem, listing at most 100.
  */
 export function validateEvents(raw: unknown[], now: number = Date.now()): AgentEvent[] {
-  if (raw.length === 0) throw new ApiError(400, 'INVALID_EVENTS', 'the batch holds no events', [{ index: 0, message: 'send at least one event' }]);
+  if (raw.length === 0) throw new ApiError('INVALID_EVENTS', 'the batch holds no events', [{ index: 0, message: 'send at least one event' }]);
   const events: AgentEvent[] = [];
   const details: { index: number; message: string }[] = [];
   for (let index = 0; index < raw.length && details.length < MAX_PROBLEMS; index++) {
@@ -311,7 +311,7 @@ export function validateEvents(raw: unknown[], now: number = Date.now()): AgentE
     }
   }
   if (details.length > 0) {
-    throw new ApiError(400, 'INVALID_EVENTS', `${details.length === MAX_PROBLEMS ? `${MAX_PROBLEMS} or more` : details.length} invalid event(s); nothing was stored`, details);
+    throw new ApiError('INVALID_EVENTS', `${details.length === MAX_PROBLEMS ? `${MAX_PROBLEMS} or more` : details.length} invalid event(s); nothing was stored`, details);
   }
   return events;
 }

@@ -49,7 +49,7 @@ function toApiError(problem: Problem, origin: Origin): ApiError {
   detail.column = column;
   detail.text = clip(problem.text);
   detail.expected = [...problem.expected];
-  return new ApiError(400, origin.code, `${where} at column ${column}: ${clip(problem.message)}; expected ${expected}.`, [detail]);
+  return new ApiError(origin.code, `${where} at column ${column}: ${clip(problem.message)}; expected ${expected}.`, [detail]);
 }
 
 /** Runs `parse` and turns its Problem into the ApiError of `origin`; any other error is a bug and propagates. */

@@ -37,7 +37,7 @@ function checkKnownVms(store: Store, events: readonly AgentEvent[]): void {
       if (details.length < 100) details.push({ index, message: `unknown vmId '${event.vmId}': send vm.start first` });
     }
   });
-  if (details.length > 0) throw new ApiError(400, 'UNKNOWN_VM', `${details.length} event(s) for unknown VMs; nothing was stored`, details);
+  if (details.length > 0) throw new ApiError('UNKNOWN_VM', `${details.length} event(s) for unknown VMs; nothing was stored`, details);
 }
 
 function systemProperty(event: VmStartEvent, name: string): string | null {

@@ -18,7 +18,7 @@ export function findVm(store: Store, vmId: string): VmRecord {
   // An id no agent could have sent is not looked up: a key past LMDB's limit would throw.
   const row = isVmId(vmId) ? store.vmRows.get(vmId) : undefined;
   const record = row === undefined ? undefined : store.vms.get(row);
-  if (record === undefined) throw new ApiError(404, 'VM_NOT_FOUND', `no VM with vmId '${vmId.length > 128 ? `${vmId.slice(0, 128)}…` : vmId}'`);
+  if (record === undefined) throw new ApiError('VM_NOT_FOUND', `no VM with vmId '${vmId.length > 128 ? `${vmId.slice(0, 128)}…` : vmId}'`);
   return record;
 }
 

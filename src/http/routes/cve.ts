@@ -20,7 +20,7 @@ function parseCursor(token: string): CveCursor {
     value = null;
   }
   const valid = Array.isArray(value) && value.length === 4 && value.slice(0, 3).every((v) => typeof v === 'string') && (value[3] === null || typeof value[3] === 'string');
-  if (!valid) throw new ApiError(400, 'BAD_AFTER_TOKEN', 'afterToken is not a token of this query; use the afterToken of the previous page', [{ parameter: 'afterToken' }]);
+  if (!valid) throw new ApiError('BAD_AFTER_TOKEN', 'afterToken is not a token of this query; use the afterToken of the previous page', [{ parameter: 'afterToken' }]);
   return value as CveCursor;
 }
 
@@ -30,7 +30,7 @@ function parseQuery(request: ApiRequest, now: number): { filter: CveEventFilter;
   const tags: [string, string][] = [];
   for (const [name, value] of query) {
     if (name.startsWith('tags.') && name.length > 5) tags.push([name.slice(5), value]);
-    else if (!PARAMETERS.includes(name)) throw new ApiError(400, 'BAD_PARAMETER', `unknown parameter '${name}'; parameters: ${PARAMETERS.join(', ')}, tags.<key>`, [{ parameter: name }]);
+    else if (!PARAMETERS.includes(name)) throw new ApiError('BAD_PARAMETER', `unknown parameter '${name}'; parameters: ${PARAMETERS.join(', ')}, tags.<key>`, [{ parameter: name }]);
   }
   const time = (name: string, role: 'open' | 'close'): number | null => {
     const raw = query.get(name);
@@ -39,7 +39,7 @@ function parseQuery(request: ApiRequest, now: number): { filter: CveEventFilter;
   const rawLimit = query.get('limit');
   let limit = DEFAULT_LIMIT;
   if (rawLimit !== null) {
-    if (!/^\d+$/.test(rawLimit) || Number(rawLimit) < 1) throw new ApiError(400, 'BAD_PARAMETER', `'limit' must be a whole number of at least 1, not '${rawLimit}'`, [{ parameter: 'limit', text: rawLimit }]);
+    if (!/^\d+$/.test(rawLimit) || Number(rawLimit) < 1) throw new ApiError('BAD_PARAMETER', `'limit' must be a whole number of at least 1, not '${rawLimit}'`, [{ parameter: 'limit', text: rawLimit }]);
     limit = Number(rawLimit);
     if (limit > MAX_LIMIT) {
       warnings.push(`limit ${limit} was lowered to the maximum, ${MAX_LIMIT}`);
@@ -47,7 +47,7 @@ function parseQuery(request: ApiRequest, now: number): { filter: CveEventFilter;
     }
   }
   const rawShow = query.get('showNotImpacted');
-  if (rawShow !== null && rawShow !== 'true' && rawShow !== 'false') throw new ApiError(400, 'BAD_PARAMETER', "'showNotImpacted' must be true or false", [{ parameter: 'showNotImpacted', text: rawShow }]);
+  if (rawShow !== null && rawShow !== 'true' && rawShow !== 'false') throw new ApiError('BAD_PARAMETER', "'showNotImpacted' must be true or false", [{ parameter: 'showNotImpacted', text: rawShow }]);
   const token = query.get('afterToken');
   return {
     filter: {

@@ -13,7 +13,7 @@ function parseTagRecords(body: unknown, allowMap: boolean): TagRecord[] {
   if (Array.isArray(body)) records = body;
   else if (typeof body === 'object' && body !== null && 'key' in body) records = [body];
   else if (allowMap && typeof body === 'object' && body !== null) records = Object.entries(body).map(([key, value]) => ({ key, value }));
-  else throw new ApiError(400, 'BAD_TAGS', allowMap ? 'body must be an array of {"key","value"} records or a {key: value} map' : 'body must be a {"key","value"} record or an array of them');
+  else throw new ApiError('BAD_TAGS', allowMap ? 'body must be an array of {"key","value"} records or a {key: value} map' : 'body must be a {"key","value"} record or an array of them');
   const details: { index: number; message: string }[] = [];
   const parsed: TagRecord[] = [];
   records.forEach((record, index) => {
@@ -32,7 +32,7 @@ function parseTagRecords(body: unknown, allowMap: boolean): TagRecord[] {
       else parsed.push({ key, value });
     }
   });
-  if (details.length > 0) throw new ApiError(400, 'BAD_TAGS', `${details.length} invalid tag(s); nothing was changed`, details);
+  if (details.length > 0) throw new ApiError('BAD_TAGS', `${details.length} invalid tag(s); nothing was changed`, details);
   return parsed;
 }
 
@@ -101,7 +101,7 @@ export function explorerRoutes(context: ServiceContext): Route[] {
       handler: async (request) => {
         const { vmId, tag } = request.params;
         await updateTags(store, dict, vmId, (current) => {
-          if (!current.delete(tag)) throw new ApiError(404, 'TAG_NOT_FOUND', `VM '${vmId}' has no tag '${tag}'`);
+          if (!current.delete(tag)) throw new ApiError('TAG_NOT_FOUND', `VM '${vmId}' has no tag '${tag}'`);
           return current;
         });
         context.afterTagsChange(vmId);

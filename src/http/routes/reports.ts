@@ -21,14 +21,14 @@ const STATES: readonly ReportState[] = ['PROCESSING', ...FINAL_STATES];
 function nonNegativeInteger(request: ApiRequest, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   const raw = request.query.get(name);
   if (raw === null) return fallback;
-  if (!/^\d{1,15}$/.test(raw)) throw new ApiError(400, 'BAD_PARAMETER', `'${name}' must be a whole number ≥ 0`, [{ parameter: name, text: raw }]);
+  if (!/^\d{1,15}$/.test(raw)) throw new ApiError('BAD_PARAMETER', `'${name}' must be a whole number ≥ 0`, [{ parameter: name, text: raw }]);
   return Math.min(Number(raw), max);
 }
 
 function getPage(context: ServiceContext, jobs: ReportJobs, family: ReportFamily, request: ApiRequest): ApiResponse {
   const meta = jobs.get(request.params.reportId, family);
   const token = request.query.get('afterToken');
-  if (token !== null && request.query.get('page') !== null) throw new ApiError(400, 'BAD_PARAMETER', "give 'page' or 'afterToken', not both");
+  if (token !== null && request.query.get('page') !== null) throw new ApiError('BAD_PARAMETER', "give 'page' or 'afterToken', not both");
   const page = token !== null ? pageOfAfterToken(meta.reportId, token) : nonNegativeInteger(request, 'page', 0);
   const wantsMsgpack = (request.headers.accept ?? '').includes('application/msgpack');
   if (meta.state === 'PROCESSING') {
@@ -36,9 +36,9 @@ function getPage(context: ServiceContext, jobs: ReportJobs, family: ReportFamily
     const fields = pageEnvelope({ ...meta, totalPages: 0 }, page, null);
     return wantsMsgpack ? { status: 200, raw: pageMsgpack(fields, Buffer.from([0x90])), contentType: 'application/msgpack' } : { status: 200, raw: pageJson(fields), contentType: 'application/json' };
   }
-  if (page >= meta.totalPages) throw new ApiError(404, 'PAGE_NOT_FOUND', `report '${meta.reportId}' has ${meta.totalPages} page(s), numbered from 0; there is no page ${page}`);
+  if (page >= meta.totalPages) throw new ApiError('PAGE_NOT_FOUND', `report '${meta.reportId}' has ${meta.totalPages} page(s), numbered from 0; there is no page ${page}`);
   const stored = (wantsMsgpack ? context.store.pages : context.store.pageJson).getBinary([meta.reportId, page]);
-  if (stored === undefined) throw new ApiError(404, 'PAGE_NOT_FOUND', `page ${page} of report '${meta.reportId}' is gone`);
+  if (stored === undefined) throw new ApiError('PAGE_NOT_FOUND', `page ${page} of report '${meta.reportId}' is gone`);
   const fields = pageEnvelope(meta, page, page + 1 < meta.totalPages ? afterTokenFor(meta.reportId, page + 1) : null);
   if (wantsMsgpack) return { status: 200, raw: pageMsgpack(fields, stored), contentType: 'application/msgpack' };
   return { status: 200, raw: pageJson(fields, stored), contentType: 'application/json' };
@@ -51,11 +51,11 @@ interface ListCursor {
 
 function listReports(jobs: ReportJobs, family: ReportFamily, request: ApiRequest, now: number): ApiResponse {
   const limit = nonNegativeInteger(request, 'limit', 100, 1000);
-  if (limit < 1) throw new ApiError(400, 'BAD_PARAMETER', "'limit' must be at least 1", [{ parameter: 'limit' }]);
+  if (limit < 1) throw new ApiError('BAD_PARAMETER', "'limit' must be at least 1", [{ parameter: 'limit' }]);
   const userId = request.query.get('userId');
   const name = request.query.get('reportName');
   const state = request.query.get('state');
-  if (state !== null && !STATES.includes(state as ReportState)) throw new ApiError(400, 'BAD_PARAMETER', `'state' must be one of ${STATES.join(', ')}`, [{ parameter: 'state', text: state }]);
+  if (state !== null && !STATES.includes(state as ReportState)) throw new ApiError('BAD_PARAMETER', `'state' must be one of ${STATES.join(', ')}`, [{ parameter: 'state', text: state }]);
   const fromRaw = request.query.get('from');
   const toRaw = request.query.get('to');
   const from = fromRaw === null ? -Infinity : resolveTime(fromRaw, 'open', now, 'from');
@@ -67,7 +67,7 @@ function listReports(jobs: ReportJobs, family: ReportFamily, request: ApiRequest
       cursor = JSON.parse(Buffer.from(tokenRaw, 'base64url').toString('utf8')) as ListCursor;
       if (typeof cursor.t !== 'number' || typeof cursor.id !== 'string') throw new Error('bad cursor');
     } catch {
-      throw new ApiError(400, 'BAD_AFTER_TOKEN', 'afterToken is not a token of this list', [{ parameter: 'afterToken' }]);
+      throw new ApiError('BAD_AFTER_TOKEN', 'afterToken is not a token of this list', [{ parameter: 'afterToken' }]);
     }
   }
   // Newest first; ties by reportId so the order is total and the cursor exact.
