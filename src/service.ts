@@ -23,7 +23,7 @@ import { createKey, listKeys } from './storage/keys.ts';
 import { Liveness } from './storage/liveness.ts';
 import { SCOPES } from './storage/records.ts';
 import { openStore, storageWriteFailure, writeSeq } from './storage/store.ts';
-import { InstanceCache } from './storage/vms.ts';
+import { InstanceCache } from './http/routes/instance-body.ts';
 import type { Store } from './storage/store.ts';
 
 const MIB = 1024 * 1024;

@@ -5,7 +5,7 @@ import type { Dictionary } from '../storage/dictionary.ts';
 import type { Liveness } from '../storage/liveness.ts';
 import type { IngestResult, Ingestor } from '../storage/ingest.ts';
 import type { Store } from '../storage/store.ts';
-import type { InstanceCache } from '../storage/vms.ts';
+import type { InstanceCache } from './routes/instance-body.ts';
 import type { Metrics } from './metrics.ts';
 import type { Readiness } from './readiness.ts';
 

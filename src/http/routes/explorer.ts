@@ -5,6 +5,7 @@ import { updateTags, vmAnnotations, vmTags } from '../../storage/vms.ts';
 import type { TagRecord } from '../../storage/vms.ts';
 import { readJson } from '../body.ts';
 import type { ServiceContext } from '../context.ts';
+import { vmNotFound } from './instance-body.ts';
 import type { Route } from '../types.ts';
 
 /** Parses tag records from a body: one record, an array of records, or (when allowed) a {key: value} map. */
@@ -36,6 +37,10 @@ function parseTagRecords(body: unknown, allowMap: boolean): TagRecord[] {
   return parsed;
 }
 
+function throwNotFound(vmId: string): never {
+  throw vmNotFound(vmId);
+}
+
 export function explorerRoutes(context: ServiceContext): Route[] {
   const { store, dict } = context;
   const read = { scope: 'read', needsReady: true } as const;
@@ -51,13 +56,13 @@ export function explorerRoutes(context: ServiceContext): Route[] {
       method: 'GET',
       pattern: '/public/instance/:vmId/annotations',
       ...read,
-      handler: (request) => ({ status: 200, body: vmAnnotations(store, request.params.vmId) }),
+      handler: (request) => ({ status: 200, body: vmAnnotations(store, request.params.vmId) ?? throwNotFound(request.params.vmId) }),
     },
     {
       method: 'GET',
       pattern: '/public/instance/:vmId/tags',
       ...read,
-      handler: (request) => ({ status: 200, body: vmTags(store, dict, request.params.vmId) }),
+      handler: (request) => ({ status: 200, body: vmTags(store, dict, request.params.vmId) ?? throwNotFound(request.params.vmId) }),
     },
     {
       method: 'POST',
@@ -65,10 +70,10 @@ export function explorerRoutes(context: ServiceContext): Route[] {
       ...write,
       handler: async (request) => {
         const records = parseTagRecords(readJson(request), false);
-        const tags = await updateTags(store, dict, request.params.vmId, (current) => {
+        const tags = (await updateTags(store, dict, request.params.vmId, (current) => {
           for (const { key, value } of records) current.set(key, value);
           return current;
-        });
+        })) ?? throwNotFound(request.params.vmId);
         context.afterTagsChange(request.params.vmId);
         return { status: 200, body: tags };
       },
@@ -79,7 +84,7 @@ export function explorerRoutes(context: ServiceContext): Route[] {
       ...write,
       handler: async (request) => {
         const records = parseTagRecords(readJson(request), true);
-        const tags = await updateTags(store, dict, request.params.vmId, () => new Map(records.map((r) => [r.key, r.value])));
+        const tags = (await updateTags(store, dict, request.params.vmId, () => new Map(records.map((r) => [r.key, r.value])))) ?? throwNotFound(request.params.vmId);
         context.afterTagsChange(request.params.vmId);
         return { status: 200, body: tags };
       },
@@ -89,7 +94,7 @@ export function explorerRoutes(context: ServiceContext): Route[] {
       pattern: '/public/instance/:vmId/tags',
       ...write,
       handler: async (request) => {
-        await updateTags(store, dict, request.params.vmId, () => new Map());
+        (await updateTags(store, dict, request.params.vmId, () => new Map())) ?? throwNotFound(request.params.vmId);
         context.afterTagsChange(request.params.vmId);
         return { status: 204 };
       },
@@ -100,10 +105,10 @@ export function explorerRoutes(context: ServiceContext): Route[] {
       ...write,
       handler: async (request) => {
         const { vmId, tag } = request.params;
-        await updateTags(store, dict, vmId, (current) => {
+        (await updateTags(store, dict, vmId, (current) => {
           if (!current.delete(tag)) throw new ApiError('TAG_NOT_FOUND', `VM '${vmId}' has no tag '${tag}'`);
           return current;
-        });
+        })) ?? throwNotFound(vmId);
         context.afterTagsChange(vmId);
         return { status: 204 };
       },
