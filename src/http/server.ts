@@ -155,8 +155,9 @@ export class HttpServer {
         this.#run(exchange, route);
       }
     } catch (error) {
-      // A body too large to drain is left unread: that connection cannot be reused.
-      this.#respond(exchange, this.#errorResponse(error, request), error instanceof ApiError && error.status === 413);
+      // A body too large to drain is left unread, and a request with ambiguous framing (BAD_REQUEST from
+      // readHeaders) may be read differently by a proxy in front (RFC 9112 §6.3): neither connection is reused.
+      this.#respond(exchange, this.#errorResponse(error, request), error instanceof ApiError && (error.status === 413 || error.code === 'BAD_REQUEST'));
     }
   }
 

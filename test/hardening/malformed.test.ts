@@ -58,7 +58,7 @@ const BAD_BATCHES: { name: string; events: unknown[] | string; field: RegExp }[]
   { name: 'jvmInfo nested 10,000 levels', events: withRaw([start({ jvmInfo: 'NESTED' })], 'NESTED', nested(10_000)), field: /'jvmInfo.*nests deeper/ },
   { name: 'osEnvironment nested 10,000 levels', events: withRaw([start({ inventory: inventory({ osEnvironment: 'NESTED' }) })], 'NESTED', nested(10_000)), field: /'inventory.osEnvironment.*nests deeper/ },
   { name: 'annotation value of 1 MB', events: [start({ annotations: { note: 'a'.repeat(1 << 20) } })], field: /'annotations.note'/ },
-  { name: 'className of 4,096 characters', events: code({ className: 'C'.repeat(4096) }), field: /'className'/ },
+  { name: 'className of 4,096 characters', events: code({ className: 'C'.repeat(4096) }), field: /items\[0\]: 'className'/ },
   { name: 'sourceName of 4,096 characters', events: code({ sourceName: 's'.repeat(4096) }), field: /'sourceName'/ },
   { name: 'methodName of 4,096 characters', events: code({ methodName: 'm'.repeat(4096) }), field: /'methodName'/ },
   { name: 'componentName of 4,096 characters', events: components({ componentName: 'c'.repeat(4096) }), field: /'componentName'/ },
