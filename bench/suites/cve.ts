@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CveIndex } from '../../src/engine/cve-index.ts';
+import { CveIndex } from '../../src/engine/cve/events-index.ts';
 import { cveRoutes } from '../../src/http/routes/cve.ts';
 import type { ApiRequest } from '../../src/http/types.ts';
 import { fleetBatches } from '../../src/seed/fleet.ts';

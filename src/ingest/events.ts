@@ -2,7 +2,7 @@
 import { Unpackr } from 'msgpackr';
 import { ApiError } from '../errors.ts';
 import { EARLIEST_TIME, FUTURE_SLACK_MS, fitsBytes, MAX_BYTES, MAX_DEPTH } from './limits.ts';
-import { validateTagKey, validateTagValue } from './tags.ts';
+import { validateTagKey, validateTagValue } from './tag-rules.ts';
 
 export interface CodeItem {
   sourceName: string;

@@ -1,5 +1,5 @@
 // The fields each report family exposes to filter, groupBy and sortBy, with their types (decisions §7, §8, §9).
-import { validateTagKey } from '../ingest/tags.ts';
+import { validateTagKey } from '../ingest/tag-rules.ts';
 import type { Operator } from './grammar.ts';
 
 export type FieldType = 'string' | 'integer' | 'number' | 'time' | 'version' | 'enum';

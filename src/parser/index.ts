@@ -6,6 +6,6 @@ export { codeInventoryFields, componentFields, jvmInventoryFields } from './fiel
 export type { CompiledFilter, Condition } from './filter.ts';
 export { compileFilter } from './filter.ts';
 export type { Operator } from './grammar.ts';
-export type { SortKey } from './order.ts';
-export { parseGroupBy, parseSortBy } from './order.ts';
+export type { SortKey } from './group-sort.ts';
+export { parseGroupBy, parseSortBy } from './group-sort.ts';
 export { resolveTime } from './time.ts';

@@ -7,7 +7,7 @@ import type { Dictionary } from './dictionary.ts';
 import type { Annotation, VmRecord } from './records.ts';
 import { bufferOf, countWrite, nextId, uint32s } from './store.ts';
 import type { Store } from './store.ts';
-import { readTags, writeTags } from './tags.ts';
+import { readTags, writeTags } from './vm-tags.ts';
 import { isTerminated } from './vm-state.ts';
 import { encodeScanRow } from './vm-scan.ts';
 

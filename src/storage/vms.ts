@@ -4,7 +4,7 @@ import type { Dictionary } from './dictionary.ts';
 import type { Annotation, VmDetails, VmRecord } from './records.ts';
 import type { Store } from './store.ts';
 import { countWrite } from './store.ts';
-import { readTags, writeTags } from './tags.ts';
+import { readTags, writeTags } from './vm-tags.ts';
 
 export interface TagRecord {
   key: string;

@@ -1,7 +1,7 @@
 // The bytes of a CVE events page: pre-encoded items joined into the envelope give exactly what JSON.stringify would.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { componentPart, EventItems, eventsPage, vmPart } from '../../src/engine/cve-items.ts';
+import { componentPart, EventItems, eventsPage, vmPart } from '../../src/engine/cve/event-items.ts';
 import type { ComponentCve, ComponentRecord } from '../../src/storage/records.ts';
 
 const component = { componentName: 'log4j-core', componentVersion: '2.14.1' };

@@ -3,12 +3,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { unpack } from 'msgpackr';
-import { codeFinalize } from '../../src/engine/kernels/code.ts';
-import { CodeItemEncoder, codeTime } from '../../src/engine/kernels/code-items.ts';
-import type { ClassMethods } from '../../src/engine/kernels/code.ts';
-import type { EncodedItems } from '../../src/engine/encoded-items.ts';
-import { PageWriter, writeEncodedPages } from '../../src/engine/pages.ts';
-import type { ReportRequest } from '../../src/engine/report-types.ts';
+import { codeFinalize } from '../../src/engine/reports/kernels/code.ts';
+import { CodeItemEncoder, codeTime } from '../../src/engine/reports/kernels/code-items.ts';
+import type { ClassMethods } from '../../src/engine/reports/kernels/class-methods.ts';
+import type { EncodedItems } from '../../src/engine/reports/encoded-items.ts';
+import { PageWriter, writeEncodedPages } from '../../src/engine/reports/pages.ts';
+import type { ReportRequest } from '../../src/engine/reports/report-types.ts';
 import { openStore } from '../../src/storage/store.ts';
 import type { Store } from '../../src/storage/store.ts';
 import { seeded } from '../../src/seed/random.ts';

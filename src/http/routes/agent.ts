@@ -1,6 +1,6 @@
 // POST /agent/v1/events on the gateway: agent ingestion (decisions §4).
 import { decodeEventBody, validateEvents } from '../../ingest/events.ts';
-import type { ServiceContext } from '../context.ts';
+import type { ServiceContext } from '../service-context.ts';
 import type { Route } from '../types.ts';
 
 export function agentRoutes(context: ServiceContext): Route[] {

@@ -1,11 +1,11 @@
 // GET /public/cve/events (interface §4.6, decisions §11): detected CVEs per component per VM, keyset-paged.
 import { ApiError } from '../../errors.ts';
-import { COUNT_CAP } from '../../engine/cve-index.ts';
-import type { CveCursor, CveEventFilter, CveIndex } from '../../engine/cve-index.ts';
-import { eventsPage } from '../../engine/cve-items.ts';
+import { COUNT_CAP } from '../../engine/cve/events-index.ts';
+import type { CveCursor, CveEventFilter, CveIndex } from '../../engine/cve/events-index.ts';
+import { eventsPage } from '../../engine/cve/event-items.ts';
 import { responseBuffer } from '../server.ts';
 import { resolveTime } from '../../parser/time.ts';
-import type { ServiceContext } from '../context.ts';
+import type { ServiceContext } from '../service-context.ts';
 import type { ApiRequest, Route } from '../types.ts';
 
 const DEFAULT_LIMIT = 100;

@@ -1,10 +1,10 @@
 // The VM instance explorer under /public/instance (interface §4.2, decisions §5).
 import { ApiError } from '../../errors.ts';
-import { validateTagKey, validateTagValue } from '../../ingest/tags.ts';
+import { validateTagKey, validateTagValue } from '../../ingest/tag-rules.ts';
 import { updateTags, vmAnnotations, vmTags } from '../../storage/vms.ts';
 import type { TagRecord } from '../../storage/vms.ts';
 import { readJson } from '../body.ts';
-import type { ServiceContext } from '../context.ts';
+import type { ServiceContext } from '../service-context.ts';
 import { vmNotFound } from './instance-body.ts';
 import type { Route } from '../types.ts';
 

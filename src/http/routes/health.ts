@@ -1,5 +1,5 @@
 // GET /opthub-health on the gateway (interface §4.1, decisions §3).
-import type { ServiceContext } from '../context.ts';
+import type { ServiceContext } from '../service-context.ts';
 import type { Route } from '../types.ts';
 
 const HEADERS = { 'Cache-Control': 'no-store' };

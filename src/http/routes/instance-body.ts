@@ -2,7 +2,7 @@
 import { ApiError } from '../../errors.ts';
 import type { Dictionary } from '../../storage/dictionary.ts';
 import type { Store } from '../../storage/store.ts';
-import { readTags } from '../../storage/tags.ts';
+import { readTags } from '../../storage/vm-tags.ts';
 import { vmState } from '../../storage/vm-state.ts';
 import type { VmState, VmTimes } from '../../storage/vm-state.ts';
 import { findVm, vmDetails } from '../../storage/vms.ts';

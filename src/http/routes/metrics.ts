@@ -1,5 +1,5 @@
 // GET /metrics on the gateway: Prometheus text format, no key needed (decisions §2).
-import type { ServiceContext } from '../context.ts';
+import type { ServiceContext } from '../service-context.ts';
 import type { Route } from '../types.ts';
 
 export function metricsRoutes(context: ServiceContext): Route[] {

@@ -1,13 +1,13 @@
 // The three report families (interface §4.3–§4.5, decisions §6): create, get a page, list, delete.
 import { ApiError } from '../../errors.ts';
-import { afterTokenFor, creationBody, listItem, pageEnvelope, pageJson, pageMsgpack, pageOfAfterToken } from '../../engine/envelope.ts';
-import type { ReportJobs } from '../../engine/jobs.ts';
-import { parseReportRequest } from '../../engine/report-request.ts';
-import type { ReportFamily, ReportMeta, ReportState } from '../../engine/report-types.ts';
-import { FINAL_STATES } from '../../engine/report-types.ts';
+import { afterTokenFor, creationBody, listItem, pageEnvelope, pageJson, pageMsgpack, pageOfAfterToken } from '../../engine/reports/envelope.ts';
+import type { ReportJobs } from '../../engine/reports/jobs.ts';
+import { parseReportRequest } from '../../engine/reports/report-request.ts';
+import type { ReportFamily, ReportMeta, ReportState } from '../../engine/reports/report-types.ts';
+import { FINAL_STATES } from '../../engine/reports/report-types.ts';
 import { resolveTime } from '../../parser/time.ts';
 import { readJson } from '../body.ts';
-import type { ServiceContext } from '../context.ts';
+import type { ServiceContext } from '../service-context.ts';
 import type { ApiRequest, ApiResponse, Route } from '../types.ts';
 
 const FAMILIES: { family: ReportFamily; base: string; create: string }[] = [

@@ -1,11 +1,11 @@
 // Keeps the fleet's CVE matches current: the curated set on first start, re-matching after imports (decisions §11).
-import type { Logger } from '../log.ts';
-import type { Ingestor } from '../storage/ingest.ts';
-import type { Store } from '../storage/store.ts';
-import { componentCves, loadVulnerabilityIndex, putVulnerabilities, vulnSeq } from '../storage/vulns.ts';
-import { loadCuratedVulnerabilities } from '../vuln/curated.ts';
-import type { CveIndex } from './cve-index.ts';
-import type { WorkerPool } from './pool.ts';
+import type { Logger } from '../../log.ts';
+import type { Ingestor } from '../../storage/ingest.ts';
+import type { Store } from '../../storage/store.ts';
+import { componentCves, loadVulnerabilityIndex, putVulnerabilities, vulnSeq } from '../../storage/vulns.ts';
+import { loadCuratedVulnerabilities } from '../../vuln/curated.ts';
+import type { CveIndex } from './events-index.ts';
+import type { WorkerPool } from '../reports/pool.ts';
 
 const CURATED_LOADED = 'curatedLoaded';
 /** The vulnSeq the stored matches were computed for. */

@@ -1,6 +1,6 @@
 // Total, deterministic item order (decisions §6.3): code points for strings, Maven order for versions, null last.
-import { compareCodePoints } from '../collation.ts';
-import { compareMavenVersions } from '../versions/maven.ts';
+import { compareCodePoints } from '../../collation.ts';
+import { compareMavenVersions } from '../../versions/maven.ts';
 
 export type Collation = 'string' | 'number' | 'version';
 

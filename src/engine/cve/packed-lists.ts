@@ -1,5 +1,5 @@
 // Short uint32 lists, one per row, packed in one growing array: an index of 100,000 VMs allocates no object per VM.
-import { grown } from '../typed-arrays.ts';
+import { grown } from '../../typed-arrays.ts';
 
 export class PackedLists {
   /** Row r's list is values[at[r] .. at[r] + length[r]). */

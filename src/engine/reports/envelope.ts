@@ -1,7 +1,7 @@
 // The report envelopes of interface §2.3 per family: what POST, GET and the list return around the data.
 import { pack } from 'msgpackr';
-import { ApiError } from '../errors.ts';
-import { isoTime } from '../iso-time.ts';
+import { ApiError } from '../../errors.ts';
+import { isoTime } from '../../iso-time.ts';
 import type { ReportMeta } from './report-types.ts';
 
 /** decisions §9: no population was counted yet (PROCESSING) or at all (FAILED). */

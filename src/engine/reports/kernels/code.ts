@@ -1,24 +1,20 @@
 // Code inventory kernel (decisions §8): class records scanned in key order, merged across AppEnvs, windowed.
-import { compileFilter } from '../../parser/filter.ts';
-import type { Condition } from '../../parser/filter.ts';
-import { parseSortBy } from '../../parser/order.ts';
-import type { ClassCode, MethodTimes } from '../../storage/records.ts';
-import type { Store } from '../../storage/store.ts';
-import { compareCodePoints } from '../../collation.ts';
-import { itemComparator, orderKeys } from '../order.ts';
-import type { Collation } from '../order.ts';
+import { compileFilter } from '../../../parser/filter.ts';
+import type { Condition } from '../../../parser/filter.ts';
+import { parseSortBy } from '../../../parser/group-sort.ts';
+import type { ClassCode, MethodTimes } from '../../../storage/records.ts';
+import type { Store } from '../../../storage/store.ts';
+import { compareCodePoints } from '../../../collation.ts';
+import { itemComparator, orderKeys } from '../item-order.ts';
+import type { Collation } from '../item-order.ts';
 import { CATALOGS, sortableFields } from '../report-request.ts';
 import type { ReportRequest } from '../report-types.ts';
-import type { KernelContext } from './context.ts';
-import type { SlotTimes } from '../../storage/code-times.ts';
+import type { KernelContext } from './kernel-context.ts';
+import type { SlotTimes } from '../../../storage/code-times.ts';
+import type { ClassMethods } from './class-methods.ts';
 import { codeTime } from './code-items.ts';
 
 /** The methods of one class that passed the filter and the window, merged across AppEnvs. */
-export interface ClassMethods extends MethodTimes {
-  sourceName: string;
-  className: string;
-}
-
 /** Caches a condition's outcome for the last value: sourceName and className repeat over consecutive records. */
 function lastValueTest(condition: Condition): (value: string | null) => boolean {
   let last: string | null | undefined;

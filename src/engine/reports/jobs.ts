@@ -1,9 +1,9 @@
 // The report job queue and lifecycle (decisions §6): PROCESSING → a final state, with timeout, cancel, recovery and expiry.
 import { randomUUID } from 'node:crypto';
-import type { Config } from '../config.ts';
-import { ApiError } from '../errors.ts';
-import type { Logger } from '../log.ts';
-import type { Store } from '../storage/store.ts';
+import type { Config } from '../../config.ts';
+import { ApiError } from '../../errors.ts';
+import type { Logger } from '../../log.ts';
+import type { Store } from '../../storage/store.ts';
 import { cancel, isCancelled, newCancelFlag } from './cancel-flag.ts';
 import { envelopeReserve } from './envelope.ts';
 import { codeItemsInKeyOrder, codePartitions, codeRecordCount } from './kernels/code.ts';

@@ -1,12 +1,12 @@
 // One consistent state of the CVE events index: VMs as columns indexed by row (no object per VM), rows in vmId
 // order, and posting lists of rows per tag and per host, each in vmId order.
-import type { Dictionary } from '../storage/dictionary.ts';
-import type { Store } from '../storage/store.ts';
-import { uint32View } from '../storage/store.ts';
-import { readScanRow } from '../storage/vm-scan.ts';
-import type { ScanRow } from '../storage/vm-scan.ts';
-import { CveCatalog } from './cve-catalog.ts';
-import { grown } from '../typed-arrays.ts';
+import type { Dictionary } from '../../storage/dictionary.ts';
+import type { Store } from '../../storage/store.ts';
+import { uint32View } from '../../storage/store.ts';
+import { readScanRow } from '../../storage/vm-scan.ts';
+import type { ScanRow } from '../../storage/vm-scan.ts';
+import { CveCatalog } from './encoded-cves.ts';
+import { grown } from '../../typed-arrays.ts';
 import { PackedLists } from './packed-lists.ts';
 
 /** Rows in vmId order. vmIds are ASCII (decisions §4), where UTF-16 order is code-point order: plain < is exact. */
@@ -61,7 +61,7 @@ export class CveSnapshot {
   /** keyId → valueId → rows. */
   readonly byTag = new Map<number, Map<number, RowList>>();
   readonly byHost = new Map<number, RowList>();
-  /** The VM parts of items (cve-items.ts) of VMs returned lately, dropped when their VM changes. */
+  /** The VM parts of items (event-items.ts) of VMs returned lately, dropped when their VM changes. */
   readonly #vmParts = new Map<number, Buffer>();
   /** Filled by each row read. */
   readonly #scan: ScanRow = { startTime: 0, lastHeardTime: 0, stopTime: 0, vmId: 0, hostName: 0 };

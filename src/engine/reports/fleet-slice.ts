@@ -1,12 +1,12 @@
 // A range of VM rows read from LMDB as columns: what the JVM and component kernels filter and group on.
-import type { Column } from '../parser/columns.ts';
-import type { FieldDef } from '../parser/fields.ts';
-import type { Dictionary } from '../storage/dictionary.ts';
-import type { Store } from '../storage/store.ts';
-import { uint32s } from '../storage/store.ts';
-import { VM_STATES } from '../storage/vm-state.ts';
-import { SCAN_STRING_FIELDS, ScanColumns } from '../storage/vm-scan.ts';
-import type { ScanStringField } from '../storage/vm-scan.ts';
+import type { Column } from '../../parser/columns.ts';
+import type { FieldDef } from '../../parser/fields.ts';
+import type { Dictionary } from '../../storage/dictionary.ts';
+import type { Store } from '../../storage/store.ts';
+import { uint32s } from '../../storage/store.ts';
+import { VM_STATES } from '../../storage/vm-state.ts';
+import { SCAN_STRING_FIELDS, ScanColumns } from '../../storage/vm-scan.ts';
+import type { ScanStringField } from '../../storage/vm-scan.ts';
 import type { GroupValue } from './report-types.ts';
 
 const RUNNING = 1;

@@ -2,7 +2,7 @@
 // path of a code report, where a million items would otherwise cost a million objects and strings.
 import { ItemEncoder, msgpackBytes, writeString } from '../encoded-items.ts';
 import type { EncodedItems } from '../encoded-items.ts';
-import type { ClassMethods } from './code.ts';
+import type { ClassMethods } from './class-methods.ts';
 
 const DAY = 86_400_000;
 /** `yyyy-MM-ddTHH:mm:ss.SSS` is 23 bytes. */

@@ -1,10 +1,10 @@
 // Validates a report POST body once, at the edge, into a ReportRequest (decisions §6, §7, §8, §9).
-import { ApiError } from '../errors.ts';
-import { codeInventoryFields, componentFields, jvmInventoryFields } from '../parser/fields.ts';
-import type { FieldCatalog } from '../parser/fields.ts';
-import { compileFilter } from '../parser/filter.ts';
-import { parseGroupBy, parseSortBy } from '../parser/order.ts';
-import { resolveTime } from '../parser/time.ts';
+import { ApiError } from '../../errors.ts';
+import { codeInventoryFields, componentFields, jvmInventoryFields } from '../../parser/fields.ts';
+import type { FieldCatalog } from '../../parser/fields.ts';
+import { compileFilter } from '../../parser/filter.ts';
+import { parseGroupBy, parseSortBy } from '../../parser/group-sort.ts';
+import { resolveTime } from '../../parser/time.ts';
 import type { ReportFamily, ReportRequest } from './report-types.ts';
 
 const BODY_FIELDS: Record<ReportFamily, readonly string[]> = {

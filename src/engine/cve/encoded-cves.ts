@@ -1,9 +1,9 @@
 // The component catalogue as the CVE index reads it: each component's CVEs in cveId order, its place in
 // (componentName, componentVersion) order, and the component parts of its items, encoded once.
-import { compareCodePoints } from '../collation.ts';
-import type { ComponentCve, ComponentRecord } from '../storage/records.ts';
-import type { Store } from '../storage/store.ts';
-import { componentPart } from './cve-items.ts';
+import { compareCodePoints } from '../../collation.ts';
+import type { ComponentCve, ComponentRecord } from '../../storage/records.ts';
+import type { Store } from '../../storage/store.ts';
+import { componentPart } from './event-items.ts';
 
 const NO_CVES: readonly ComponentCve[] = [];
 

@@ -1,7 +1,7 @@
 // The messages between the service and its worker threads.
 import type { ComponentPartial } from './kernels/component.ts';
 import type { EncodedItems } from './encoded-items.ts';
-import type { ClassMethods } from './kernels/code.ts';
+import type { ClassMethods } from './kernels/class-methods.ts';
 import type { JvmPartial } from './kernels/jvm.ts';
 import type { Partition, ReportRequest } from './report-types.ts';
 

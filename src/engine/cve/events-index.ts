@@ -1,12 +1,12 @@
 // The in-memory index behind GET /public/cve/events: VMs in vmId order with posting lists per tag and host,
 // so a filtered page reads only the VMs it returns (decisions §11).
-import { compareCodePoints } from '../collation.ts';
-import { isVmId } from '../ingest/events.ts';
-import type { Dictionary } from '../storage/dictionary.ts';
-import { NONE } from '../storage/dictionary.ts';
-import type { Store } from '../storage/store.ts';
-import { EventItems, vmPart } from './cve-items.ts';
-import { CveSnapshot } from './cve-snapshot.ts';
+import { compareCodePoints } from '../../collation.ts';
+import { isVmId } from '../../ingest/events.ts';
+import type { Dictionary } from '../../storage/dictionary.ts';
+import { NONE } from '../../storage/dictionary.ts';
+import type { Store } from '../../storage/store.ts';
+import { EventItems, vmPart } from './event-items.ts';
+import { CveSnapshot } from './snapshot.ts';
 
 /** decisions §11: the exact count stops here; beyond, a warning says it is a lower bound. */
 export const COUNT_CAP = 10_000;
@@ -241,7 +241,7 @@ export class CveIndex {
     }
   }
 
-  /** The VM's fields of its items (cve-items.ts), tags decoded from their ids in key order. */
+  /** The VM's fields of its items (event-items.ts), tags decoded from their ids in key order. */
   #vmPart(snapshot: CveSnapshot, row: number): Buffer {
     const { values, at, length } = snapshot.tags;
     const tags: [string, string][] = [];

@@ -1,6 +1,6 @@
 // Report pages: items cut into pages whose JSON body stays under the cap, stored as msgpack in LMDB (decisions §6).
 import { pack } from 'msgpackr';
-import type { Store } from '../storage/store.ts';
+import type { Store } from '../../storage/store.ts';
 import { msgpackArrayHeader } from './encoded-items.ts';
 import type { EncodedItems } from './encoded-items.ts';
 

@@ -1,8 +1,8 @@
 // The JSON of CVE event items (interface §2.5) in two parts, the component's and the VM's, each encoded to UTF-8
 // once and copied per item: a page is never serialised field by field, and the server sends its bytes as they are
 // (a string body would be converted to UTF-8 again, which costs as much as building the page).
-import type { ComponentCve, ComponentRecord } from '../storage/records.ts';
-import { ByteSink } from './byte-sink.ts';
+import type { ComponentCve, ComponentRecord } from '../../storage/records.ts';
+import { ByteSink } from '../byte-sink.ts';
 
 export type CveState = 'USED' | 'PRESENT';
 

@@ -1,20 +1,20 @@
 // Component inventory kernel (decisions §9): (VM, component) pairs counted per group in dense integer arrays.
-import { evaluateConditions } from '../../parser/columns.ts';
-import type { Column } from '../../parser/columns.ts';
-import type { FieldDef } from '../../parser/fields.ts';
-import { compileFilter } from '../../parser/filter.ts';
-import type { Condition } from '../../parser/filter.ts';
-import { parseGroupBy, parseSortBy } from '../../parser/order.ts';
-import { compareCodePoints } from '../../collation.ts';
-import { itemComparator, orderKeys } from '../order.ts';
-import type { Collation, OrderKey } from '../order.ts';
-import type { ComponentCve, ComponentRecord } from '../../storage/records.ts';
-import type { Store } from '../../storage/store.ts';
-import { uint32s } from '../../storage/store.ts';
+import { evaluateConditions } from '../../../parser/columns.ts';
+import type { Column } from '../../../parser/columns.ts';
+import type { FieldDef } from '../../../parser/fields.ts';
+import { compileFilter } from '../../../parser/filter.ts';
+import type { Condition } from '../../../parser/filter.ts';
+import { parseGroupBy, parseSortBy } from '../../../parser/group-sort.ts';
+import { compareCodePoints } from '../../../collation.ts';
+import { itemComparator, orderKeys } from '../item-order.ts';
+import type { Collation, OrderKey } from '../item-order.ts';
+import type { ComponentCve, ComponentRecord } from '../../../storage/records.ts';
+import type { Store } from '../../../storage/store.ts';
+import { uint32s } from '../../../storage/store.ts';
 import { FleetSlice } from '../fleet-slice.ts';
 import { CATALOGS, sortableFields } from '../report-request.ts';
 import type { GroupValue, ReportRequest } from '../report-types.ts';
-import type { KernelContext } from './context.ts';
+import type { KernelContext } from './kernel-context.ts';
 import { Grouper, tupleKey } from './groups.ts';
 
 export interface ComponentPartial {

@@ -1,15 +1,15 @@
 // JVM inventory kernel (decisions §7): VMs overlapping the window, filtered, counted per group or listed.
-import { isoTime } from '../../iso-time.ts';
-import { evaluateConditions } from '../../parser/columns.ts';
-import { compileFilter } from '../../parser/filter.ts';
-import { parseGroupBy, parseSortBy } from '../../parser/order.ts';
-import { readTags } from '../../storage/tags.ts';
+import { isoTime } from '../../../iso-time.ts';
+import { evaluateConditions } from '../../../parser/columns.ts';
+import { compileFilter } from '../../../parser/filter.ts';
+import { parseGroupBy, parseSortBy } from '../../../parser/group-sort.ts';
+import { readTags } from '../../../storage/vm-tags.ts';
 import { FleetSlice } from '../fleet-slice.ts';
-import { itemComparator, orderKeys } from '../order.ts';
-import type { Collation, OrderKey } from '../order.ts';
+import { itemComparator, orderKeys } from '../item-order.ts';
+import type { Collation, OrderKey } from '../item-order.ts';
 import { CATALOGS, JVM_ITEM_FIELDS, sortableFields } from '../report-request.ts';
 import type { GroupValue, ReportRequest } from '../report-types.ts';
-import type { KernelContext } from './context.ts';
+import type { KernelContext } from './kernel-context.ts';
 import { Grouper, tupleKey } from './groups.ts';
 
 export type JvmPartial =

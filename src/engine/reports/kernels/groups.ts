@@ -1,5 +1,5 @@
 // Group ids of VM rows: VM-field values crossed with the time buckets a VM was alive in, as dense integers.
-import type { FieldDef } from '../../parser/fields.ts';
+import type { FieldDef } from '../../../parser/fields.ts';
 import type { FleetSlice } from '../fleet-slice.ts';
 import type { GroupValue } from '../report-types.ts';
 import { bucketTuple } from '../time-buckets.ts';

@@ -2,7 +2,7 @@
 // partition's items are already in their final order, pages are cut by byte counts and copied, never
 // re-encoded, and the items cross threads as transferred buffers instead of a million cloned objects.
 import { pack } from 'msgpackr';
-import { ByteSink } from './byte-sink.ts';
+import { ByteSink } from '../byte-sink.ts';
 
 /**
  * The items of one partition. Item k's JSON ends at `jsonEnds[k]` and is followed by a comma (so a run

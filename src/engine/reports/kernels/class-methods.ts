@@ -1,0 +1,7 @@
+// What a code partition finds per class: the scan's output, the encoder's and the final merge's input.
+import type { MethodTimes } from '../../../storage/records.ts';
+
+export interface ClassMethods extends MethodTimes {
+  sourceName: string;
+  className: string;
+}
