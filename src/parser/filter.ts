@@ -27,6 +27,21 @@ export interface CompiledFilter {
   conditions: Condition[];
 }
 
+/**
+ * A filter entry parsed and resolved at the edge (decisions §6.2): plain, serialisable data that a worker
+ * thread (or another node) binds to predicates without parsing the entry again.
+ */
+export interface PlannedCondition {
+  entry: number;
+  /** The catalogue field's name (`tags.env`, `componentVersion`, …). */
+  field: string;
+  op: Operator;
+  /** Textual fields: the literal values; a LIKE pattern's source; the raw text of `field:value`. */
+  texts: string[];
+  /** Number, integer and time fields: the literals as intervals, relative times resolved. */
+  spans: TimeSpan[];
+}
+
 const ORDERED: readonly Operator[] = ['=', '!=', '<', '<=', '>', '>=', '= null', '!= null', 'IN', 'RANGE'];
 const TEXTUAL: readonly Operator[] = [...ORDERED, 'LIKE', 'CONTAINS'];
 const BY_TYPE: Record<FieldType, readonly Operator[]> = {
@@ -104,27 +119,29 @@ function rangeProblem(ast: FilterAst): Problem {
   return new Problem(`RANGE low bound ${low.image} is above its high bound ${ast.literals[1].image}`, low.startOffset, low.image, ['a low bound not above the high bound']);
 }
 
-function numericCondition(ast: FilterAst, field: FieldDef, now: number): { test: Test; numeric: NumericTest } {
+/** The literals of a number, integer or time condition as intervals; RANGE bounds checked in order. */
+function spansOf(ast: FilterAst, field: FieldDef, now: number): TimeSpan[] {
   const spans = ast.op === '= null' || ast.op === '!= null' ? [] : ast.literals.map((token) => spanOf(token, field, now));
   if (ast.op === 'RANGE' && spans[0].open > spans[1].close) throw rangeProblem(ast);
-  const numeric = numericTest(ast.op, spans);
-  return { test: numericPredicate(numeric), numeric };
+  return spans;
 }
 
-function textCondition(ast: FilterAst, field: FieldDef & { type: 'string' | 'version' | 'enum' }): Test {
+/** The literals of a textual condition; a LIKE pattern is compiled here once, to report its errors where it is. */
+function textsOf(ast: FilterAst, field: FieldDef & { type: 'string' | 'version' | 'enum' }): string[] {
   const literal = ast.literals[0];
   switch (ast.op) {
-    case 'LIKE': return likeTest(regExpOf(literal, field));
-    case 'CONTAINS': return containsTest(textOf(literal, field), false);
+    case 'LIKE':
+      regExpOf(literal, field);
+      return [textOf(literal, field)];
+    case 'CONTAINS': return [textOf(literal, field)];
     // The raw rest of the entry, not a quoted literal (decisions §8).
-    case ':': return containsTest(literal.image, true);
+    case ':': return [literal.image];
     case '= null':
-    case '!= null': return textTest(ast.op, [], orderOf(field.type), true);
+    case '!= null': return [];
     default: {
-      const compare = orderOf(field.type);
       const values = ast.literals.map((token) => textOf(token, field));
-      if (ast.op === 'RANGE' && compare(values[0], values[1]) > 0) throw rangeProblem(ast);
-      return textTest(ast.op, values, compare, field.type !== 'version');
+      if (ast.op === 'RANGE' && orderOf(field.type)(values[0], values[1]) > 0) throw rangeProblem(ast);
+      return values;
     }
   }
 }
@@ -133,7 +150,7 @@ function isTextual(field: FieldDef): field is FieldDef & { type: 'string' | 'ver
   return field.type === 'string' || field.type === 'version' || field.type === 'enum';
 }
 
-function compileEntry(text: string, entry: number, catalog: FieldCatalog, now: number): Condition {
+function planEntry(text: string, entry: number, catalog: FieldCatalog, now: number): PlannedCondition {
   let ast: FilterAst;
   try {
     ast = parseFilterEntry(text);
@@ -150,17 +167,50 @@ function compileEntry(text: string, entry: number, catalog: FieldCatalog, now: n
     const op = ast.opToken;
     throw new Problem(`operator ${ast.op} does not apply to ${field.name} (${field.type})`, op.startOffset, op.image, operators);
   }
-  if (isTextual(field)) return { entry, field, op: ast.op, test: textCondition(ast, field) };
-  return { entry, field, op: ast.op, ...numericCondition(ast, field, now) };
+  return isTextual(field)
+    ? { entry, field: field.name, op: ast.op, texts: textsOf(ast, field), spans: [] }
+    : { entry, field: field.name, op: ast.op, texts: [], spans: spansOf(ast, field, now) };
+}
+
+/** The predicate of a planned textual condition. */
+function textPredicate(planned: PlannedCondition, type: 'string' | 'version' | 'enum'): Test {
+  const [first] = planned.texts;
+  switch (planned.op) {
+    case 'LIKE': return likeTest(boundedRegExp(first));
+    case 'CONTAINS': return containsTest(first, false);
+    case ':': return containsTest(first, true);
+    case '= null':
+    case '!= null': return textTest(planned.op, [], orderOf(type), true);
+    default: return textTest(planned.op, planned.texts, orderOf(type), type !== 'version');
+  }
+}
+
+/** Binds a planned condition to its catalogue field: builds its predicate, parses nothing. */
+function bindCondition(planned: PlannedCondition, catalog: FieldCatalog): Condition {
+  const field = catalog.lookup(planned.field);
+  if (field === undefined) throw new Error(`a planned condition names ${planned.field}, which the ${catalog.family} catalogue lacks`);
+  if (isTextual(field)) return { entry: planned.entry, field, op: planned.op, test: textPredicate(planned, field.type) };
+  const numeric = numericTest(planned.op, planned.spans);
+  return { entry: planned.entry, field, op: planned.op, test: numericPredicate(numeric), numeric };
 }
 
 /**
- * Validates `entries` (an array of strings, or undefined for no filter) and compiles each entry against
- * the catalogue; entries are ANDed. `now` (epoch ms) resolves relative times. Errors are BAD_FILTER ApiErrors.
+ * Parses and resolves `entries` (an array of strings, or undefined for no filter) once, at the edge, into
+ * plain data: field names, operators and literal values, relative times resolved against `now` (epoch ms).
+ * Entries are ANDed. Errors are BAD_FILTER ApiErrors at the position of the problem.
  */
-export function compileFilter(entries: unknown, catalog: FieldCatalog, now: number): CompiledFilter {
-  const conditions = entriesOf(entries, 'BAD_FILTER', 'filter').map((text, entry) =>
-    withOrigin({ code: 'BAD_FILTER', parameter: 'filter', source: text, entry }, () => compileEntry(text, entry, catalog, now)),
+export function planFilter(entries: unknown, catalog: FieldCatalog, now: number): PlannedCondition[] {
+  return entriesOf(entries, 'BAD_FILTER', 'filter').map((text, entry) =>
+    withOrigin({ code: 'BAD_FILTER', parameter: 'filter', source: text, entry }, () => planEntry(text, entry, catalog, now)),
   );
-  return { conditions };
+}
+
+/** The conditions of a plan, bound to a catalogue: what kernels evaluate. */
+export function bindFilter(planned: readonly PlannedCondition[], catalog: FieldCatalog): CompiledFilter {
+  return { conditions: planned.map((condition) => bindCondition(condition, catalog)) };
+}
+
+/** planFilter then bindFilter, for callers that evaluate where they parse (tests, the parser bench). */
+export function compileFilter(entries: unknown, catalog: FieldCatalog, now: number): CompiledFilter {
+  return bindFilter(planFilter(entries, catalog, now), catalog);
 }

@@ -24,7 +24,7 @@ function encodeCodeItems(classes: readonly ClassMethods[], withCount: boolean): 
 }
 
 function request(groupBy: string[]): ReportRequest {
-  return { family: 'codeInventory', filter: [], groupBy, sortBy: [], from: 0, to: NOW, detail: false, now: NOW, offlineAfterMs: 1_800_000 };
+  return { family: 'codeInventory', conditions: [], groupBy, sortBy: [], from: 0, to: NOW, detail: false, now: NOW, offlineAfterMs: 1_800_000 };
 }
 
 // Names that need JSON escapes, multi-byte UTF-8, and lengths past each msgpack string header (31, 255, 65,535 bytes).

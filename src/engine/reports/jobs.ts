@@ -9,6 +9,7 @@ import { envelopeReserve } from './envelope.ts';
 import { codeItemsInKeyOrder, codePartitions, codeRecordCount } from './kernels/code.ts';
 import { deletePages, EncodedPageWriter, writeEmptyPage, writeEncodedPages } from './pages.ts';
 import type { WorkerPool } from './pool.ts';
+import { plannedRequest } from './report-request.ts';
 import type { ParsedReportRequest } from './report-request.ts';
 import type { Partition, ReportError, ReportFamily, ReportMeta, ReportState } from './report-types.ts';
 import type { EncodedItems } from './encoded-items.ts';
@@ -71,6 +72,8 @@ export class ReportJobs {
     const unfinished = [...this.#store.reports.getRange()].map(({ value }) => value as unknown as ReportMeta).filter((meta) => meta.state === 'PROCESSING');
     unfinished.sort((a, b) => a.requestTime - b.requestTime);
     for (const meta of unfinished) {
+      const request = plannedRequest(meta.request);
+      if (request !== meta.request) await this.#save({ ...meta, request });
       await deletePages(this.#store, meta.reportId);
       this.#waiting.push(meta.reportId);
     }

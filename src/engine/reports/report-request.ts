@@ -1,10 +1,9 @@
 // Validates a report POST body once, at the edge, into a ReportRequest (decisions §6, §7, §8, §9).
 import { ApiError } from '../../errors.ts';
-import { codeInventoryFields, componentFields, jvmInventoryFields } from '../../parser/fields.ts';
-import type { FieldCatalog } from '../../parser/fields.ts';
-import { compileFilter } from '../../parser/filter.ts';
+import { planFilter } from '../../parser/filter.ts';
 import { parseGroupBy, parseSortBy } from '../../parser/group-sort.ts';
 import { resolveTime } from '../../parser/time.ts';
+import { CATALOGS, sortableFields } from './family-fields.ts';
 import type { ReportFamily, ReportRequest } from './report-types.ts';
 
 const BODY_FIELDS: Record<ReportFamily, readonly string[]> = {
@@ -13,23 +12,6 @@ const BODY_FIELDS: Record<ReportFamily, readonly string[]> = {
   component: ['filter', 'groupBy', 'sortBy', 'startTime', 'endTime', 'detail', 'reportName'],
 };
 
-export const CATALOGS: Record<ReportFamily, FieldCatalog> = {
-  jvmInventory: jvmInventoryFields,
-  codeInventory: codeInventoryFields,
-  component: componentFields,
-};
-
-/** The fields of an ungrouped JVM inventory item (decisions §7). */
-export const JVM_ITEM_FIELDS = ['vmId', 'hostName', 'state', 'agentVersion', 'javaVersion', 'javaVendor', 'startTime', 'lastHeardTime'] as const;
-export const CODE_ITEM_FIELDS = ['sourceName', 'className', 'methodName', 'firstSeen', 'lastSeen'] as const;
-
-/** The fields sortBy may name, given the groupBy fields (decisions §6.3, §7, §8, §9). */
-export function sortableFields(family: ReportFamily, groupBy: readonly string[]): string[] {
-  if (family === 'component') return [...groupBy, 'componentName', 'componentVersion', 'count'];
-  if (family === 'jvmInventory') return groupBy.length > 0 ? [...groupBy, 'count'] : [...JVM_ITEM_FIELDS, 'tags.<key>'];
-  return groupBy.length > 0 ? [...groupBy, 'firstSeen', 'lastSeen', 'count'] : [...CODE_ITEM_FIELDS];
-}
-
 function stringArray(body: Record<string, unknown>, field: string): string[] {
   const value = body[field];
   if (value === undefined || value === null) return [];
@@ -37,6 +19,21 @@ function stringArray(body: Record<string, unknown>, field: string): string[] {
     throw new ApiError('BAD_REQUEST', `'${field}' must be an array of strings`, [{ parameter: field }]);
   }
   return value as string[];
+}
+
+/**
+ * A request stored by a version before the plan (filter and sortBy kept as text), planned now: a report
+ * left PROCESSING across an upgrade re-runs like any other. Parses, so only the job queue's start calls it.
+ */
+export function plannedRequest(request: ReportRequest): ReportRequest {
+  const legacy = request as unknown as { filter?: unknown; sortBy: unknown[] };
+  if (Array.isArray(request.conditions) && legacy.sortBy.every((key) => typeof key === 'object')) return request;
+  const { filter, ...rest } = legacy as ReportRequest & { filter?: unknown };
+  return {
+    ...rest,
+    conditions: planFilter(filter ?? [], CATALOGS[request.family], request.now),
+    sortBy: parseSortBy(legacy.sortBy, sortableFields(request.family, request.groupBy)),
+  };
 }
 
 export interface ParsedReportRequest {
@@ -60,12 +57,9 @@ export function parseReportRequest(family: ReportFamily, body: unknown, now: num
   if (fields.detail !== undefined && typeof fields.detail !== 'boolean') throw new ApiError('BAD_REQUEST', "'detail' must be a boolean");
 
   const catalog = CATALOGS[family];
-  const filter = stringArray(fields, 'filter');
-  compileFilter(filter, catalog, now);
-  const groupBy = stringArray(fields, 'groupBy');
-  const groupFields = parseGroupBy(groupBy, catalog).map((field) => field.name);
-  const sortBy = stringArray(fields, 'sortBy');
-  parseSortBy(sortBy, sortableFields(family, groupFields));
+  const conditions = planFilter(stringArray(fields, 'filter'), catalog, now);
+  const groupFields = parseGroupBy(stringArray(fields, 'groupBy'), catalog).map((field) => field.name);
+  const sortBy = parseSortBy(stringArray(fields, 'sortBy'), sortableFields(family, groupFields));
 
   let from: number;
   let to: number | null;
@@ -87,7 +81,7 @@ export function parseReportRequest(family: ReportFamily, body: unknown, now: num
     ]);
   }
   return {
-    request: { family, filter, groupBy: groupFields, sortBy, from, to, detail: fields.detail === true, now, offlineAfterMs },
+    request: { family, conditions, groupBy: groupFields, sortBy, from, to, detail: fields.detail === true, now, offlineAfterMs },
     reportName: typeof reportName === 'string' ? reportName : null,
     params,
   };

@@ -1,15 +1,21 @@
 // The report model shared by the HTTP layer, the job queue and the workers (interface §2.3, decisions §6).
+import type { PlannedCondition, SortKey } from '../../parser/index.ts';
 
 export type ReportFamily = 'jvmInventory' | 'codeInventory' | 'component';
 export type ReportState = 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'PARTIALLY_FAILED' | 'TIMED_OUT';
 export const FINAL_STATES: readonly ReportState[] = ['SUCCEEDED', 'FAILED', 'PARTIALLY_FAILED', 'TIMED_OUT'];
 
-/** A validated report request: plain JSON, so it is stored with the report and sent to workers as is. */
+/**
+ * A report request parsed and resolved once, at the edge: the plan. Plain JSON, so it is stored with the
+ * report and sent to workers (or other nodes) as is; they bind it to their storage and never parse again.
+ */
 export interface ReportRequest {
   family: ReportFamily;
-  filter: string[];
+  /** The filter entries, ANDed, as planned conditions. */
+  conditions: PlannedCondition[];
+  /** The groupBy field names, validated. */
   groupBy: string[];
-  sortBy: string[];
+  sortBy: SortKey[];
   /** Resolved window in epoch ms: from/to (JVM, code) or startTime/endTime (component; `to` null = open). */
   from: number;
   to: number | null;

@@ -1,13 +1,12 @@
 // Code inventory kernel (decisions §8): class records scanned in key order, merged across AppEnvs, windowed.
-import { compileFilter } from '../../../parser/filter.ts';
+import { bindFilter } from '../../../parser/filter.ts';
 import type { Condition } from '../../../parser/filter.ts';
-import { parseSortBy } from '../../../parser/group-sort.ts';
 import type { ClassCode, MethodTimes } from '../../../storage/records.ts';
 import type { Store } from '../../../storage/store.ts';
 import { compareCodePoints } from '../../../collation.ts';
 import { itemComparator, orderKeys } from '../item-order.ts';
 import type { Collation } from '../item-order.ts';
-import { CATALOGS, sortableFields } from '../report-request.ts';
+import { CATALOGS } from '../family-fields.ts';
 import type { ReportRequest } from '../report-types.ts';
 import type { KernelContext } from './kernel-context.ts';
 import type { SlotTimes } from '../../../storage/code-times.ts';
@@ -88,7 +87,7 @@ function inWindow(code: MethodTimes, window: { from: number; to: number }): Meth
  * in key order. Records of one class (one per AppEnv) are consecutive keys and merge before the window.
  */
 export function scanCode(context: KernelContext, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null, emit: (cls: ClassMethods) => void): void {
-  const { conditions } = compileFilter(request.filter, CATALOGS.codeInventory, request.now);
+  const { conditions } = bindFilter(request.conditions, CATALOGS.codeInventory);
   const onSource = conditions.filter((c) => c.field.name === 'sourceName').map(lastValueTest);
   const onClass = conditions.filter((c) => c.field.name === 'className').map(lastValueTest);
   const onAppEnv = conditions.filter((c) => c.field.name === 'AppEnv').map(lastValueTest);
@@ -190,7 +189,7 @@ export function codeFinalize(request: ReportRequest, partials: readonly ClassMet
       }
     }
   }
-  const sortBy = parseSortBy(request.sortBy, sortableFields('codeInventory', request.groupBy));
+  const { sortBy } = request;
   if (sortBy.length > 0) {
     const path = ['sourceName', 'className', 'methodName'].slice(0, depth === 0 ? 3 : depth);
     items.sort(itemComparator(orderKeys(sortBy, path.map((field) => ({ field, direction: 'ASC', collation: 'string' })), collationOf)));

@@ -2,9 +2,8 @@
 import { evaluateConditions } from '../../../parser/columns.ts';
 import type { Column } from '../../../parser/columns.ts';
 import type { FieldDef } from '../../../parser/fields.ts';
-import { compileFilter } from '../../../parser/filter.ts';
+import { bindFilter } from '../../../parser/filter.ts';
 import type { Condition } from '../../../parser/filter.ts';
-import { parseGroupBy, parseSortBy } from '../../../parser/group-sort.ts';
 import { compareCodePoints } from '../../../collation.ts';
 import { itemComparator, orderKeys } from '../item-order.ts';
 import type { Collation, OrderKey } from '../item-order.ts';
@@ -12,10 +11,10 @@ import type { ComponentCve, ComponentRecord } from '../../../storage/records.ts'
 import type { Store } from '../../../storage/store.ts';
 import { uint32s } from '../../../storage/store.ts';
 import { FleetSlice } from '../fleet-slice.ts';
-import { CATALOGS, sortableFields } from '../report-request.ts';
+import { CATALOGS } from '../family-fields.ts';
 import type { GroupValue, ReportRequest } from '../report-types.ts';
 import type { KernelContext } from './kernel-context.ts';
-import { Grouper, tupleKey } from './groups.ts';
+import { groupFields, Grouper, tupleKey } from './groups.ts';
 
 export interface ComponentPartial {
   groups: GroupValue[][];
@@ -79,7 +78,7 @@ const DENSE_LIMIT = 1 << 25;
 export function componentPartition(context: KernelContext, request: ReportRequest, start: number, end: number): ComponentPartial {
   const slice = new FleetSlice(context.store, context.dict, start, end, request.now, request.offlineAfterMs);
   const catalog = CATALOGS.component;
-  const { conditions } = compileFilter(request.filter, catalog, request.now);
+  const { conditions } = bindFilter(request.conditions, catalog);
   const vmConditions = conditions.filter((c) => c.field.scope === 'vm');
   const mask = evaluateConditions(vmConditions, (field: FieldDef): Column => slice.column(field), slice.count);
   const table = readComponentTable(context.store);
@@ -87,7 +86,7 @@ export function componentPartition(context: KernelContext, request: ReportReques
   const componentCount = table.records.length;
   const to = request.to ?? request.now;
   // Component fields in groupBy come from the component itself (componentFinalize): partitions group on the rest.
-  const grouper = new Grouper(slice, parseGroupBy(request.groupBy, catalog).filter((field) => field.scope !== 'component'), request.from, to);
+  const grouper = new Grouper(slice, groupFields(request.groupBy, catalog).filter((field) => field.scope !== 'component'), request.from, to);
 
   const groupIndex = new Map<number, number>();
   const groups: GroupValue[][] = [];
@@ -223,7 +222,7 @@ export function componentFinalize(context: KernelContext, request: ReportRequest
       items.push(item);
     }
   }
-  const sortBy = parseSortBy(request.sortBy, sortableFields('component', request.groupBy));
+  const { sortBy } = request;
   const direction = (field: string) => sortBy.find((key) => key.field === field)?.direction ?? 'ASC';
   const keys: OrderKey[] = [
     // Groups stay contiguous so pages can nest them (interface §2.4).

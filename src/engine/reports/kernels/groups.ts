@@ -1,5 +1,5 @@
 // Group ids of VM rows: VM-field values crossed with the time buckets a VM was alive in, as dense integers.
-import type { FieldDef } from '../../../parser/fields.ts';
+import type { FieldCatalog, FieldDef } from '../../../parser/fields.ts';
 import type { FleetSlice } from '../fleet-slice.ts';
 import type { GroupValue } from '../report-types.ts';
 import { bucketTuple } from '../time-buckets.ts';
@@ -10,6 +10,15 @@ const DAY = 86_400_000;
  * Numbers the groups of one slice. A group id is `vmGroup * bucketCount + bucket`: VM-field tuples are
  * numbered as met, time buckets are the distinct tuples of the time fields over the window's days.
  */
+/** The catalogue's fields for the groupBy names of a plan (validated at the edge: a lookup, no parsing). */
+export function groupFields(names: readonly string[], catalog: FieldCatalog): FieldDef[] {
+  return names.map((name) => {
+    const field = catalog.lookup(name);
+    if (field === undefined) throw new Error(`a planned groupBy names ${name}, which the ${catalog.family} catalogue lacks`);
+    return field;
+  });
+}
+
 export class Grouper {
   readonly #slice: FleetSlice;
   readonly #fields: readonly FieldDef[];

@@ -1,16 +1,15 @@
 // JVM inventory kernel (decisions §7): VMs overlapping the window, filtered, counted per group or listed.
 import { isoTime } from '../../../iso-time.ts';
 import { evaluateConditions } from '../../../parser/columns.ts';
-import { compileFilter } from '../../../parser/filter.ts';
-import { parseGroupBy, parseSortBy } from '../../../parser/group-sort.ts';
+import { bindFilter } from '../../../parser/filter.ts';
 import { readTags } from '../../../storage/vm-tags.ts';
 import { FleetSlice } from '../fleet-slice.ts';
 import { itemComparator, orderKeys } from '../item-order.ts';
 import type { Collation, OrderKey } from '../item-order.ts';
-import { CATALOGS, JVM_ITEM_FIELDS, sortableFields } from '../report-request.ts';
+import { CATALOGS, JVM_ITEM_FIELDS } from '../family-fields.ts';
 import type { GroupValue, ReportRequest } from '../report-types.ts';
 import type { KernelContext } from './kernel-context.ts';
-import { Grouper, tupleKey } from './groups.ts';
+import { groupFields, Grouper, tupleKey } from './groups.ts';
 
 export type JvmPartial =
   | { kind: 'groups'; groups: GroupValue[][]; counts: number[] }
@@ -19,7 +18,7 @@ export type JvmPartial =
 /** The rows of the slice in the population (life overlaps the window) that pass the filter. */
 function selectRows(context: KernelContext, request: ReportRequest, start: number, end: number): { slice: FleetSlice; mask: Uint8Array } {
   const slice = new FleetSlice(context.store, context.dict, start, end, request.now, request.offlineAfterMs);
-  const { conditions } = compileFilter(request.filter, CATALOGS.jvmInventory, request.now);
+  const { conditions } = bindFilter(request.conditions, CATALOGS.jvmInventory);
   const mask = evaluateConditions(conditions, (field) => slice.column(field), slice.count);
   const to = request.to ?? request.now;
   for (let i = 0; i < slice.count; i++) {
@@ -32,7 +31,7 @@ export function jvmPartition(context: KernelContext, request: ReportRequest, sta
   const { slice, mask } = selectRows(context, request, start, end);
   const to = request.to ?? request.now;
   if (request.groupBy.length > 0) {
-    const grouper = new Grouper(slice, parseGroupBy(request.groupBy, CATALOGS.jvmInventory), request.from, to);
+    const grouper = new Grouper(slice, groupFields(request.groupBy, CATALOGS.jvmInventory), request.from, to);
     const counts = new Map<number, number>();
     for (let i = 0; i < slice.count; i++) {
       if (mask[i] === 0) continue;
@@ -58,7 +57,7 @@ function collationOf(field: string): Collation {
 
 /** Merges the partitions' results into the report's items in their final order. */
 export function jvmFinalize(request: ReportRequest, partials: readonly JvmPartial[]): Record<string, unknown>[] {
-  const sortBy = parseSortBy(request.sortBy, sortableFields('jvmInventory', request.groupBy));
+  const { sortBy } = request;
   let items: Record<string, unknown>[];
   let defaults: OrderKey[];
   if (request.groupBy.length > 0) {
