@@ -1,5 +1,4 @@
 // Applies a validated batch of agent events in one LMDB write transaction (decisions §4).
-import { ApiError } from '../errors.ts';
 import type { AgentEvent, VmStartEvent } from '../ingest/events.ts';
 import { CodeBatch, CodeIndex } from './code-sightings.ts';
 import { ComponentCatalog } from './components.ts';
@@ -27,6 +26,16 @@ export interface IngestResult {
 
 const NO_SOURCE = 0xffffffff;
 
+/** Events for VMs that neither the store nor the batch's own vm.start events know; nothing was stored. */
+export class UnknownVmsError extends Error {
+  readonly details: { index: number; message: string }[];
+  constructor(details: { index: number; message: string }[]) {
+    super(`${details.length} event(s) for unknown VMs; nothing was stored`);
+    this.name = 'UnknownVmsError';
+    this.details = details;
+  }
+}
+
 /** Every event for an unknown vmId must follow a vm.start for it in the same batch. */
 function checkKnownVms(store: Store, events: readonly AgentEvent[]): void {
   const started = new Set<string>();
@@ -37,7 +46,7 @@ function checkKnownVms(store: Store, events: readonly AgentEvent[]): void {
       if (details.length < 100) details.push({ index, message: `unknown vmId '${event.vmId}': send vm.start first` });
     }
   });
-  if (details.length > 0) throw new ApiError('UNKNOWN_VM', `${details.length} event(s) for unknown VMs; nothing was stored`, details);
+  if (details.length > 0) throw new UnknownVmsError(details);
 }
 
 function systemProperty(event: VmStartEvent, name: string): string | null {

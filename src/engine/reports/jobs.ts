@@ -1,7 +1,6 @@
 // The report job queue and lifecycle (decisions §6): PROCESSING → a final state, with timeout, cancel, recovery and expiry.
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../../config.ts';
-import { ApiError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import type { Store } from '../../storage/store.ts';
 import { cancel, isCancelled, newCancelFlag } from './cancel-flag.ts';
@@ -17,6 +16,16 @@ import type { FinalizeResult, FinalizeTask, PartialResult, TestFault } from './t
 
 /** decisions §6: at most this many jobs wait; beyond, 429. */
 export const MAX_WAITING = 100;
+
+/** A job the queue does not take: it is stopping (shutdown), or MAX_WAITING jobs wait already. */
+export class JobRefused extends Error {
+  readonly reason: 'stopped' | 'full';
+  constructor(reason: 'stopped' | 'full') {
+    super(reason === 'full' ? `${MAX_WAITING} report jobs are already waiting; retry later` : 'the service is not taking report jobs now');
+    this.name = 'JobRefused';
+    this.reason = reason;
+  }
+}
 const ROWS_PER_PARTITION = 25_000;
 const KEYS_PER_PARTITION = 20_000;
 const MAX_PARTITIONS = 64;
@@ -81,11 +90,10 @@ export class ReportJobs {
     this.#pump();
   }
 
+  /** Queues a report; throws JobRefused while not taking jobs or when MAX_WAITING wait already. */
   async create(family: ReportFamily, parsed: ParsedReportRequest, userId: string): Promise<ReportMeta> {
-    if (!this.#accepting) throw new ApiError('NOT_READY', 'the service is not taking report jobs now', undefined, { 'Retry-After': '1' });
-    if (this.#waiting.length + this.#reserved >= MAX_WAITING) {
-      throw new ApiError('QUEUE_FULL', `${MAX_WAITING} report jobs are already waiting; retry later`, undefined, { 'Retry-After': '5' });
-    }
+    if (!this.#accepting) throw new JobRefused('stopped');
+    if (this.#waiting.length + this.#reserved >= MAX_WAITING) throw new JobRefused('full');
     const meta: ReportMeta = {
       reportId: randomUUID(),
       family,
@@ -114,16 +122,16 @@ export class ReportJobs {
     return meta;
   }
 
-  get(reportId: string, family: ReportFamily): ReportMeta {
+  /** The report of this family with this id, or undefined. */
+  find(reportId: string, family: ReportFamily): ReportMeta | undefined {
     // Report ids are UUIDs: a longer one is not looked up (a key past LMDB's limit would throw).
     const meta = reportId.length <= MAX_REPORT_ID ? (this.#store.reports.get(reportId) as unknown as ReportMeta | undefined) : undefined;
-    if (meta === undefined || meta.family !== family) throw new ApiError('REPORT_NOT_FOUND', `no ${family} report with id '${reportId.slice(0, MAX_REPORT_ID)}'`);
-    return meta;
+    return meta?.family === family ? meta : undefined;
   }
 
-  /** Deletes a report; a running one is cancelled first (decisions §6). */
-  async delete(reportId: string, family: ReportFamily): Promise<void> {
-    this.get(reportId, family);
+  /** Deletes a report, a running one cancelled first (decisions §6); false when there is no such report. */
+  async delete(reportId: string, family: ReportFamily): Promise<boolean> {
+    if (this.find(reportId, family) === undefined) return false;
     const waiting = this.#waiting.indexOf(reportId);
     if (waiting >= 0) this.#waiting.splice(waiting, 1);
     const running = this.#running.get(reportId);
@@ -133,6 +141,7 @@ export class ReportJobs {
       await running.done;
     }
     await this.#remove(reportId);
+    return true;
   }
 
   list(family: ReportFamily): ReportMeta[] {

@@ -1,5 +1,7 @@
 // POST /agent/v1/events on the gateway: agent ingestion (decisions §4).
+import { ApiError } from '../../errors.ts';
 import { decodeEventBody, validateEvents } from '../../ingest/events.ts';
+import { UnknownVmsError } from '../../storage/ingest.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { Route } from '../types.ts';
 
@@ -13,8 +15,14 @@ export function agentRoutes(context: ServiceContext): Route[] {
       handler: async (request) => {
         const contentType = request.headers['content-type'] ?? '';
         const now = context.clock();
-        // A write that storage cannot take is answered 507 by the server, which turns health DOWN.
-        const result = await context.ingestor.ingest(() => validateEvents(decodeEventBody(request.body, contentType), now));
+        let result;
+        try {
+          // A write that storage cannot take is answered 507 by the server, which turns health DOWN.
+          result = await context.ingestor.ingest(() => validateEvents(decodeEventBody(request.body, contentType), now));
+        } catch (error) {
+          if (error instanceof UnknownVmsError) throw new ApiError('UNKNOWN_VM', error.message, error.details);
+          throw error;
+        }
         for (const record of result.touched) context.liveness.update(record);
         for (const [type, count] of result.eventCounts) context.metrics.recordEvents(type, count);
         context.afterIngest(result);

@@ -1,6 +1,7 @@
 // The three report families (interface §4.3–§4.5, decisions §6): create, get a page, list, delete.
 import { ApiError } from '../../errors.ts';
 import { afterTokenFor, creationBody, listItem, pageEnvelope, pageJson, pageMsgpack, pageOfAfterToken } from '../../engine/reports/envelope.ts';
+import { JobRefused } from '../../engine/reports/jobs.ts';
 import type { ReportJobs } from '../../engine/reports/jobs.ts';
 import { parseReportRequest } from '../../engine/reports/report-request.ts';
 import type { ReportFamily, ReportMeta, ReportState } from '../../engine/reports/report-types.ts';
@@ -25,8 +26,24 @@ function nonNegativeInteger(request: ApiRequest, name: string, fallback: number,
   return Math.min(Number(raw), max);
 }
 
+function reportNotFound(family: ReportFamily, reportId: string): ApiError {
+  return new ApiError('REPORT_NOT_FOUND', `no ${family} report with id '${reportId.slice(0, 64)}'`);
+}
+
+/** decisions §6: a refused job is a 503 while stopping, a 429 when the queue is full. */
+async function queue(jobs: ReportJobs, family: ReportFamily, parsed: ReturnType<typeof parseReportRequest>, userId: string): Promise<ReportMeta> {
+  try {
+    return await jobs.create(family, parsed, userId);
+  } catch (error) {
+    if (!(error instanceof JobRefused)) throw error;
+    if (error.reason === 'full') throw new ApiError('QUEUE_FULL', error.message, undefined, { 'Retry-After': '5' });
+    throw new ApiError('NOT_READY', error.message, undefined, { 'Retry-After': '1' });
+  }
+}
+
 function getPage(context: ServiceContext, jobs: ReportJobs, family: ReportFamily, request: ApiRequest): ApiResponse {
-  const meta = jobs.get(request.params.reportId, family);
+  const meta = jobs.find(request.params.reportId, family);
+  if (meta === undefined) throw reportNotFound(family, request.params.reportId);
   const token = request.query.get('afterToken');
   if (token !== null && request.query.get('page') !== null) throw new ApiError('BAD_PARAMETER', "give 'page' or 'afterToken', not both");
   const page = token !== null ? pageOfAfterToken(meta.reportId, token) : nonNegativeInteger(request, 'page', 0);
@@ -98,7 +115,7 @@ export function reportRoutes(context: ServiceContext, jobs: ReportJobs): Route[]
         needsReady: true,
         handler: async (request) => {
           const parsed = parseReportRequest(family, readJson(request), context.clock(), context.config.offlineAfterMs);
-          const meta = await jobs.create(family, parsed, request.principal!.userId);
+          const meta = await queue(jobs, family, parsed, request.principal!.userId);
           return { status: 202, body: creationBody(meta), headers: { Location: `${base}/${meta.reportId}` } };
         },
       },
@@ -110,7 +127,7 @@ export function reportRoutes(context: ServiceContext, jobs: ReportJobs): Route[]
         scope: 'write',
         needsReady: true,
         handler: async (request) => {
-          await jobs.delete(request.params.reportId, family);
+          if (!(await jobs.delete(request.params.reportId, family))) throw reportNotFound(family, request.params.reportId);
           return { status: 204 };
         },
       },
