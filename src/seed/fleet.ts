@@ -1,5 +1,5 @@
 // A realistic, deterministic synthetic fleet, produced as the agent events that would describe it.
-import { APP_ENVS, ENVIRONMENTS, JAVA_RUNTIMES, LIBRARIES, REGIONS, TEAMS } from './catalog.ts';
+import { APP_ENVS, ENVIRONMENTS, JAVA_RUNTIMES, LIBRARIES, REGIONS, TEAMS } from './libraries.ts';
 import { Random } from './random.ts';
 
 export interface FleetSpec {

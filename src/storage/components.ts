@@ -1,4 +1,4 @@
-// Component catalogue: each distinct (componentName, componentVersion) gets a dense id of its own.
+// Component ids: each distinct (componentName, componentVersion) gets a dense id of its own.
 import type { ComponentItem } from '../ingest/events.ts';
 import type { ComponentCve, ComponentRecord } from './records.ts';
 import type { Store } from './store.ts';
@@ -7,7 +7,7 @@ import { nextId } from './store.ts';
 /** The CVEs of a component new to the fleet, computed inside the ingestion transaction (decisions §11). */
 export type ComponentMatcher = (component: ComponentRecord) => ComponentCve[];
 
-export class ComponentCatalog {
+export class ComponentIds {
   readonly #store: Store;
   /** Replaced when the vulnerability data changes. */
   matcher: ComponentMatcher = () => [];

@@ -1,7 +1,7 @@
 // Applies a validated batch of agent events in one LMDB write transaction (decisions §4).
 import type { AgentEvent, VmStartEvent } from '../ingest/events.ts';
 import { CodeBatch, CodeIndex } from './code-sightings.ts';
-import { ComponentCatalog } from './components.ts';
+import { ComponentIds } from './components.ts';
 import type { Dictionary } from './dictionary.ts';
 import type { Annotation, VmRecord } from './records.ts';
 import { bufferOf, countWrite, nextId, uint32s } from './store.ts';
@@ -160,7 +160,7 @@ function applyStart(store: Store, dict: Dictionary, batch: BatchState, event: Vm
   store.annotations.put(record.row, [...annotations.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)));
 }
 
-function applyEvent(store: Store, dict: Dictionary, components: ComponentCatalog, batch: BatchState, event: AgentEvent): void {
+function applyEvent(store: Store, dict: Dictionary, components: ComponentIds, batch: BatchState, event: AgentEvent): void {
   if (event.type === 'vm.start') {
     applyStart(store, dict, batch, event);
     return;
@@ -237,13 +237,13 @@ function writeBatch(store: Store, dict: Dictionary, batch: BatchState): void {
 export class Ingestor {
   readonly store: Store;
   readonly dict: Dictionary;
-  readonly components: ComponentCatalog;
+  readonly components: ComponentIds;
   readonly #codeIndex = new CodeIndex();
 
   constructor(store: Store, dict: Dictionary) {
     this.store = store;
     this.dict = dict;
-    this.components = new ComponentCatalog(store);
+    this.components = new ComponentIds(store);
   }
 
   /**

@@ -1,4 +1,4 @@
-// The component catalogue as the CVE index reads it: each component's CVEs in cveId order, its place in
+// The components as the CVE index reads them (EncodedCves): each component's CVEs in cveId order, its place in
 // (componentName, componentVersion) order, and the component parts of its items, encoded once.
 import { compareCodePoints } from '../../collation.ts';
 import type { ComponentCve, ComponentRecord } from '../../storage/records.ts';
@@ -7,7 +7,7 @@ import { componentPart } from './event-items.ts';
 
 const NO_CVES: readonly ComponentCve[] = [];
 
-export class CveCatalog {
+export class EncodedCves {
   readonly #records: (ComponentRecord | undefined)[] = [];
   readonly #cves: (readonly ComponentCve[] | undefined)[] = [];
   /** Component ids in (componentName, componentVersion) code-point order. */
@@ -21,7 +21,7 @@ export class CveCatalog {
 
   /**
    * Reads the components added since the last call. Ids only grow, and a stored component's CVEs change
-   * only by re-matching, after which the index builds a new catalogue.
+   * only by re-matching, after which the index builds new EncodedCves.
    */
   extend(store: Store): void {
     const from = this.#records.length;

@@ -109,7 +109,7 @@ export class CveIndex {
     try {
       const rowCount = (this.#store.meta.get('rowNext') as number | undefined) ?? 0;
       const next = new CveSnapshot(this.#store, this.#dict, rowCount);
-      next.catalog.extend(this.#store);
+      next.encodedCves.extend(this.#store);
       // Columns first, in row order; then the order, from vmRows, whose keys are vmIds. Each chunk is one
       // synchronous read; VMs that change between chunks are in #pending and replayed below.
       const loaded = new Uint8Array(rowCount);
@@ -130,7 +130,7 @@ export class CveIndex {
         await new Promise((resolve) => setImmediate(resolve));
       }
       // VMs ingested during the read may carry components the snapshot has not loaded yet.
-      if (this.#pending.size > 0) next.catalog.extend(this.#store);
+      if (this.#pending.size > 0) next.encodedCves.extend(this.#store);
       for (const row of this.#pending) next.put(row);
       this.#current = next;
     } finally {
@@ -141,7 +141,7 @@ export class CveIndex {
   /** Brings changed VMs (and components new to the fleet) up to date after an ingestion or tag change. */
   update(rows: readonly number[], newComponents: boolean): void {
     const snapshot = this.#current;
-    if (newComponents) snapshot.catalog.extend(this.#store);
+    if (newComponents) snapshot.encodedCves.extend(this.#store);
     for (const row of rows) {
       snapshot.put(row);
       this.#pending?.add(row);
@@ -216,15 +216,15 @@ export class CveIndex {
    * when the cursor is in this VM, until one more than the page holds tells that another page exists.
    */
   #fill(snapshot: CveSnapshot, row: number, filter: CveEventFilter, cursor: CveCursor | null, page: PageFill): void {
-    const catalog = snapshot.catalog;
+    const encodedCves = snapshot.encodedCves;
     const vm = snapshot.vmPart(row, () => this.#vmPart(snapshot, row));
     const components = snapshot.components(row, filter.showNotImpacted);
     const analysisFilter = filter.analysisFrom !== null || filter.analysisTo !== null;
     const vmId = snapshot.vmIds[row];
     for (let k = 0; k < components.length; k++) {
       const id = components[k] >>> 1;
-      const record = catalog.record(id)!;
-      const cves = catalog.cves(id);
+      const record = encodedCves.record(id)!;
+      const cves = encodedCves.cves(id);
       // decisions §11: a component without CVEs only with showNotImpacted and no analysis-time filter.
       const count = cves.length === 0 ? (analysisFilter ? 0 : 1) : cves.length;
       for (let c = 0; c < count; c++) {
@@ -235,7 +235,7 @@ export class CveIndex {
           page.hasNext = true;
           return;
         }
-        page.items.push(catalog.part(id, c, (components[k] & 1) === 1), vm);
+        page.items.push(encodedCves.part(id, c, (components[k] & 1) === 1), vm);
         if (page.items.count === page.limit) page.last = [vmId, record.componentName, record.componentVersion, cveId];
       }
     }
@@ -271,7 +271,7 @@ export class CveIndex {
       const id = values[k] >>> 1;
       let count = inWindow.get(id);
       if (count === undefined) {
-        count = snapshot.catalog.cves(id).filter((cve) => analysisPasses(cve.analysisTime, filter)).length;
+        count = snapshot.encodedCves.cves(id).filter((cve) => analysisPasses(cve.analysisTime, filter)).length;
         inWindow.set(id, count);
       }
       rows += count;

@@ -5,7 +5,7 @@ import type { Store } from '../../storage/store.ts';
 import { uint32View } from '../../storage/store.ts';
 import { readScanRow } from '../../storage/vm-scan.ts';
 import type { ScanRow } from '../../storage/vm-scan.ts';
-import { CveCatalog } from './encoded-cves.ts';
+import { EncodedCves } from './encoded-cves.ts';
 import { grown } from '../../typed-arrays.ts';
 import { PackedLists } from './packed-lists.ts';
 
@@ -40,7 +40,7 @@ function readUsed(store: Store, row: number): number {
 }
 
 export class CveSnapshot {
-  readonly catalog = new CveCatalog();
+  readonly encodedCves = new EncodedCves();
   /** Per row; '' where no VM is (yet). Filled in row order, so the array stays dense (fast to index). */
   readonly vmIds: string[] = [];
   hostIds: Uint32Array;
@@ -173,26 +173,26 @@ export class CveSnapshot {
 
   /**
    * A VM's components as componentId * 2 + USED in (componentName, componentVersion) order: those with CVEs, kept
-   * in memory and ordered once, or with `all` every one the catalogue knows, read from the store (showNotImpacted).
+   * in memory and ordered once, or with `all` every component the index knows, read from the store (showNotImpacted).
    * Valid until the next call.
    */
   components(row: number, all: boolean): Uint32Array {
-    if (all) return this.#inCatalogOrder(this.#readWithUsed(row, (id) => this.catalog.record(id) !== undefined));
+    if (all) return this.#inComponentOrder(this.#readWithUsed(row, (id) => this.encodedCves.record(id) !== undefined));
     if (this.usedKnown[row] === 0) {
-      // New components take their place between the known ones: an order kept here stays right as the catalogue grows.
-      const impacted = this.#inCatalogOrder(this.#readWithUsed(row, (id) => (this.catalog.cveCounts[id] ?? 0) > 0));
+      // New components take their place between the known ones: an order kept here stays right as components are added.
+      const impacted = this.#inComponentOrder(this.#readWithUsed(row, (id) => (this.encodedCves.cveCounts[id] ?? 0) > 0));
       this.impacted.set(row, impacted, impacted.length);
       this.usedKnown[row] = 1;
     }
     return this.impacted.values.subarray(this.impacted.at[row], this.impacted.at[row] + this.impacted.length[row]);
   }
 
-  /** Sorts componentId * 2 + USED values in place into catalogue order: by rank * 2 + USED, a numeric sort. */
-  #inCatalogOrder(components: Uint32Array): Uint32Array {
-    const { rank } = this.catalog;
+  /** Sorts componentId * 2 + USED values in place into component order: by rank * 2 + USED, a numeric sort. */
+  #inComponentOrder(components: Uint32Array): Uint32Array {
+    const { rank } = this.encodedCves;
     for (let k = 0; k < components.length; k++) components[k] = rank[components[k] >>> 1] * 2 + (components[k] & 1);
     components.sort();
-    for (let k = 0; k < components.length; k++) components[k] = this.catalog.idAt(components[k] >>> 1) * 2 + (components[k] & 1);
+    for (let k = 0; k < components.length; k++) components[k] = this.encodedCves.idAt(components[k] >>> 1) * 2 + (components[k] & 1);
     return components;
   }
 
@@ -211,7 +211,7 @@ export class CveSnapshot {
   /** Counts the VM's rows and keeps its components with CVEs, USED not known yet. */
   #readComponents(row: number): void {
     const pairs = uint32View(this.#store.vmComponents.getBinaryFast(row));
-    const counts = this.catalog.cveCounts;
+    const counts = this.encodedCves.cveCounts;
     componentScratch = grown(componentScratch, pairs.length >>> 1);
     let impacted = 0;
     let eventRows = 0;
