@@ -43,7 +43,8 @@ function progress(spec: FleetSpec): (vmsDone: number, final?: boolean) => void {
   };
 }
 
-async function postBatch(gateway: string, key: string, events: unknown[]): Promise<void> {
+/** Posts one batch of agent events to a gateway as NDJSON, as an agent would. */
+export async function postBatch(gateway: string, key: string, events: readonly unknown[]): Promise<void> {
   const response = await fetch(`${gateway.replace(/\/$/, '')}/agent/v1/events`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-ndjson', 'x-api-key': key },

@@ -1,0 +1,234 @@
+// jvmlens beside DuckDB (issue 14): the same fleet in both, each report timed in both in the same run, the
+// answers cross-checked. jvmlens is timed as an API client sees it: POST to SUCCEEDED, pages stored.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEFAULT_FLEET } from '../../src/seed/fleet.ts';
+import { describeFleet, fleetSize, FLEET_SEED, temporaryDir } from '../fleet.ts';
+import type { FleetSize } from '../fleet.ts';
+import type { BenchOptions, BenchRow, Suite } from '../harness.ts';
+import { progress, wanted } from '../harness.ts';
+import { PeerFleet } from '../peer-fleet.ts';
+import { processRssMb, SERVICE_WORKERS, startJvmlens } from '../service.ts';
+import type { JvmlensService } from '../service.ts';
+import { summarize } from '../stats.ts';
+
+const NAME = 'peers';
+const COMPONENT = "component report vs DuckDB: tags.env = 'prod', groupBy tags.team";
+const JVM_DAY = 'JVM report vs DuckDB: groupBy day over 30 days';
+const JVM_VMS = 'JVM report vs DuckDB: one item per VM';
+const CODE = 'code report vs DuckDB COPY TO JSON: every method, all pages written';
+
+/** issue 14: 100,000 VMs x 100 components, and 1,000,000 methods for the code report. */
+const PEER_FLEET = {
+  quick: { vms: 2_000, componentsPerVm: 20, methods: 20_000 },
+  full: { vms: 100_000, componentsPerVm: 100, methods: 1_000_000 },
+} as const satisfies Record<'quick' | 'full', FleetSize>;
+
+const DAY = 86_400_000;
+type Item = Record<string, unknown>;
+
+interface Report {
+  ms: number;
+  rssMb: number;
+  /** The report's finished GET body (page 0). */
+  body: Item;
+  reportId: string;
+}
+
+interface Peer {
+  ms: number;
+  rows: unknown[][];
+}
+
+async function apiJson(service: JvmlensService, path: string, init: RequestInit = {}): Promise<Item> {
+  const response = await fetch(`${service.apiUrl}${path}`, {
+    ...init,
+    headers: { 'x-api-key': service.apiKey, 'content-type': 'application/json' },
+  });
+  const body = (await response.json()) as Item;
+  if (response.status >= 300) throw new Error(`${init.method ?? 'GET'} ${path} answered ${response.status}: ${JSON.stringify(body)}`);
+  return body;
+}
+
+/** POST to the final state, polling as a client does; peak RSS of the server sampled meanwhile. */
+async function runReport(service: JvmlensService, create: string, get: string, request: unknown): Promise<Report> {
+  const started = performance.now();
+  const { reportId } = (await apiJson(service, create, { method: 'POST', body: JSON.stringify(request) })) as { reportId: string };
+  let rssMb = processRssMb(service.pid);
+  for (;;) {
+    const body = await apiJson(service, `${get}/${reportId}`);
+    rssMb = Math.max(rssMb, processRssMb(service.pid));
+    if (body.state === 'SUCCEEDED') return { ms: performance.now() - started, rssMb, body, reportId };
+    if (body.state !== 'PROCESSING') throw new Error(`report ${reportId} ended ${String(body.state)}: ${JSON.stringify(body.errors)}`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+/** Every page of a finished report, innermost items flattened with their group values. */
+async function allItems(service: JvmlensService, get: string, report: Report): Promise<Item[]> {
+  const items: Item[] = [];
+  const pages = Number(report.body.totalPages);
+  for (let page = 0; page < pages; page++) {
+    const body = page === 0 ? report.body : await apiJson(service, `${get}/${report.reportId}?page=${page}`);
+    flatten(body.data as Item[], {}, items);
+  }
+  return items;
+}
+
+/** Nested component pages (interface §2.4): each level holds one group value and a `data` array. */
+function flatten(level: readonly Item[], outer: Item, into: Item[]): void {
+  for (const entry of level) {
+    if (Array.isArray(entry.data)) {
+      const { data, ...values } = entry;
+      flatten(data as Item[], { ...outer, ...values }, into);
+    } else into.push({ ...outer, ...entry });
+  }
+}
+
+async function timePeer(fleet: PeerFleet, sql: string): Promise<Peer> {
+  const started = performance.now();
+  const reader = await fleet.connection.runAndReadAll(sql);
+  const rows = reader.getRowsJS() as unknown[][];
+  return { ms: performance.now() - started, rows };
+}
+
+/** Best of `runs`: the figure least disturbed by the other core's work, for both engines alike. */
+async function best<T extends { ms: number }>(runs: number, run: () => Promise<T>): Promise<T> {
+  let fastest: T | null = null;
+  for (let i = 0; i < runs; i++) {
+    const result = await run();
+    if (fastest === null || result.ms < fastest.ms) fastest = result;
+  }
+  return fastest!;
+}
+
+function canonical(rows: readonly (readonly unknown[])[]): string {
+  const lines = rows.map((row) => JSON.stringify(row.map((value) => (typeof value === 'bigint' ? Number(value) : value))));
+  lines.sort();
+  return createHash('sha256').update(lines.join('\n')).digest('hex');
+}
+
+function peerRow(name: string, size: FleetSize, jvmlens: Report, peer: Peer, agree: boolean, extra: Record<string, number | string>): BenchRow {
+  const summary = summarize([jvmlens.ms]);
+  const ratio = jvmlens.ms / peer.ms;
+  progress(`peers: ${name}: jvmlens ${jvmlens.ms.toFixed(0)} ms, DuckDB ${peer.ms.toFixed(0)} ms, ratio ${ratio.toFixed(2)}, answers ${agree ? 'agree' : 'DIFFER'}`);
+  return {
+    suite: NAME, name, size: describeFleet(size), rate: 1000 / summary.mean, unit: 'ops/s',
+    meanMs: summary.mean, p50Ms: summary.p50, p99Ms: summary.max, rssMb: jvmlens.rssMb,
+    extra: {
+      jvmlensMs: Math.round(jvmlens.ms), duckdbMs: Math.round(peer.ms), ratio: Number(ratio.toFixed(3)),
+      agree: agree ? 'yes' : 'NO', target: 'ratio <= 0.5 (issue 14)', timing: 'best of runs, each engine',
+      rss: 'jvmlens server process, peak while generating', ...extra,
+    },
+  };
+}
+
+async function componentRow(service: JvmlensService, fleet: PeerFleet, size: FleetSize, runs: number): Promise<BenchRow> {
+  const get = '/public/component/report';
+  const jvmlens = await best(runs, () => runReport(service, `${get}/schedule`, get, { filter: ["tags.env = 'prod'"], groupBy: ['tags.team'] }));
+  const startTime = Number((jvmlens.body.parameters as Item).resolvedStartTime);
+  const peer = await best(runs, () => timePeer(fleet, `
+    SELECT v.team, c.name, c.version, count(*) AS n
+    FROM vm_component p JOIN vm v ON v.id = p.vm JOIN component c ON c.id = p.component
+    WHERE v.env = 'prod' AND v.last_heard >= ${startTime}
+    GROUP BY v.team, c.name, c.version ORDER BY v.team NULLS LAST, c.name, c.version DESC`));
+  const items = await allItems(service, get, jvmlens);
+  const ours = items.map((item) => [item['tags.team'] ?? null, item.componentName, item.componentVersion, item.count]);
+  return peerRow(COMPONENT, size, jvmlens, peer, canonical(ours) === canonical(peer.rows), { items: items.length });
+}
+
+/** A VM's life in SQL (decisions §7): it ends now while RUNNING, else when it was last heard. */
+function lifeEndSql(now: number): string {
+  return `CASE WHEN stop_time >= start_time OR ${now} - last_heard > 300000 THEN last_heard ELSE greatest(${now}, last_heard) END`;
+}
+
+async function jvmDayRow(service: JvmlensService, fleet: PeerFleet, size: FleetSize, runs: number): Promise<BenchRow> {
+  const get = '/public/report/jvmInventory';
+  const jvmlens = await best(runs, () => runReport(service, get, get, { groupBy: ['day'], from: '30d' }));
+  const params = jvmlens.body.params as Item;
+  const from = Date.parse(String(params.resolvedFrom));
+  const to = Date.parse(String(params.resolvedTo));
+  const peer = await best(runs, () => timePeer(fleet, `
+    WITH alive AS (
+      SELECT id, greatest(start_time, ${from}) AS first, least(${lifeEndSql(to)}, ${to}) AS last FROM vm
+      WHERE start_time <= ${to} AND ${lifeEndSql(to)} >= ${from})
+    SELECT day(make_timestamp(d * ${DAY * 1000}::BIGINT)) AS day, count(DISTINCT id) AS n
+    FROM alive, range(first // ${DAY}, last // ${DAY} + 1) AS days(d)
+    GROUP BY day ORDER BY day`));
+  const items = await allItems(service, get, jvmlens);
+  const ours = items.map((item) => [item.day, item.count]);
+  return peerRow(JVM_DAY, size, jvmlens, peer, canonical(ours) === canonical(peer.rows), { items: items.length });
+}
+
+async function jvmVmsRow(service: JvmlensService, fleet: PeerFleet, size: FleetSize, runs: number): Promise<BenchRow> {
+  const get = '/public/report/jvmInventory';
+  const jvmlens = await best(runs, () => runReport(service, get, get, { from: '30d' }));
+  const params = jvmlens.body.params as Item;
+  const from = Date.parse(String(params.resolvedFrom));
+  const to = Date.parse(String(params.resolvedTo));
+  const peer = await best(runs, () => timePeer(fleet, `
+    SELECT vm_id, host, CASE WHEN stop_time >= start_time THEN 'TERMINATED' WHEN ${to} - last_heard > 300000 THEN 'OFFLINE' ELSE 'RUNNING' END,
+      agent_version, java_version, java_vendor, start_time, last_heard, app_env, env, region, team
+    FROM vm WHERE start_time <= ${to} AND ${lifeEndSql(to)} >= ${from} ORDER BY host, vm_id`));
+  const items = await allItems(service, get, jvmlens);
+  const ours = items.map((item) => {
+    const tags = (item.tags ?? {}) as Record<string, string>;
+    return [item.vmId, item.hostName, item.state, item.agentVersion, item.javaVersion, item.javaVendor,
+      Date.parse(String(item.startTime)), Date.parse(String(item.lastHeardTime)), tags.AppEnv ?? null, tags.env ?? null, tags.region ?? null, tags.team ?? null];
+  });
+  // Same rows in the same order: compared as they come, not as sets.
+  const same = JSON.stringify(ours) === JSON.stringify(peer.rows.map((row) => row.map((value) => (typeof value === 'bigint' ? Number(value) : value))));
+  return peerRow(JVM_VMS, size, jvmlens, peer, same, { items: items.length });
+}
+
+async function codeRow(service: JvmlensService, fleet: PeerFleet, size: FleetSize, runs: number): Promise<BenchRow> {
+  const get = '/public/report/codeInventory';
+  const jvmlens = await best(runs, () => runReport(service, get, get, { from: '60d' }));
+  const params = jvmlens.body.params as Item;
+  const from = Date.parse(String(params.resolvedFrom));
+  const to = Date.parse(String(params.resolvedTo));
+  const file = join(temporaryDir('duckdb-'), 'code.json');
+  const peer = await best(runs, async () => {
+    const started = performance.now();
+    await fleet.connection.run(`
+      COPY (SELECT source AS sourceName, class AS className, method AS methodName,
+          strftime(make_timestamp(min(first_seen) * 1000), '%Y-%m-%dT%H:%M:%S.%g') AS firstSeen,
+          strftime(make_timestamp(max(last_seen) * 1000), '%Y-%m-%dT%H:%M:%S.%g') AS lastSeen
+        FROM code GROUP BY source, class, method
+        HAVING max(last_seen) >= ${from} AND min(first_seen) <= ${to}
+        ORDER BY sourceName, className, methodName) TO '${file}' (FORMAT JSON)`);
+    return { ms: performance.now() - started, rows: [] };
+  });
+  const items = await allItems(service, get, jvmlens);
+  const ours = items.map((item) => JSON.stringify([item.sourceName, item.className, item.methodName, item.firstSeen, item.lastSeen])).join('\n');
+  const theirs = readFileSync(file, 'utf8').trim().split('\n').map((line) => {
+    const row = JSON.parse(line) as Item;
+    return JSON.stringify([row.sourceName, row.className, row.methodName, row.firstSeen, row.lastSeen]);
+  }).join('\n');
+  return peerRow(CODE, size, jvmlens, peer, ours === theirs, { methods: items.length, pages: Number(jvmlens.body.totalPages) });
+}
+
+export const suite: Suite = {
+  name: NAME,
+  rows: [COMPONENT, JVM_DAY, JVM_VMS, CODE],
+  async run(options: BenchOptions): Promise<BenchRow[]> {
+    const size = fleetSize(options, PEER_FLEET);
+    const runs = options.quick ? 1 : 3;
+    const service = await startJvmlens({ dataDir: temporaryDir('peers-'), workers: SERVICE_WORKERS });
+    const rows: BenchRow[] = [];
+    try {
+      const fleet = await PeerFleet.create();
+      progress(`peers: ingesting ${describeFleet(size)} into jvmlens (gateway) and DuckDB (appender)`);
+      const loaded = await fleet.ingest({ ...DEFAULT_FLEET, ...size, seed: FLEET_SEED, now: Date.now() }, service.gatewayUrl, service.apiKey);
+      progress(`peers: ingested: jvmlens ${loaded.jvmlensS.toFixed(1)} s through the gateway, DuckDB ${loaded.duckdbS.toFixed(1)} s appending`);
+      if (wanted(options, NAME, COMPONENT)) rows.push(await componentRow(service, fleet, size, runs));
+      if (wanted(options, NAME, JVM_DAY)) rows.push(await jvmDayRow(service, fleet, size, runs));
+      if (wanted(options, NAME, JVM_VMS)) rows.push(await jvmVmsRow(service, fleet, size, runs));
+      if (wanted(options, NAME, CODE)) rows.push(await codeRow(service, fleet, size, runs));
+    } finally {
+      await service.stop();
+    }
+    return rows;
+  },
+};
