@@ -23,6 +23,7 @@ import { createKey, listKeys } from './storage/keys.ts';
 import { Liveness } from './storage/liveness.ts';
 import { SCOPES } from './storage/records.ts';
 import { openStore, storageWriteFailure, writeSeq } from './storage/store.ts';
+import { FleetColumns } from './storage/fleet-columns.ts';
 import { InstanceCache } from './http/routes/instance-body.ts';
 import type { Store } from './storage/store.ts';
 
@@ -54,6 +55,9 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   const store = openStore(config.dataDir);
   readiness.done('storage');
   const dict = new Dictionary(store);
+  // Reports scan these instead of LMDB; every write below that touches a VM refreshes its rows.
+  const fleet = new FleetColumns(store);
+  fleet.reload();
   const liveness = new Liveness(store);
   const cveIndex = new CveIndex(store, dict);
   const instances = new InstanceCache();
@@ -62,6 +66,7 @@ export async function startService(config: Config, logger: Logger, clock: () => 
     ingestor: new Ingestor(store, dict),
     instances,
     afterIngest: (result) => {
+      fleet.refresh(result.touched.map((record) => record.row), result.componentsChanged);
       for (const record of result.touched) instances.invalidate(record.vmId);
       // A component whose CVEs changed touches every VM that carries it: re-read them all.
       if (result.matchesChanged) cveIndex.rebuild().catch((error: Error) => logger.error('CVE index rebuild failed', { stack: error.stack }));
@@ -70,7 +75,9 @@ export async function startService(config: Config, logger: Logger, clock: () => 
     afterTagsChange: (vmId) => {
       instances.invalidate(vmId);
       const row = store.vmRows.get(vmId);
-      if (row !== undefined) cveIndex.update([row], false);
+      if (row === undefined) return;
+      fleet.refresh([row]);
+      cveIndex.update([row], false);
     },
   };
   metrics.gauge('jvmlens_vms:state', () => liveness.countByState(clock(), config.offlineAfterMs));
@@ -83,7 +90,25 @@ export async function startService(config: Config, logger: Logger, clock: () => 
     onStorageFailure: (problem: string) => readiness.storageWritable(problem),
   };
   const pool = new WorkerPool(config.dataDir, config.workers);
-  const jobs = new ReportJobs({ store, pool, config, clock, logger });
+  // decisions §3: another process (a CLI) may have written: what this process keeps in memory is re-read.
+  let seenSeq = writeSeq(store);
+  const noticeExternalWrites = (): void => {
+    const currentSeq = writeSeq(store);
+    let external = false;
+    for (let seq = seenSeq + 1; seq <= currentSeq; seq++) if (!store.ownSeqs.delete(seq)) external = true;
+    seenSeq = currentSeq;
+    if (!external) return;
+    fleet.reload();
+    instances.clear();
+    liveness.invalidate();
+    if (readiness.reason() === null) cveIndex.rebuild().catch((error: Error) => logger.error('CVE index rebuild failed', { stack: error.stack }));
+  };
+  // A report sees every committed write, this process's or another's.
+  const fleetView = () => {
+    noticeExternalWrites();
+    return fleet.view();
+  };
+  const jobs = new ReportJobs({ store, pool, fleetView, config, clock, logger });
   const vulnerabilities = new Vulnerabilities({ store, pool, ingestor: context.ingestor, cveIndex, clock, logger });
   const gatewayRoutes: Route[] = [...healthRoutes(context), ...agentRoutes(context), ...metricsRoutes(context)];
   const apiRoutes: Route[] = [...explorerRoutes(context), ...reportRoutes(context, jobs), ...cveRoutes(context, cveIndex)];
@@ -103,7 +128,6 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   };
   process.on('unhandledRejection', onUnhandled);
 
-  let seenSeq = writeSeq(store);
   const ready = (async () => {
     // Worker threads start while the main thread builds the CVE events index (the vulnerabilities step): both take a few hundred ms.
     const workers = pool.warmUp(config.workers).then(async () => {
@@ -121,21 +145,13 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   })();
   ready.catch((error: Error) => logger.error('start-up failed', { stack: error.stack }));
 
-  // decisions §3: DOWN while storage cannot be written; another process (a CLI) may have written too.
+  // decisions §3: DOWN while storage cannot be written.
   const watch = setInterval(() => {
     store.meta.put('probe', clock()).then(
       () => readiness.storageWritable(null),
       (error: unknown) => readiness.storageWritable((storageWriteFailure(error) ?? (error as Error)).message),
     );
-    const currentSeq = writeSeq(store);
-    let external = false;
-    for (let seq = seenSeq + 1; seq <= currentSeq; seq++) if (!store.ownSeqs.delete(seq)) external = true;
-    seenSeq = currentSeq;
-    if (external) {
-      instances.clear();
-      liveness.invalidate();
-      if (readiness.reason() === null) cveIndex.rebuild().catch((error: Error) => logger.error('CVE index rebuild failed', { stack: error.stack }));
-    }
+    noticeExternalWrites();
     if (readiness.reason() === null) vulnerabilities.refreshIfChanged().catch((error: Error) => logger.error('vulnerability refresh failed', { stack: error.stack }));
   }, WATCH_MS);
   watch.unref();

@@ -47,7 +47,12 @@ export class Dictionary {
     if (id === NONE) return null;
     const cached = this.#strings[id];
     if (cached !== undefined) return cached;
-    const value = this.#store.dictStrings.get(id);
+    let value = this.#store.dictStrings.get(id);
+    if (value === undefined) {
+      // A worker's fleet columns may name a string committed after its read snapshot began: renew it once.
+      this.#store.env.resetReadTxn();
+      value = this.#store.dictStrings.get(id);
+    }
     if (value === undefined) throw new Error(`dictionary id ${id} is unknown`);
     this.#remember(value, id);
     return value;

@@ -1,11 +1,12 @@
-// A range of VM rows read from LMDB as columns: what the JVM and component kernels filter and group on.
+// A range of VM rows of the shared fleet columns: what the JVM and component kernels filter and group on.
 import type { Column } from '../../parser/columns.ts';
 import type { FieldDef } from '../../parser/fields.ts';
 import type { Dictionary } from '../../storage/dictionary.ts';
+import { spanOf } from '../../storage/fleet-columns.ts';
+import type { FleetColumnsView } from '../../storage/fleet-columns.ts';
 import type { Store } from '../../storage/store.ts';
-import { uint32s } from '../../storage/store.ts';
 import { VM_STATES } from '../../storage/vm-state.ts';
-import { SCAN_STRING_FIELDS, ScanColumns } from '../../storage/vm-scan.ts';
+import { SCAN_STRING_FIELDS } from '../../storage/vm-scan.ts';
 import type { ScanStringField } from '../../storage/vm-scan.ts';
 import type { GroupValue } from './report-types.ts';
 
@@ -32,41 +33,76 @@ class LocalDictionary {
   }
 }
 
+/** Scan columns of a slice: views into the shared columns, index i being row `start + i`. */
+export interface SliceScan {
+  startTime: Float64Array;
+  lastHeardTime: Float64Array;
+  stopTime: Float64Array;
+  strings: Record<ScanStringField, Uint32Array>;
+}
+
 export class FleetSlice {
-  readonly scan: ScanColumns;
-  /** 1 RUNNING, 2 OFFLINE, 3 TERMINATED, as of the report's `now`. */
+  readonly scan: SliceScan;
+  /** 0 for an absent row, else 1 RUNNING, 2 OFFLINE, 3 TERMINATED, as of the report's `now`. */
   readonly states: Uint8Array;
+  readonly #fleet: FleetColumnsView;
   readonly #store: Store;
   readonly #dict: Dictionary;
   readonly #now: number;
+  readonly #start: number;
+  readonly #count: number;
   readonly #columns = new Map<string, Column>();
-  #tags: Uint32Array[] | null = null;
 
-  constructor(store: Store, dict: Dictionary, start: number, end: number, now: number, offlineAfterMs: number) {
+  constructor(fleet: FleetColumnsView, store: Store, dict: Dictionary, start: number, end: number, now: number, offlineAfterMs: number) {
+    this.#fleet = fleet;
     this.#store = store;
     this.#dict = dict;
     this.#now = now;
-    const last = Math.min(end, (store.meta.get('rowNext') as number | undefined) ?? 0);
-    this.scan = new ScanColumns(Math.max(0, last - start));
-    for (let row = start; row < last; row++) {
-      const buffer = store.vmScan.getBinaryFast(row);
-      if (buffer !== undefined) this.scan.push(row, buffer);
-    }
+    this.#start = Math.min(start, fleet.rows);
+    const last = Math.min(end, fleet.rows);
+    this.#count = Math.max(0, last - this.#start);
+    const view = <T extends Float64Array | Uint32Array>(column: T): T => column.subarray(this.#start, last) as T;
+    this.scan = {
+      startTime: view(fleet.startTime),
+      lastHeardTime: view(fleet.lastHeardTime),
+      stopTime: view(fleet.stopTime),
+      strings: Object.fromEntries(SCAN_STRING_FIELDS.map((field) => [field, view(fleet.strings[field])])) as Record<ScanStringField, Uint32Array>,
+    };
+    const present = fleet.present.subarray(this.#start, last);
     const { startTime, lastHeardTime, stopTime } = this.scan;
-    this.states = new Uint8Array(this.scan.count);
-    for (let i = 0; i < this.scan.count; i++) {
+    this.states = new Uint8Array(this.#count);
+    for (let i = 0; i < this.#count; i++) {
+      if (present[i] === 0) continue;
       // decisions §4: TERMINATED after a stop at or after the start; OFFLINE after silence.
       if (stopTime[i] >= startTime[i]) this.states[i] = TERMINATED;
       else this.states[i] = now - lastHeardTime[i] > offlineAfterMs ? OFFLINE : RUNNING;
     }
   }
 
+  /** The VM's component ids, ascending: a view of shared memory. */
+  componentIds(i: number): Uint32Array {
+    return spanOf(this.#fleet.componentSpans, this.#fleet.componentArena, this.#start + i);
+  }
+
+  /** The VM's tags as (key id, value id) pairs, sorted by key id. */
+  tagPairs(i: number): Uint32Array {
+    return spanOf(this.#fleet.tagSpans, this.#fleet.tagArena, this.#start + i);
+  }
+
+  /** The VM's tags, decoded. */
+  tags(i: number): Record<string, string> {
+    const pairs = this.tagPairs(i);
+    const tags: Record<string, string> = {};
+    for (let k = 0; k < pairs.length; k += 2) tags[this.#dict.lookup(pairs[k])!] = this.#dict.lookup(pairs[k + 1]) ?? '';
+    return tags;
+  }
+
   get count(): number {
-    return this.scan.count;
+    return this.#count;
   }
 
   row(i: number): number {
-    return this.scan.rows[i];
+    return this.#start + i;
   }
 
   vmId(i: number): string {
@@ -98,11 +134,6 @@ export class FleetSlice {
     return column.lookup(column.ids[i]);
   }
 
-  #tagPairs(): Uint32Array[] {
-    this.#tags ??= Array.from(this.scan.rows.subarray(0, this.count), (row) => uint32s(this.#store.tags.getBinaryFast(row)));
-    return this.#tags;
-  }
-
   #build(field: FieldDef): Column {
     const n = this.count;
     if ((SCAN_STRING_FIELDS as readonly string[]).includes(field.name)) {
@@ -112,9 +143,8 @@ export class FleetSlice {
       const ids = new Uint32Array(n);
       const keyId = this.#dict.find(field.tagKey);
       if (keyId !== undefined) {
-        const pairs = this.#tagPairs();
         for (let i = 0; i < n; i++) {
-          const tags = pairs[i];
+          const tags = this.tagPairs(i);
           for (let k = 0; k < tags.length; k += 2) {
             if (tags[k] === keyId) {
               ids[i] = tags[k + 1];

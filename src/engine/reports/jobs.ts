@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../../config.ts';
 import type { Logger } from '../../log.ts';
 import type { Store } from '../../storage/store.ts';
+import type { FleetColumnsView } from '../../storage/fleet-columns.ts';
 import { cancel, isCancelled, newCancelFlag } from './cancel-flag.ts';
 import { envelopeReserve } from './envelope.ts';
 import { codeItemsInKeyOrder, codePartitions, codeRecordCount } from './kernels/code.ts';
@@ -47,6 +48,8 @@ interface RunningJob {
 export interface JobsOptions {
   store: Store;
   pool: WorkerPool;
+  /** The VM columns partitions scan, as of now (another process's writes included). */
+  fleetView: () => FleetColumnsView;
   config: Config;
   clock: () => number;
   logger: Logger;
@@ -55,6 +58,7 @@ export interface JobsOptions {
 export class ReportJobs {
   readonly #store: Store;
   readonly #pool: WorkerPool;
+  readonly #fleetView: () => FleetColumnsView;
   readonly #config: Config;
   readonly #clock: () => number;
   readonly #logger: Logger;
@@ -69,6 +73,7 @@ export class ReportJobs {
   constructor(options: JobsOptions) {
     this.#store = options.store;
     this.#pool = options.pool;
+    this.#fleetView = options.fleetView;
     this.#config = options.config;
     this.#clock = options.clock;
     this.#logger = options.logger;
@@ -294,13 +299,15 @@ export class ReportJobs {
   async #runPartitions(meta: ReportMeta, partitions: readonly Partition[], job: RunningJob, ready: ((partial: PartialResult) => void) | null): Promise<PromiseSettledResult<PartialResult>[]> {
     const outcomes: (PromiseSettledResult<PartialResult> | undefined)[] = new Array(partitions.length);
     let next = 0;
+    // One view for every partition: they all scan the same state of the fleet.
+    const fleet = this.#fleetView();
     const settled = (index: number, outcome: PromiseSettledResult<PartialResult>) => {
       outcomes[index] = outcome;
       for (let done = outcomes[next]; done !== undefined; done = outcomes[++next]) if (done.status === 'fulfilled') ready?.(done.value);
     };
     await Promise.all(
       partitions.map((partition, index) =>
-        this.#pool.run<PartialResult>({ kind: 'partition', reportId: meta.reportId, request: meta.request, partition, index, faults: this.#faults, cancel: job.partitionsFlag }).then(
+        this.#pool.run<PartialResult>({ kind: 'partition', reportId: meta.reportId, request: meta.request, partition, fleet, index, faults: this.#faults, cancel: job.partitionsFlag }).then(
           (value) => settled(index, { status: 'fulfilled', value }),
           (reason: unknown) => settled(index, { status: 'rejected', reason }),
         ),

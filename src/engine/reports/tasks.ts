@@ -1,6 +1,7 @@
 // The messages between the service and its worker threads.
 import type { ComponentPartial } from './kernels/component.ts';
 import type { EncodedItems } from './encoded-items.ts';
+import type { FleetColumnsView } from '../../storage/fleet-columns.ts';
 import type { ClassMethods } from './kernels/class-methods.ts';
 import type { JvmPartial } from './kernels/jvm.ts';
 import type { Partition, ReportRequest } from './report-types.ts';
@@ -24,6 +25,8 @@ export interface PartitionTask {
   reportId: string;
   request: ReportRequest;
   partition: Partition;
+  /** The VM columns to scan (shared memory; row partitions only read them). */
+  fleet: FleetColumnsView;
   index: number;
   faults: TestFault[];
   /** The job's cancel flag (cancel-flag.ts), shared memory the task checks between steps. */

@@ -4,6 +4,7 @@ import { workerData } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { Dictionary } from '../../storage/dictionary.ts';
 import { openStore } from '../../storage/store.ts';
+import type { Store } from '../../storage/store.ts';
 import { rematchAll } from '../../storage/vulns.ts';
 import { codeFinalize, codeItemsInKeyOrder, codePartition, scanCode } from './kernels/code.ts';
 import { CodeItemEncoder } from './kernels/code-items.ts';
@@ -20,17 +21,20 @@ import { transferablesOf } from './encoded-items.ts';
 import type { EncodedItems } from './encoded-items.ts';
 import type { FinalizeResult, FinalizeTask, PartialResult, PartitionTask, WorkerData, WorkerTask } from './tasks.ts';
 
-let context: KernelContext | undefined;
+let opened: { store: Store; dict: Dictionary } | undefined;
 
-/** Each worker opens the same LMDB environment: reads are snapshots of the store, no data crosses threads. */
-function kernelContext(): KernelContext {
-  if (context === undefined) {
+/**
+ * Each worker opens the same LMDB environment for what is not in the fleet columns (dictionary, components,
+ * code): reads are snapshots of the store.
+ */
+function storeContext(): { store: Store; dict: Dictionary } {
+  if (opened === undefined) {
     const store = openStore((workerData as WorkerData).dataDir);
-    context = { store, dict: new Dictionary(store) };
+    opened = { store, dict: new Dictionary(store) };
   }
   // A fresh read snapshot per task: see what was committed since the last one.
-  context.store.env.resetReadTxn();
-  return context;
+  opened.store.env.resetReadTxn();
+  return opened;
 }
 
 let reportTimes: { reportId: string; times: SlotTimes } | null = null;
@@ -39,7 +43,7 @@ let reportTimes: { reportId: string; times: SlotTimes } | null = null;
  * The code times of the report's first partition in this thread, shared by its later ones: a method
  * changed since shows its times as of then (each partition reads its own snapshot anyway).
  */
-function slotTimes(ctx: KernelContext, reportId: string): SlotTimes {
+function slotTimes(ctx: { store: Store }, reportId: string): SlotTimes {
   if (reportTimes?.reportId !== reportId) reportTimes = { reportId, times: new SlotTimes(ctx.store) };
   return reportTimes.times;
 }
@@ -54,7 +58,7 @@ async function runPartition(task: PartitionTask): Promise<PartialResult> {
   if (task.faults.includes('slow-partition')) for (let waited = 0; waited < 300 && !isCancelled(task.cancel); waited += 10) await sleep(10);
   if (task.faults.includes('partition-fail') && task.index === 1) throw new Error('test fault: partition 1 fails');
   throwIfCancelled(task.cancel);
-  const ctx = kernelContext();
+  const ctx: KernelContext = { ...storeContext(), fleet: task.fleet };
   const { request, partition } = task;
   if (partition.kind === 'keys') {
     const times = slotTimes(ctx, task.reportId);
@@ -70,7 +74,7 @@ async function runPartition(task: PartitionTask): Promise<PartialResult> {
 async function runFinalize(task: FinalizeTask): Promise<FinalizeResult> {
   if (task.faults.includes('finalize-fail')) throw new Error('test fault: page writing fails');
   throwIfCancelled(task.cancel);
-  const ctx = kernelContext();
+  const ctx = storeContext();
   const { request } = task;
   let items: Record<string, unknown>[];
   let summary: FinalizeResult['summary'] = null;
@@ -78,7 +82,7 @@ async function runFinalize(task: FinalizeTask): Promise<FinalizeResult> {
   if (request.family === 'jvmInventory') items = jvmFinalize(request, task.partials as JvmPartial[]);
   else if (request.family === 'codeInventory') items = codeFinalize(request, task.partials as ClassMethods[][]);
   else {
-    const result = componentFinalize(ctx, request, task.partials as ComponentPartial[]);
+    const result = componentFinalize(ctx.store, request, task.partials as ComponentPartial[]);
     items = result.items;
     summary = result.summary;
     nesting = request.groupBy;
@@ -92,13 +96,13 @@ async function runFinalize(task: FinalizeTask): Promise<FinalizeResult> {
 export default async function run(task: WorkerTask): Promise<unknown> {
   switch (task.kind) {
     case 'ping':
-      kernelContext();
+      storeContext();
       return 'pong';
     case 'partition':
       return runPartition(task);
     case 'finalize':
       return runFinalize(task);
     case 'rematch':
-      return rematchAll(kernelContext().store, task.now);
+      return rematchAll(storeContext().store, task.now);
   }
 }

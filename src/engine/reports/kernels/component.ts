@@ -9,7 +9,6 @@ import { itemComparator, orderKeys } from '../item-order.ts';
 import type { Collation, OrderKey } from '../item-order.ts';
 import type { ComponentCve, ComponentRecord } from '../../../storage/records.ts';
 import type { Store } from '../../../storage/store.ts';
-import { uint32s } from '../../../storage/store.ts';
 import { FleetSlice } from '../fleet-slice.ts';
 import { CATALOGS } from '../family-fields.ts';
 import type { GroupValue, ReportRequest } from '../report-types.ts';
@@ -76,7 +75,7 @@ function componentMask(table: ComponentTable, conditions: readonly Condition[]):
 const DENSE_LIMIT = 1 << 25;
 
 export function componentPartition(context: KernelContext, request: ReportRequest, start: number, end: number): ComponentPartial {
-  const slice = new FleetSlice(context.store, context.dict, start, end, request.now, request.offlineAfterMs);
+  const slice = new FleetSlice(context.fleet, context.store, context.dict, start, end, request.now, request.offlineAfterMs);
   const catalog = CATALOGS.component;
   const { conditions } = bindFilter(request.conditions, catalog);
   const vmConditions = conditions.filter((c) => c.field.scope === 'vm');
@@ -100,8 +99,7 @@ export function componentPartition(context: KernelContext, request: ReportReques
 
   for (let i = 0; i < slice.count; i++) {
     // Population (decisions §9): heard from since startTime, started by endTime.
-    if (mask[i] === 0 || slice.scan.lastHeardTime[i] < request.from || (request.to !== null && slice.scan.startTime[i] > request.to)) continue;
-    // Everything that may read the store comes before getBinaryFast: a read reuses the buffer it returns.
+    if (mask[i] === 0 || slice.states[i] === 0 || slice.scan.lastHeardTime[i] < request.from || (request.to !== null && slice.scan.startTime[i] > request.to)) continue;
     rowGroupIndexes.length = 0;
     for (const group of grouper.groupsOf(i, request.from, to)) {
       let g = groupIndex.get(group);
@@ -123,15 +121,12 @@ export function componentPartition(context: KernelContext, request: ReportReques
     }
     if (rowGroupIndexes.length === 0) continue;
     const vmId = vmIds === null ? '' : slice.vmId(i);
-    const pairs = context.store.vmComponents.getBinaryFast(slice.row(i));
-    if (pairs === undefined || pairs.length === 0) continue;
-    // A zero-copy view when LMDB's buffer is aligned, as it is in practice; a copy otherwise.
-    const ids = (pairs.byteOffset & 3) === 0 ? new Uint32Array(pairs.buffer, pairs.byteOffset, pairs.length >>> 2) : uint32s(pairs);
+    const ids = slice.componentIds(i);
     let counted = false;
     for (const g of rowGroupIndexes) {
       const counts = dense[g];
       const map = sparse[g];
-      for (let k = 0; k < ids.length; k += 2) {
+      for (let k = 0; k < ids.length; k++) {
         const c = ids[k];
         if (allowed[c] === 0) continue;
         if (counts !== null) counts[c]++;
@@ -185,8 +180,8 @@ function componentValue(table: ComponentTable, c: number, field: string): GroupV
 }
 
 /** Merges partitions into innermost items in report order: groups first, then the requested and default keys. */
-export function componentFinalize(context: KernelContext, request: ReportRequest, partials: readonly ComponentPartial[]): ComponentResult {
-  const table = readComponentTable(context.store);
+export function componentFinalize(store: Store, request: ReportRequest, partials: readonly ComponentPartial[]): ComponentResult {
+  const table = readComponentTable(store);
   const merged = new Map<string, { values: GroupValue[]; counts: Map<number, number>; vmIds: Map<number, string[]> }>();
   const components = new Set<number>();
   let vmCount = 0;

@@ -2,7 +2,6 @@
 import { isoTime } from '../../../iso-time.ts';
 import { evaluateConditions } from '../../../parser/columns.ts';
 import { bindFilter } from '../../../parser/filter.ts';
-import { readTags } from '../../../storage/vm-tags.ts';
 import { FleetSlice } from '../fleet-slice.ts';
 import { itemComparator, orderKeys } from '../item-order.ts';
 import type { Collation, OrderKey } from '../item-order.ts';
@@ -17,12 +16,12 @@ export type JvmPartial =
 
 /** The rows of the slice in the population (life overlaps the window) that pass the filter. */
 function selectRows(context: KernelContext, request: ReportRequest, start: number, end: number): { slice: FleetSlice; mask: Uint8Array } {
-  const slice = new FleetSlice(context.store, context.dict, start, end, request.now, request.offlineAfterMs);
+  const slice = new FleetSlice(context.fleet, context.store, context.dict, start, end, request.now, request.offlineAfterMs);
   const { conditions } = bindFilter(request.conditions, CATALOGS.jvmInventory);
   const mask = evaluateConditions(conditions, (field) => slice.column(field), slice.count);
   const to = request.to ?? request.now;
   for (let i = 0; i < slice.count; i++) {
-    if (mask[i] === 1 && (slice.scan.startTime[i] > to || slice.lifeEnd(i) < request.from)) mask[i] = 0;
+    if (mask[i] === 1 && (slice.states[i] === 0 || slice.scan.startTime[i] > to || slice.lifeEnd(i) < request.from)) mask[i] = 0;
   }
   return { slice, mask };
 }
@@ -45,7 +44,7 @@ export function jvmPartition(context: KernelContext, request: ReportRequest, sta
     if (mask[i] === 0) continue;
     const item: Record<string, unknown> = {};
     for (const name of JVM_ITEM_FIELDS) item[name] = slice.groupValue(fields[name], i);
-    item.tags = Object.fromEntries(readTags(context.store, context.dict, slice.row(i)));
+    item.tags = slice.tags(i);
     items.push(item);
   }
   return { kind: 'items', items };
