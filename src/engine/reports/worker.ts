@@ -93,7 +93,8 @@ async function runFinalize(task: FinalizeTask): Promise<FinalizeResult> {
   return { ...(await writer.finish()), summary };
 }
 
-export default async function run(task: WorkerTask): Promise<unknown> {
+/** One task; its read snapshot ends with it. */
+async function runTask(task: WorkerTask): Promise<unknown> {
   switch (task.kind) {
     case 'ping':
       storeContext();
@@ -104,5 +105,16 @@ export default async function run(task: WorkerTask): Promise<unknown> {
       return runFinalize(task);
     case 'rematch':
       return rematchAll(storeContext().store, task.now);
+  }
+}
+
+export default async function run(task: WorkerTask): Promise<unknown> {
+  try {
+    return await runTask(task);
+  } finally {
+    // An idle Piscina worker blocks in Atomics.wait, so lmdb-js's timer that ends a read snapshot never
+    // fires: a snapshot kept open stops LMDB from reusing freed pages, and the file and its free list
+    // grow with every write until each commit crawls (a 100k-VM ingest left 1.7 GB instead of 0.45 GB).
+    opened?.store.env.resetReadTxn();
   }
 }
