@@ -2,7 +2,7 @@
 import type { Column } from '../../parser/columns.ts';
 import type { FieldDef } from '../../parser/fields.ts';
 import type { Dictionary } from '../../storage/dictionary.ts';
-import { spanOf } from '../../storage/fleet-columns.ts';
+import { spanLength, spanOf, spanStart } from '../../storage/fleet-columns.ts';
 import type { FleetColumnsView } from '../../storage/fleet-columns.ts';
 import type { Store } from '../../storage/store.ts';
 import { VM_STATES } from '../../storage/vm-state.ts';
@@ -79,9 +79,13 @@ export class FleetSlice {
     }
   }
 
-  /** The VM's component ids, ascending: a view of shared memory. */
-  componentIds(i: number): Uint32Array {
-    return spanOf(this.#fleet.componentSpans, this.#fleet.componentArena, this.#start + i);
+  /** The array that holds every VM's component ids; `componentSpan(i)` locates row i's (spanStart, spanLength). */
+  get componentArena(): Uint32Array {
+    return this.#fleet.componentArena;
+  }
+
+  componentSpan(i: number): number {
+    return this.#fleet.componentSpans[this.#start + i];
   }
 
   /** The VM's tags as (key id, value id) pairs, sorted by key id. */
@@ -143,11 +147,14 @@ export class FleetSlice {
       const ids = new Uint32Array(n);
       const keyId = this.#dict.find(field.tagKey);
       if (keyId !== undefined) {
+        const { tagSpans: spans, tagArena: arena } = this.#fleet;
         for (let i = 0; i < n; i++) {
-          const tags = this.tagPairs(i);
-          for (let k = 0; k < tags.length; k += 2) {
-            if (tags[k] === keyId) {
-              ids[i] = tags[k + 1];
+          // Read in place: a view per VM would cost more than the scan.
+          const span = spans[this.#start + i];
+          const end = spanStart(span) + spanLength(span);
+          for (let k = spanStart(span); k < end; k += 2) {
+            if (arena[k] === keyId) {
+              ids[i] = arena[k + 1];
               break;
             }
           }

@@ -10,6 +10,7 @@ import type { Collation, OrderKey } from '../item-order.ts';
 import type { ComponentCve, ComponentRecord } from '../../../storage/records.ts';
 import type { Store } from '../../../storage/store.ts';
 import { FleetSlice } from '../fleet-slice.ts';
+import { spanLength, spanStart } from '../../../storage/fleet-columns.ts';
 import { CATALOGS } from '../family-fields.ts';
 import type { GroupValue, ReportRequest } from '../report-types.ts';
 import type { KernelContext } from './kernel-context.ts';
@@ -80,32 +81,38 @@ export function componentPartition(context: KernelContext, request: ReportReques
   const { conditions } = bindFilter(request.conditions, catalog);
   const vmConditions = conditions.filter((c) => c.field.scope === 'vm');
   const mask = evaluateConditions(vmConditions, (field: FieldDef): Column => slice.column(field), slice.count);
-  const table = readComponentTable(context.store);
-  const allowed = componentMask(table, conditions.filter((c) => c.field.scope === 'component'));
-  const componentCount = table.records.length;
+  const componentConditions = conditions.filter((c) => c.field.scope === 'component');
+  // Without component conditions every component counts: no need to read the component table.
+  const componentCount = (context.store.meta.get('componentNext') as number | undefined) ?? 0;
+  const allowed = componentConditions.length === 0 ? new Uint8Array(componentCount).fill(1) : componentMask(readComponentTable(context.store), componentConditions);
   const to = request.to ?? request.now;
   // Component fields in groupBy come from the component itself (componentFinalize): partitions group on the rest.
   const grouper = new Grouper(slice, groupFields(request.groupBy, catalog).filter((field) => field.scope !== 'component'), request.from, to);
 
-  const groupIndex = new Map<number, number>();
+  // Group id → index into `groups` (-1: not met yet); group ids are small dense integers.
+  let groupIndex = new Int32Array(64).fill(-1);
   const groups: GroupValue[][] = [];
   const dense: (Uint32Array | null)[] = [];
   const sparse: (Map<number, number> | null)[] = [];
   const vmIds: Record<number, string[]>[] | null = request.detail ? [] : null;
-  const seen = new Uint8Array(componentCount);
   let vmCount = 0;
   let denseUsed = 0;
   const rowGroupIndexes: number[] = [];
+  const arena = slice.componentArena;
 
   for (let i = 0; i < slice.count; i++) {
     // Population (decisions §9): heard from since startTime, started by endTime.
     if (mask[i] === 0 || slice.states[i] === 0 || slice.scan.lastHeardTime[i] < request.from || (request.to !== null && slice.scan.startTime[i] > request.to)) continue;
     rowGroupIndexes.length = 0;
     for (const group of grouper.groupsOf(i, request.from, to)) {
-      let g = groupIndex.get(group);
-      if (g === undefined) {
-        g = groups.length;
-        groupIndex.set(group, g);
+      if (group >= groupIndex.length) {
+        const grown = new Int32Array(Math.max(group + 1, groupIndex.length * 2)).fill(-1);
+        grown.set(groupIndex);
+        groupIndex = grown;
+      }
+      let g = groupIndex[group];
+      if (g === -1) {
+        g = groupIndex[group] = groups.length;
         groups.push(grouper.values(group));
         if (denseUsed + componentCount <= DENSE_LIMIT) {
           dense.push(new Uint32Array(componentCount));
@@ -120,18 +127,26 @@ export function componentPartition(context: KernelContext, request: ReportReques
       rowGroupIndexes.push(g);
     }
     if (rowGroupIndexes.length === 0) continue;
+    const span = slice.componentSpan(i);
+    const first = spanStart(span);
+    const last = first + spanLength(span);
+    if (first === last) continue;
     const vmId = vmIds === null ? '' : slice.vmId(i);
-    const ids = slice.componentIds(i);
     let counted = false;
     for (const g of rowGroupIndexes) {
       const counts = dense[g];
+      if (counts !== null && vmIds === null && componentConditions.length === 0) {
+        // The common case, and the hot loop: every component of the VM counts.
+        for (let k = first; k < last; k++) counts[arena[k]]++;
+        counted = true;
+        continue;
+      }
       const map = sparse[g];
-      for (let k = 0; k < ids.length; k++) {
-        const c = ids[k];
+      for (let k = first; k < last; k++) {
+        const c = arena[k];
         if (allowed[c] === 0) continue;
         if (counts !== null) counts[c]++;
         else map!.set(c, (map!.get(c) ?? 0) + 1);
-        seen[c] = 1;
         counted = true;
         if (vmIds !== null) (vmIds[g][c] ??= []).push(vmId);
       }
@@ -149,6 +164,8 @@ export function componentPartition(context: KernelContext, request: ReportReques
     }
     return Uint32Array.from(pairs);
   });
+  const seen = new Uint8Array(componentCount);
+  for (const pairs of counts) for (let k = 0; k < pairs.length; k += 2) seen[pairs[k]] = 1;
   const components: number[] = [];
   for (let c = 0; c < componentCount; c++) if (seen[c] === 1) components.push(c);
   return { groups, counts, vmIds, vmCount, components: Uint32Array.from(components) };

@@ -32,6 +32,8 @@ export class Grouper {
   readonly #buckets: number[][] = [];
   readonly #stamp: Int32Array;
   readonly #ids: number[] = [];
+  /** With a single dictionary field to group on, its ids number the groups through this table (-1: none yet). */
+  #groupOfId: Int32Array | null = null;
 
   constructor(slice: FleetSlice, fields: readonly FieldDef[], from: number, to: number) {
     this.#slice = slice;
@@ -55,6 +57,7 @@ export class Grouper {
     }
     this.#stamp = new Int32Array(Math.max(1, this.#buckets.length)).fill(-1);
     for (const field of this.#vmFields) slice.column(field);
+    if (this.#vmFields.length === 1 && slice.column(this.#vmFields[0]).kind === 'dict') this.#groupOfId = new Int32Array(1024).fill(-1);
   }
 
   get bucketCount(): number {
@@ -99,6 +102,11 @@ export class Grouper {
   }
 
   #vmGroup(i: number): number {
+    if (this.#vmFields.length === 0) {
+      if (this.#vmGroupRows.length === 0) this.#vmGroupRows.push(i);
+      return 0;
+    }
+    if (this.#groupOfId !== null) return this.#dictGroup(i);
     let key = '';
     for (const field of this.#vmFields) {
       const column = this.#slice.column(field);
@@ -108,6 +116,22 @@ export class Grouper {
     if (group === undefined) {
       group = this.#vmGroupRows.length;
       this.#vmGroups.set(key, group);
+      this.#vmGroupRows.push(i);
+    }
+    return group;
+  }
+
+  #dictGroup(i: number): number {
+    const id = (this.#slice.column(this.#vmFields[0]) as { ids: Uint32Array }).ids[i];
+    let table = this.#groupOfId!;
+    if (id >= table.length) {
+      const grown = new Int32Array(Math.max(id + 1, table.length * 2)).fill(-1);
+      grown.set(table);
+      this.#groupOfId = table = grown;
+    }
+    let group = table[id];
+    if (group === -1) {
+      group = table[id] = this.#vmGroupRows.length;
       this.#vmGroupRows.push(i);
     }
     return group;
