@@ -96,6 +96,27 @@ export class PageWriter {
   }
 }
 
+/** Up to this many items, a report is first tried as one page: most reports are one page. */
+const ONE_PAGE_ITEMS = 50_000;
+
+/**
+ * Writes a report's items as pages. A report whose JSON fits one page is encoded once; a longer one goes
+ * through PageWriter, which measures each item to cut pages.
+ */
+export async function writeItemPages(store: Store, reportId: string, pageBytes: number, reserve: number, nesting: readonly string[], items: readonly Record<string, unknown>[]): Promise<PageTotals> {
+  if (items.length <= ONE_PAGE_ITEMS) {
+    const data = nest(items, nesting);
+    const json = Buffer.from(JSON.stringify(data));
+    if (json.length <= pageBytes - reserve) {
+      await Promise.all(putPage(store, reportId, 0, pack(data), json));
+      return { totalCount: items.length, totalPages: 1 };
+    }
+  }
+  const writer = new PageWriter(store, reportId, pageBytes, reserve, nesting);
+  for (const item of items) writer.add(item);
+  return writer.finish();
+}
+
 /** Stores one page's data in both encodings. */
 function putPage(store: Store, reportId: string, page: number, msgpack: Uint8Array, json: Uint8Array): Promise<boolean>[] {
   return [store.pages.put([reportId, page], msgpack as Buffer), store.pageJson.put([reportId, page], json as Buffer)];

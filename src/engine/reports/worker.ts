@@ -16,7 +16,7 @@ import type { KernelContext } from './kernels/kernel-context.ts';
 import { jvmFinalize, jvmPartition } from './kernels/jvm.ts';
 import type { JvmPartial } from './kernels/jvm.ts';
 import { isCancelled, throwIfCancelled } from './cancel-flag.ts';
-import { PageWriter } from './pages.ts';
+import { writeItemPages } from './pages.ts';
 import { transferablesOf } from './encoded-items.ts';
 import type { EncodedItems } from './encoded-items.ts';
 import type { FinalizeResult, FinalizeTask, PartialResult, PartitionTask, WorkerData, WorkerTask } from './tasks.ts';
@@ -88,9 +88,7 @@ async function runFinalize(task: FinalizeTask): Promise<FinalizeResult> {
     nesting = request.groupBy;
   }
   throwIfCancelled(task.cancel);
-  const writer = new PageWriter(ctx.store, task.reportId, task.pageBytes, task.reserve, nesting);
-  for (const item of items) writer.add(item);
-  return { ...(await writer.finish()), summary };
+  return { ...(await writeItemPages(ctx.store, task.reportId, task.pageBytes, task.reserve, nesting, items)), summary };
 }
 
 /** One task; its read snapshot ends with it. */

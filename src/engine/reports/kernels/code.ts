@@ -4,7 +4,7 @@ import type { Condition } from '../../../parser/filter.ts';
 import type { ClassCode, MethodTimes } from '../../../storage/records.ts';
 import type { Store } from '../../../storage/store.ts';
 import { compareCodePoints } from '../../../collation.ts';
-import { itemComparator, orderKeys } from '../item-order.ts';
+import { orderKeys, sortItems } from '../item-order.ts';
 import type { Collation } from '../item-order.ts';
 import { CATALOGS } from '../family-fields.ts';
 import type { ReportRequest } from '../report-types.ts';
@@ -192,7 +192,7 @@ export function codeFinalize(request: ReportRequest, partials: readonly ClassMet
   const { sortBy } = request;
   if (sortBy.length > 0) {
     const path = ['sourceName', 'className', 'methodName'].slice(0, depth === 0 ? 3 : depth);
-    items.sort(itemComparator(orderKeys(sortBy, path.map((field) => ({ field, direction: 'ASC', collation: 'string' })), collationOf)));
+    sortItems(items, orderKeys(sortBy, path.map((field) => ({ field, direction: 'ASC', collation: 'string' })), collationOf));
   }
   for (const item of items) {
     item.firstSeen = codeTime(item.firstSeen as number);

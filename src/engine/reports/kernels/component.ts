@@ -5,7 +5,7 @@ import type { FieldDef } from '../../../parser/fields.ts';
 import { bindFilter } from '../../../parser/filter.ts';
 import type { Condition } from '../../../parser/filter.ts';
 import { compareCodePoints } from '../../../collation.ts';
-import { itemComparator, orderKeys } from '../item-order.ts';
+import { orderKeys, sortItems } from '../item-order.ts';
 import type { Collation, OrderKey } from '../item-order.ts';
 import type { ComponentCve, ComponentRecord } from '../../../storage/records.ts';
 import type { Store } from '../../../storage/store.ts';
@@ -99,10 +99,14 @@ export function componentPartition(context: KernelContext, request: ReportReques
   let denseUsed = 0;
   const rowGroupIndexes: number[] = [];
   const arena = slice.componentArena;
+  const { states, scan } = slice;
+  const { from } = request;
+  const until = request.to ?? Number.POSITIVE_INFINITY;
+  const countEvery = vmIds === null && componentConditions.length === 0;
 
   for (let i = 0; i < slice.count; i++) {
     // Population (decisions §9): heard from since startTime, started by endTime.
-    if (mask[i] === 0 || slice.states[i] === 0 || slice.scan.lastHeardTime[i] < request.from || (request.to !== null && slice.scan.startTime[i] > request.to)) continue;
+    if (mask[i] === 0 || states[i] === 0 || scan.lastHeardTime[i] < from || scan.startTime[i] > until) continue;
     rowGroupIndexes.length = 0;
     for (const group of grouper.groupsOf(i, request.from, to)) {
       if (group >= groupIndex.length) {
@@ -135,7 +139,7 @@ export function componentPartition(context: KernelContext, request: ReportReques
     let counted = false;
     for (const g of rowGroupIndexes) {
       const counts = dense[g];
-      if (counts !== null && vmIds === null && componentConditions.length === 0) {
+      if (counts !== null && countEvery) {
         // The common case, and the hot loop: every component of the VM counts.
         for (let k = first; k < last; k++) counts[arena[k]]++;
         counted = true;
@@ -248,6 +252,6 @@ export function componentFinalize(store: Store, request: ReportRequest, partials
       collationOf,
     ),
   ];
-  items.sort(itemComparator(keys));
+  sortItems(items, keys);
   return { items, summary: { vmCount, componentCount: components.size } };
 }

@@ -3,7 +3,7 @@ import { isoTime } from '../../../iso-time.ts';
 import { evaluateConditions } from '../../../parser/columns.ts';
 import { bindFilter } from '../../../parser/filter.ts';
 import { FleetSlice } from '../fleet-slice.ts';
-import { itemComparator, orderKeys } from '../item-order.ts';
+import { orderKeys, sortItems } from '../item-order.ts';
 import type { Collation, OrderKey } from '../item-order.ts';
 import { CATALOGS, JVM_ITEM_FIELDS } from '../family-fields.ts';
 import type { GroupValue, ReportRequest } from '../report-types.ts';
@@ -85,7 +85,7 @@ export function jvmFinalize(request: ReportRequest, partials: readonly JvmPartia
     }
     defaults = [{ field: 'hostName', direction: 'ASC', collation: 'string' }, { field: 'vmId', direction: 'ASC', collation: 'string' }];
   }
-  items.sort(itemComparator(orderKeys(sortBy, defaults, collationOf)));
+  sortItems(items, orderKeys(sortBy, defaults, collationOf));
   if (request.groupBy.length === 0) {
     for (const item of items) {
       for (const { field } of sortBy) if (field.startsWith('tags.')) delete item[field];
