@@ -225,7 +225,16 @@ export class ReportJobs {
     const stored = this.#store.reports.get(reportId) as unknown as ReportMeta | undefined;
     if (stored === undefined) return;
     let meta: ReportMeta = { ...stored, startTime: this.#clock(), stateMessages: ['report generation is running'] };
+    // Where a report's time goes, logged when it finishes (issue 14's profile, kept for operators).
+    const phases: Record<string, number> = {};
+    let phaseStart = performance.now();
+    const phase = (name: string): void => {
+      const now = performance.now();
+      phases[name] = Math.round((now - phaseStart) * 10) / 10;
+      phaseStart = now;
+    };
     await this.#save(meta);
+    phase('startSaveMs');
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -244,6 +253,7 @@ export class ReportJobs {
         early.consumed.catch(() => undefined);
       });
       clearTimeout(timer);
+      phase('partitionsMs');
       if (job.cancelled || (this.#stopped && !timedOut)) return;
       const partials = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
       const failures = outcomes.flatMap((outcome, index) => (outcome.status === 'rejected' && !isCancelled(job.partitionsFlag) ? [{ index, reason: outcome.reason as Error }] : []));
@@ -272,6 +282,7 @@ export class ReportJobs {
       } else {
         try {
           const result = await this.#writePages(meta, partials, early, job.cancelFlag);
+          phase('mergeSortPagesMs');
           meta = { ...meta, totalCount: result.totalCount, totalPages: result.totalPages, summary: result.summary };
         } catch (error) {
           if (job.cancelled) return;
@@ -285,6 +296,8 @@ export class ReportJobs {
       if (job.cancelled) return;
       meta.finishTime = this.#clock();
       await this.#save(meta);
+      phase('finishSaveMs');
+      this.#logger.info('report finished', { reportId, family: meta.family, state: meta.state, queuedMs: meta.startTime! - meta.requestTime, partitions: partitions.length, ...phases });
     } finally {
       clearTimeout(timer);
       // Nothing of this job may still be writing when it is over: a delete or a re-run removes its pages next.

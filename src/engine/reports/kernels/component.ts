@@ -103,41 +103,52 @@ export function componentPartition(context: KernelContext, request: ReportReques
   const { from } = request;
   const until = request.to ?? Number.POSITIVE_INFINITY;
   const countEvery = vmIds === null && componentConditions.length === 0;
+  const oneGroup = [0];
+  /** The index into `groups` of a grouper's group id, creating its counters the first time. */
+  const indexOf = (group: number): number => {
+    if (group >= groupIndex.length) {
+      const grown = new Int32Array(Math.max(group + 1, groupIndex.length * 2)).fill(-1);
+      grown.set(groupIndex);
+      groupIndex = grown;
+    }
+    let g = groupIndex[group];
+    if (g === -1) {
+      g = groupIndex[group] = groups.length;
+      groups.push(grouper.values(group));
+      if (denseUsed + componentCount <= DENSE_LIMIT) {
+        dense.push(new Uint32Array(componentCount));
+        sparse.push(null);
+        denseUsed += componentCount;
+      } else {
+        dense.push(null);
+        sparse.push(new Map());
+      }
+      vmIds?.push({});
+    }
+    return g;
+  };
 
   for (let i = 0; i < slice.count; i++) {
     // Population (decisions §9): heard from since startTime, started by endTime.
     if (mask[i] === 0 || states[i] === 0 || scan.lastHeardTime[i] < from || scan.startTime[i] > until) continue;
-    rowGroupIndexes.length = 0;
-    for (const group of grouper.groupsOf(i, request.from, to)) {
-      if (group >= groupIndex.length) {
-        const grown = new Int32Array(Math.max(group + 1, groupIndex.length * 2)).fill(-1);
-        grown.set(groupIndex);
-        groupIndex = grown;
-      }
-      let g = groupIndex[group];
-      if (g === -1) {
-        g = groupIndex[group] = groups.length;
-        groups.push(grouper.values(group));
-        if (denseUsed + componentCount <= DENSE_LIMIT) {
-          dense.push(new Uint32Array(componentCount));
-          sparse.push(null);
-          denseUsed += componentCount;
-        } else {
-          dense.push(null);
-          sparse.push(new Map());
-        }
-        vmIds?.push({});
-      }
-      rowGroupIndexes.push(g);
+    let rowGroups: readonly number[];
+    if (grouper.timeless) {
+      // One group per VM: no list to build (resetting an array's length per VM showed in profiles).
+      oneGroup[0] = indexOf(grouper.groupOf(i));
+      rowGroups = oneGroup;
+    } else {
+      rowGroupIndexes.length = 0;
+      for (const group of grouper.groupsOf(i, request.from, to)) rowGroupIndexes.push(indexOf(group));
+      if (rowGroupIndexes.length === 0) continue;
+      rowGroups = rowGroupIndexes;
     }
-    if (rowGroupIndexes.length === 0) continue;
     const span = slice.componentSpan(i);
     const first = spanStart(span);
     const last = first + spanLength(span);
     if (first === last) continue;
     const vmId = vmIds === null ? '' : slice.vmId(i);
     let counted = false;
-    for (const g of rowGroupIndexes) {
+    for (const g of rowGroups) {
       const counts = dense[g];
       if (counts !== null && countEvery) {
         // The common case, and the hot loop: every component of the VM counts.
@@ -224,6 +235,11 @@ export function componentFinalize(store: Store, request: ReportRequest, partials
       }
     });
   }
+  const { sortBy } = request;
+  const summary = { vmCount, componentCount: components.size };
+  if (sortBy.length === 0 && !request.groupBy.some((field) => COMPONENT_FIELDS.includes(field))) {
+    return { items: inDefaultOrder(table, request, [...merged.values()]), summary };
+  }
   const items: Record<string, unknown>[] = [];
   for (const { values, counts, vmIds } of merged.values()) {
     for (const [c, count] of counts) {
@@ -238,7 +254,6 @@ export function componentFinalize(store: Store, request: ReportRequest, partials
       items.push(item);
     }
   }
-  const { sortBy } = request;
   const direction = (field: string) => sortBy.find((key) => key.field === field)?.direction ?? 'ASC';
   const keys: OrderKey[] = [
     // Groups stay contiguous so pages can nest them (interface §2.4).
@@ -253,5 +268,41 @@ export function componentFinalize(store: Store, request: ReportRequest, partials
     ),
   ];
   sortItems(items, keys);
-  return { items, summary: { vmCount, componentCount: components.size } };
+  return { items, summary };
+}
+
+interface MergedGroup {
+  values: GroupValue[];
+  counts: Map<number, number>;
+  vmIds: Map<number, string[]>;
+}
+
+/**
+ * The default order (decisions §9) without comparing items: groups sorted by their values, and inside each
+ * its components by one ranking of all components (name ascending, version descending in Maven order).
+ */
+function inDefaultOrder(table: ComponentTable, request: ReportRequest, groups: MergedGroup[]): Record<string, unknown>[] {
+  const { groupBy } = request;
+  const keyed = groups.map((group) => Object.fromEntries([...groupBy.map((field, k) => [field, group.values[k]]), ['group', group]]) as Record<string, unknown>);
+  sortItems(keyed, groupBy.map((field) => ({ field, direction: 'ASC', collation: collationOf(field) })));
+  const present = new Set<number>();
+  for (const group of groups) for (const c of group.counts.keys()) present.add(c);
+  const byName = [...present].map((c) => ({ c, componentName: table.records[c]!.componentName, componentVersion: table.records[c]!.componentVersion }));
+  sortItems(byName, [{ field: 'componentName', direction: 'ASC', collation: 'string' }, { field: 'componentVersion', direction: 'DESC', collation: 'version' }]);
+  const rank = new Map<number, number>(byName.map(({ c }, k) => [c, k]));
+  const items: Record<string, unknown>[] = [];
+  for (const entry of keyed) {
+    const { counts, vmIds } = entry.group as MergedGroup;
+    for (const c of [...counts.keys()].sort((a, b) => rank.get(a)! - rank.get(b)!)) {
+      const record = table.records[c]!;
+      const item: Record<string, unknown> = {};
+      for (const field of groupBy) item[field] = entry[field];
+      item.componentName = record.componentName;
+      item.componentVersion = record.componentVersion;
+      item.count = counts.get(c)!;
+      if (request.detail) item.vmIds = (vmIds.get(c) ?? []).sort(compareCodePoints);
+      items.push(item);
+    }
+  }
+  return items;
 }

@@ -64,6 +64,16 @@ export class Grouper {
     return this.#timeFields.length === 0 ? 1 : this.#buckets.length;
   }
 
+  /** Whether every row is in exactly one group (no time fields): then `groupOf` gives it. */
+  get timeless(): boolean {
+    return this.#timeFields.length === 0;
+  }
+
+  /** The one group of row i when `timeless`. */
+  groupOf(i: number): number {
+    return this.#vmGroup(i);
+  }
+
   /**
    * The group ids of row i, each once, clipped to [from, to] for time buckets. The array is reused
    * by the next call.
