@@ -27,7 +27,9 @@ export class JobRefused extends Error {
     this.reason = reason;
   }
 }
-const ROWS_PER_PARTITION = 25_000;
+/** VM rows per partition: fewer, larger tasks cost less dispatch; at least one per worker from MIN_ROWS_PER_PARTITION on. */
+const ROWS_PER_PARTITION = 100_000;
+const MIN_ROWS_PER_PARTITION = 10_000;
 const KEYS_PER_PARTITION = 20_000;
 const MAX_PARTITIONS = 64;
 const DAY = 86_400_000;
@@ -214,7 +216,8 @@ export class ReportJobs {
       return codePartitions(this.#store, count).map((range) => ({ kind: 'keys', ...range }));
     }
     const rows = (this.#store.meta.get('rowNext') as number | undefined) ?? 0;
-    let count = Math.min(MAX_PARTITIONS, Math.max(1, Math.ceil(rows / (this.#config.testPartitionSize || ROWS_PER_PARTITION))));
+    const workers = this.#config.testPartitionSize ? 1 : Math.min(this.#config.workers, Math.ceil(rows / MIN_ROWS_PER_PARTITION));
+    let count = Math.min(MAX_PARTITIONS, Math.max(1, workers, Math.ceil(rows / (this.#config.testPartitionSize || ROWS_PER_PARTITION))));
     // The partition fault needs a partition 1 to fail.
     if (this.#faults.includes('partition-fail')) count = Math.max(count, 2);
     const size = Math.max(1, Math.ceil(rows / count));
