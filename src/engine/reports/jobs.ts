@@ -12,6 +12,7 @@ import type { WorkerPool } from './pool.ts';
 import { plannedRequest } from './report-request.ts';
 import type { ParsedReportRequest } from './report-request.ts';
 import type { Partition, ReportError, ReportFamily, ReportMeta, ReportState } from './report-types.ts';
+import { transferablesOf } from './encoded-items.ts';
 import type { EncodedItems } from './encoded-items.ts';
 import type { FinalizeResult, FinalizeTask, PartialResult, TestFault } from './tasks.ts';
 
@@ -336,7 +337,9 @@ export class ReportJobs {
   async #writePages(meta: ReportMeta, partials: PartialResult[], early: EarlyPages | null, cancelFlag: Int32Array): Promise<FinalizeResult> {
     if (early === null) {
       const task: FinalizeTask = { kind: 'finalize', reportId: meta.reportId, request: meta.request, partials, pageBytes: this.#config.pageBytes, reserve: envelopeReserve(meta), faults: this.#faults, cancel: cancelFlag };
-      return this.#pool.run<FinalizeResult>(task);
+      // Encoded items move to the finalizing thread rather than being copied there.
+      const transfers = partials.flatMap((partial) => ('kind' in partial && partial.kind === 'encoded' ? transferablesOf(partial.items) : []));
+      return this.#pool.run<FinalizeResult>(task, transfers);
     }
     if (this.#faults.includes('finalize-fail')) throw new Error('test fault: page writing fails');
     await early.consumed;

@@ -14,9 +14,11 @@ import { componentFinalize, componentPartition } from './kernels/component.ts';
 import type { ComponentPartial } from './kernels/component.ts';
 import type { KernelContext } from './kernels/kernel-context.ts';
 import { jvmFinalize, jvmPartition } from './kernels/jvm.ts';
+import { mergeJvmItems } from './kernels/jvm-items.ts';
+import type { EncodedJvmItems } from './kernels/jvm-items.ts';
 import type { JvmPartial } from './kernels/jvm.ts';
 import { isCancelled, throwIfCancelled } from './cancel-flag.ts';
-import { writeItemPages } from './pages.ts';
+import { writeEncodedPages, writeItemPages } from './pages.ts';
 import { transferablesOf } from './encoded-items.ts';
 import type { EncodedItems } from './encoded-items.ts';
 import type { FinalizeResult, FinalizeTask, PartialResult, PartitionTask, WorkerData, WorkerTask } from './tasks.ts';
@@ -49,8 +51,9 @@ function slotTimes(ctx: { store: Store }, reportId: string): SlotTimes {
 }
 
 /** Piscina transfers the items' buffers to the service instead of cloning them. */
-function moved(items: EncodedItems): PartialResult {
-  return move({ [transferableSymbol]: transferablesOf(items), [valueSymbol]: items }) as unknown as PartialResult;
+function moved(partial: EncodedItems | EncodedJvmItems): PartialResult {
+  const items = 'kind' in partial ? partial.items : partial;
+  return move({ [transferableSymbol]: transferablesOf(items), [valueSymbol]: partial }) as unknown as PartialResult;
 }
 
 async function runPartition(task: PartitionTask): Promise<PartialResult> {
@@ -67,7 +70,10 @@ async function runPartition(task: PartitionTask): Promise<PartialResult> {
     scanCode(ctx, request, times, partition.start, partition.end, (cls) => encoder.add(cls));
     return moved(encoder.finish());
   }
-  if (request.family === 'jvmInventory') return jvmPartition(ctx, request, partition.start, partition.end);
+  if (request.family === 'jvmInventory') {
+    const partial = jvmPartition(ctx, request, partition.start, partition.end);
+    return partial.kind === 'encoded' ? moved(partial) : partial;
+  }
   return componentPartition(ctx, request, partition.start, partition.end);
 }
 
@@ -79,7 +85,14 @@ async function runFinalize(task: FinalizeTask): Promise<FinalizeResult> {
   let items: Record<string, unknown>[];
   let summary: FinalizeResult['summary'] = null;
   let nesting: string[] = [];
-  if (request.family === 'jvmInventory') items = jvmFinalize(request, task.partials as JvmPartial[]);
+  if (request.family === 'jvmInventory') {
+    const partials = task.partials as JvmPartial[];
+    if (partials.length > 0 && partials.every((partial) => partial.kind === 'encoded')) {
+      const merged = mergeJvmItems(partials as EncodedJvmItems[]);
+      return { ...(await writeEncodedPages(ctx.store, task.reportId, task.pageBytes, task.reserve, [merged])), summary: null };
+    }
+    items = jvmFinalize(request, partials);
+  }
   else if (request.family === 'codeInventory') items = codeFinalize(request, task.partials as ClassMethods[][]);
   else {
     const result = componentFinalize(ctx.store, request, task.partials as ComponentPartial[]);

@@ -9,10 +9,13 @@ import { CATALOGS, JVM_ITEM_FIELDS } from '../family-fields.ts';
 import type { GroupValue, ReportRequest } from '../report-types.ts';
 import type { KernelContext } from './kernel-context.ts';
 import { groupFields, Grouper, tupleKey } from './groups.ts';
+import { encodeJvmItems } from './jvm-items.ts';
+import type { EncodedJvmItems } from './jvm-items.ts';
 
 export type JvmPartial =
   | { kind: 'groups'; groups: GroupValue[][]; counts: number[] }
-  | { kind: 'items'; items: Record<string, unknown>[] };
+  | { kind: 'items'; items: Record<string, unknown>[] }
+  | EncodedJvmItems;
 
 /** The rows of the slice in the population (life overlaps the window) that pass the filter. */
 function selectRows(context: KernelContext, request: ReportRequest, start: number, end: number): { slice: FleetSlice; mask: Uint8Array } {
@@ -31,14 +34,31 @@ export function jvmPartition(context: KernelContext, request: ReportRequest, sta
   const to = request.to ?? request.now;
   if (request.groupBy.length > 0) {
     const grouper = new Grouper(slice, groupFields(request.groupBy, CATALOGS.jvmInventory), request.from, to);
-    const counts = new Map<number, number>();
+    // Group ids are small dense integers: counted in a typed array, not a Map (a VM may fall in 30 day buckets).
+    let counts = new Uint32Array(256);
     for (let i = 0; i < slice.count; i++) {
       if (mask[i] === 0) continue;
-      for (const group of grouper.groupsOf(i, request.from, to)) counts.set(group, (counts.get(group) ?? 0) + 1);
+      for (const group of grouper.groupsOf(i, request.from, to)) {
+        if (group >= counts.length) {
+          const grown = new Uint32Array(Math.max(group + 1, counts.length * 2));
+          grown.set(counts);
+          counts = grown;
+        }
+        counts[group]++;
+      }
     }
-    return { kind: 'groups', groups: [...counts.keys()].map((group) => grouper.values(group)), counts: [...counts.values()] };
+    const groups: GroupValue[][] = [];
+    const groupCounts: number[] = [];
+    counts.forEach((count, group) => {
+      if (count === 0) return;
+      groups.push(grouper.values(group));
+      groupCounts.push(count);
+    });
+    return { kind: 'groups', groups, counts: groupCounts };
   }
   const fields = Object.fromEntries(JVM_ITEM_FIELDS.map((name) => [name, CATALOGS.jvmInventory.lookup(name)!]));
+  // The default order is the common case: items go out as bytes, in order, and partitions merge by key.
+  if (request.sortBy.length === 0) return encodeJvmItems(slice, mask, fields);
   const items: Record<string, unknown>[] = [];
   for (let i = 0; i < slice.count; i++) {
     if (mask[i] === 0) continue;

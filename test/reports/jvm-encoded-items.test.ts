@@ -1,0 +1,92 @@
+// The ungrouped JVM report's fast path: items encoded by the partitions, merged by (hostName, vmId), give
+// exactly the pages of the general path (objects sorted by jvmFinalize, cut by PageWriter), JSON and msgpack.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { unpack } from 'msgpackr';
+import { jvmFinalize, jvmPartition } from '../../src/engine/reports/kernels/jvm.ts';
+import type { JvmPartial } from '../../src/engine/reports/kernels/jvm.ts';
+import { mergeJvmItems } from '../../src/engine/reports/kernels/jvm-items.ts';
+import type { EncodedJvmItems } from '../../src/engine/reports/kernels/jvm-items.ts';
+import { PageWriter, writeEncodedPages } from '../../src/engine/reports/pages.ts';
+import type { ReportRequest } from '../../src/engine/reports/report-types.ts';
+import { validateEvents } from '../../src/ingest/events.ts';
+import { Dictionary } from '../../src/storage/dictionary.ts';
+import { FleetColumns } from '../../src/storage/fleet-columns.ts';
+import { Ingestor } from '../../src/storage/ingest.ts';
+import { openStore } from '../../src/storage/store.ts';
+import type { Store } from '../../src/storage/store.ts';
+import { seeded } from '../../src/seed/random.ts';
+import { tempDir } from '../helpers/service.ts';
+
+const DAY = 86_400_000;
+const now = Date.now();
+// Host names and other VM fields that need JSON escapes and multi-byte UTF-8, tag values with every
+// character tags allow, more tags than a msgpack fixmap holds, and hosts shared by several VMs (then vmId decides).
+const HOSTS = ['web-1', 'web-1', 'Zürich-3', '東京-2', 'say"hi"', 'back\\slash', 'x'.repeat(40), 'a'];
+const TAGS: Record<string, string>[] = [{}, { env: 'prod', team: 'pay' }, Object.fromEntries(Array.from({ length: 17 }, (_, k) => [`k${k}`, `v${k}`])), { env: 'a b:c/d@e_f.g-h', team: 'x' }, { AppEnv: 'shop' }];
+
+let store: Store;
+let columns: FleetColumns;
+let dict: Dictionary;
+
+before(async () => {
+  store = openStore(tempDir());
+  dict = new Dictionary(store);
+  const rnd = seeded(7);
+  const events: unknown[] = [];
+  for (let v = 0; v < 120; v++) {
+    const vmId = `vm-${String(Math.floor(rnd() * 1e6)).padStart(6, '0')}-${v}`;
+    const time = now - Math.floor(rnd() * 10 * DAY);
+    events.push({
+      type: 'vm.start', vmId, time, agentVersion: v % 3 === 0 ? '1.0' : 'ünï', agentRevision: 'r',
+      inventory: { hostName: HOSTS[v % HOSTS.length], systemProperties: { 'java.version': '21', ...(v % 4 === 0 ? {} : { 'java.vm.vendor': 'Ven"dor' }) } },
+      tags: TAGS[v % TAGS.length],
+    });
+    if (v % 5 === 0) events.push({ type: 'vm.stop', vmId, time: time + 1000 });
+  }
+  await new Ingestor(store, dict).ingest(() => validateEvents(events, now));
+  columns = new FleetColumns(store);
+  columns.reload();
+});
+after(() => store.close());
+
+function request(sortBy: ReportRequest['sortBy']): ReportRequest {
+  return { family: 'jvmInventory', conditions: [], groupBy: [], sortBy, from: now - 30 * DAY, to: now, detail: false, now, offlineAfterMs: 300_000 };
+}
+
+async function pages(reportId: string, totalPages: number): Promise<{ json: unknown[]; msgpack: unknown[] }> {
+  const json: unknown[] = [];
+  const msgpack: unknown[] = [];
+  for (let page = 0; page < totalPages; page++) {
+    json.push(JSON.parse(store.pageJson.getBinary([reportId, page])!.toString('utf8')));
+    msgpack.push(unpack(store.pages.getBinary([reportId, page])!));
+  }
+  return { json, msgpack };
+}
+
+describe('encoded JVM items', () => {
+  for (const partitionCount of [1, 3, 7]) {
+    it(`equal the general path's pages over ${partitionCount} partition(s)`, async () => {
+      const context = { store, dict, fleet: columns.view() };
+      const size = Math.ceil(columns.view().rows / partitionCount);
+      const ranges = Array.from({ length: partitionCount }, (_, k) => [k * size, (k + 1) * size] as const);
+      // The general path: explicit sortBy equal to the default order makes the kernels build objects.
+      const byDefault = request([{ field: 'hostName', direction: 'ASC' }, { field: 'vmId', direction: 'ASC' }]);
+      const items = jvmFinalize(byDefault, ranges.map(([start, end]) => jvmPartition(context, byDefault, start, end)));
+      assert.ok(items.length > 100, 'the fleet is in the report');
+      const encoded = ranges.map(([start, end]) => jvmPartition(context, request([]), start, end));
+      assert.ok(encoded.every((partial: JvmPartial) => partial.kind === 'encoded'));
+      for (const pageBytes of [1_000_000, 2_000, 900]) {
+        const general = new PageWriter(store, `general-${partitionCount}-${pageBytes}`, pageBytes, 100);
+        for (const item of items) general.add(item);
+        const expected = await general.finish();
+        const merged = mergeJvmItems(encoded as EncodedJvmItems[]);
+        const totals = await writeEncodedPages(store, `encoded-${partitionCount}-${pageBytes}`, pageBytes, 100, [merged]);
+        assert.deepEqual(totals, expected);
+        const got = await pages(`encoded-${partitionCount}-${pageBytes}`, totals.totalPages);
+        assert.deepEqual(got, await pages(`general-${partitionCount}-${pageBytes}`, expected.totalPages));
+        assert.deepEqual(got.json.flat(), items);
+      }
+    });
+  }
+});
