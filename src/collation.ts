@@ -15,3 +15,14 @@ export function compareCodePoints(a: string, b: string): number {
   }
   return a.length - b.length;
 }
+
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/**
+ * A comparator for sorting these strings by code point: JavaScript's own `<` (UTF-16 units, in native
+ * code) gives the same order when no string holds a surrogate, as is the rule for host names and ids.
+ */
+export function codePointComparator(values: Iterable<string | null>): (a: string, b: string) => number {
+  for (const value of values) if (value !== null && SURROGATE.test(value)) return compareCodePoints;
+  return (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+}

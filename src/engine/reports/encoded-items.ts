@@ -42,10 +42,16 @@ class Offsets {
 
 /** Collects items written piece by piece into both encodings. */
 export class ItemEncoder {
-  readonly json = new ByteSink();
-  readonly msgpack = new ByteSink();
+  readonly json: ByteSink;
+  readonly msgpack: ByteSink;
   readonly #jsonEnds = new Offsets();
   readonly #msgpackEnds = new Offsets();
+
+  /** `bytes`: a first guess of the JSON size (msgpack is smaller), so that big outputs are not grown step by step. */
+  constructor(bytes?: number) {
+    this.json = new ByteSink(bytes);
+    this.msgpack = new ByteSink(bytes);
+  }
 
   /** Closes the current item: its JSON (without the comma) and its msgpack were written. */
   endItem(): void {

@@ -93,6 +93,11 @@ export class FleetSlice {
     return spanOf(this.#fleet.tagSpans, this.#fleet.tagArena, this.#start + i);
   }
 
+  /** The string of a dictionary id (null for none). */
+  lookup(id: number): string | null {
+    return this.#dict.lookup(id);
+  }
+
   /** The VM's tags, decoded. */
   tags(i: number): Record<string, string> {
     const pairs = this.tagPairs(i);

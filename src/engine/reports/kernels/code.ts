@@ -11,7 +11,7 @@ import type { ReportRequest } from '../report-types.ts';
 import type { KernelContext } from './kernel-context.ts';
 import type { SlotTimes } from '../../../storage/code-times.ts';
 import type { ClassMethods } from './class-methods.ts';
-import { codeTime } from './code-items.ts';
+import { codeTime } from '../time-bytes.ts';
 
 /** The methods of one class that passed the filter and the window, merged across AppEnvs. */
 /** Caches a condition's outcome for the last value: sourceName and className repeat over consecutive records. */

@@ -1,10 +1,13 @@
 // Ungrouped JVM report items in the default order (hostName, vmId), written straight to JSON and msgpack bytes
 // in the partition that read them (decisions §7): 100,000 VMs would otherwise cost 100,000 objects cloned
 // twice between threads, measured and stringified one by one.
-import { compareCodePoints } from '../../../collation.ts';
+import { codePointComparator, compareCodePoints } from '../../../collation.ts';
 import { isoTime } from '../../../iso-time.ts';
+import type { Column } from '../../../parser/columns.ts';
 import type { FieldDef } from '../../../parser/fields.ts';
+import { ByteSink } from '../../byte-sink.ts';
 import { ItemEncoder, msgpackBytes, writeString } from '../encoded-items.ts';
+import { TIME_BYTES, writeTimeBytes } from '../time-bytes.ts';
 import type { EncodedItems } from '../encoded-items.ts';
 import type { FleetSlice } from '../fleet-slice.ts';
 import { JVM_ITEM_FIELDS } from '../family-fields.ts';
@@ -17,73 +20,154 @@ export interface EncodedJvmItems {
   vmIds: string[];
 }
 
-/** null sorts last (decisions §6.3). */
-function compareNullable(a: string | null, b: string | null): number {
-  if (a === b) return 0;
-  if (a === null) return 1;
-  if (b === null) return -1;
-  return compareCodePoints(a, b);
-}
+type Compare = (a: string, b: string) => number;
 
-function compareItems(hostA: string | null, vmA: string, hostB: string | null, vmB: string): number {
-  return compareNullable(hostA, hostB) || compareCodePoints(vmA, vmB);
+/** hostName then vmId, by code point; a null hostName sorts last (decisions §6.3). */
+function compareItems(compare: Compare, hostA: string | null, vmA: string, hostB: string | null, vmB: string): number {
+  if (hostA !== hostB) {
+    if (hostA === null) return 1;
+    if (hostB === null) return -1;
+    const order = compare(hostA, hostB);
+    if (order !== 0) return order;
+  }
+  return compare(vmA, vmB);
 }
 
 const ascii = (text: string): Uint8Array => Buffer.from(text, 'latin1');
-/** `{"vmId":`, `,"hostName":`, …: what precedes each field's value, in item order. */
-const JSON_KEYS = JVM_ITEM_FIELDS.map((field, k) => ascii(`${k === 0 ? '{' : ','}"${field}":`));
-const JSON_TAGS = ascii(',"tags":');
-const MSGPACK_KEYS = JVM_ITEM_FIELDS.map((field) => msgpackBytes(field));
-const MSGPACK_TAGS = msgpackBytes('tags');
-/** A fixmap of the item fields and tags. */
-const MSGPACK_ITEM_MAP = 0x80 | (JVM_ITEM_FIELDS.length + 1);
-const NULL = ascii('null');
+const NULL_JSON = ascii('null');
+const NULL_MSGPACK = Uint8Array.of(0xc0);
+/** Years 0000–9999: the range whose ISO text is 24 bytes (`toISOString` widens others). */
+const LAST_FOUR_DIGIT_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
-function writeValue(encoder: ItemEncoder, value: string | number | null): void {
-  if (value === null) {
-    encoder.json.reserve(4);
-    encoder.json.copy(NULL);
-    encoder.msgpack.reserve(1);
-    encoder.msgpack.byte(0xc0);
-    return;
-  }
-  writeString(encoder.json, encoder.msgpack, String(value));
+/** A value's bytes in both encodings. */
+interface Piece {
+  json: Uint8Array;
+  msgpack: Uint8Array;
 }
 
-function writeTags(encoder: ItemEncoder, tags: Record<string, string>): void {
-  // Tag keys start with a letter (ingest validation), so an object keeps them in the stored order.
-  const keys = Object.keys(tags);
-  if (keys.length >= 16) {
-    // Past a msgpack fixmap: rare enough to encode through the general path.
-    const json = JSON.stringify(tags);
-    encoder.json.reserve(json.length * 3);
-    encoder.json.utf8(json);
-    const bytes = msgpackBytes(tags);
-    encoder.msgpack.reserve(bytes.length);
-    encoder.msgpack.copy(bytes);
-    return;
+const NULL: Piece = { json: NULL_JSON, msgpack: NULL_MSGPACK };
+
+function piece(value: string | null): Piece {
+  if (value === null) return NULL;
+  const json = new ByteSink(value.length * 3 + 8);
+  const msgpack = new ByteSink(value.length * 3 + 8);
+  writeString(json, msgpack, value);
+  return { json: Uint8Array.from(json.written()), msgpack: Uint8Array.from(msgpack.written()) };
+}
+
+/** `{"vmId":`, `,"hostName":`, …: what precedes each field's value, in item order, in both encodings. */
+const KEYS: Piece[] = JVM_ITEM_FIELDS.map((field, k) => ({ json: ascii(`${k === 0 ? '{' : ','}"${field}":`), msgpack: msgpackBytes(field) }));
+const TAGS_KEY: Piece = { json: ascii(',"tags":'), msgpack: msgpackBytes('tags') };
+/** A fixmap of the item fields and tags. */
+const ITEM_MAP = 0x80 | (JVM_ITEM_FIELDS.length + 1);
+/** A first guess of an item's JSON size, to size the buffers once. */
+const BYTES_PER_ITEM = 400;
+
+/**
+ * Writes items field by field from pieces encoded once per distinct value: states, versions, vendors and
+ * tag pairs repeat across a fleet, so most of an item is copied, not encoded (vmIds and host names do not).
+ */
+class JvmItemWriter {
+  readonly encoder: ItemEncoder;
+  /** Per dictionary column (by its ids array), the piece of each id met. */
+  readonly #values = new Map<Uint32Array, Map<number, Piece>>();
+  /** `"key":"value"` (JSON) and key, value (msgpack) per tag pair of dictionary ids. */
+  readonly #tagPairs = new Map<number, Map<number, Piece>>();
+  readonly #slice: FleetSlice;
+
+  constructor(slice: FleetSlice, items: number) {
+    this.#slice = slice;
+    this.encoder = new ItemEncoder(Math.max(1 << 16, items * BYTES_PER_ITEM));
   }
-  encoder.json.reserve(1);
-  encoder.json.byte(0x7b);
-  encoder.msgpack.reserve(1);
-  encoder.msgpack.byte(0x80 | keys.length);
-  keys.forEach((key, k) => {
-    if (k > 0) {
-      encoder.json.reserve(1);
-      encoder.json.byte(0x2c);
+
+  write(bytes: Piece): void {
+    const { json, msgpack } = this.encoder;
+    json.reserve(bytes.json.length);
+    json.copy(bytes.json);
+    msgpack.reserve(bytes.msgpack.length);
+    msgpack.copy(bytes.msgpack);
+  }
+
+  /** The value of a dictionary column at row i. */
+  value(column: Column, i: number): void {
+    if (column.kind !== 'dict') throw new Error('JVM item fields beside the times are dictionary columns');
+    let pieces = this.#values.get(column.ids);
+    if (pieces === undefined) this.#values.set(column.ids, (pieces = new Map()));
+    const id = column.ids[i];
+    let bytes = pieces.get(id);
+    if (bytes === undefined) pieces.set(id, (bytes = piece(column.lookup(id))));
+    this.write(bytes);
+  }
+
+  /** A string of many values (vmId, hostName): encoded in place, not cached. */
+  unique(value: string | null): void {
+    if (value === null) this.write(NULL);
+    else writeString(this.encoder.json, this.encoder.msgpack, value);
+  }
+
+  time(time: number): void {
+    if (!(time >= 0 && time <= LAST_FOUR_DIGIT_TIME)) return this.write(piece(isoTime(time)));
+    const { json, msgpack } = this.encoder;
+    json.reserve(TIME_BYTES + 3);
+    json.byte(0x22);
+    writeTimeBytes(json.bytes, json.length, time);
+    json.length += TIME_BYTES;
+    json.byte(0x5a);
+    json.byte(0x22);
+    msgpack.reserve(TIME_BYTES + 2);
+    msgpack.byte(0xa0 | (TIME_BYTES + 1));
+    writeTimeBytes(msgpack.bytes, msgpack.length, time);
+    msgpack.length += TIME_BYTES;
+    msgpack.byte(0x5a);
+  }
+
+  tags(i: number): void {
+    const pairs = this.#slice.tagPairs(i);
+    const count = pairs.length >>> 1;
+    // Most VMs carry the same few tag pairs: copied from pieces, not encoded.
+    const { json, msgpack } = this.encoder;
+    if (count >= 16) {
+      // Past a msgpack fixmap: rare enough to encode through msgpackr.
+      const tags = this.#slice.tags(i);
+      const text = JSON.stringify(tags);
+      json.reserve(text.length * 3);
+      json.utf8(text);
+      this.write({ json: new Uint8Array(0), msgpack: msgpackBytes(tags) });
+      return;
     }
-    writeString(encoder.json, encoder.msgpack, key);
-    encoder.json.reserve(1);
-    encoder.json.byte(0x3a);
-    writeString(encoder.json, encoder.msgpack, tags[key]);
-  });
-  encoder.json.reserve(1);
-  encoder.json.byte(0x7d);
+    json.reserve(1);
+    json.byte(0x7b);
+    msgpack.reserve(1);
+    msgpack.byte(0x80 | count);
+    for (let k = 0; k < pairs.length; k += 2) {
+      if (k > 0) {
+        json.reserve(1);
+        json.byte(0x2c);
+      }
+      this.write(this.#tagPair(pairs[k], pairs[k + 1]));
+    }
+    json.reserve(1);
+    json.byte(0x7d);
+  }
+
+  #tagPair(key: number, value: number): Piece {
+    let values = this.#tagPairs.get(key);
+    if (values === undefined) this.#tagPairs.set(key, (values = new Map()));
+    let bytes = values.get(value);
+    if (bytes === undefined) {
+      const name = piece(this.#slice.lookup(key) ?? '');
+      const text = piece(this.#slice.lookup(value) ?? '');
+      bytes = { json: Uint8Array.from([...name.json, 0x3a, ...text.json]), msgpack: Uint8Array.from([...name.msgpack, ...text.msgpack]) };
+      values.set(value, bytes);
+    }
+    return bytes;
+  }
 }
 
 /**
  * Encodes the selected rows of a slice (mask[i] === 1) as items in the default order, exactly as
- * jvmFinalize would give them: the fields of decisions §7 (times as ISO text), then tags.
+ * jvmFinalize would give them: the fields of decisions §7 (times as ISO text), then tags (keys in stored
+ * order, which an object keeps: tag keys start with a letter).
  */
 export function encodeJvmItems(slice: FleetSlice, mask: Uint8Array, fields: Record<string, FieldDef>): EncodedJvmItems {
   const rows: number[] = [];
@@ -91,26 +175,28 @@ export function encodeJvmItems(slice: FleetSlice, mask: Uint8Array, fields: Reco
   const hostField = fields.hostName;
   const hosts = rows.map((i) => slice.groupValue(hostField, i) as string | null);
   const vms = rows.map((i) => slice.vmId(i));
-  const order = rows.map((_, k) => k).sort((a, b) => compareItems(hosts[a], vms[a], hosts[b], vms[b]));
+  const compare = codePointComparator([...hosts, ...vms]);
+  const order = rows.map((_, k) => k).sort((a, b) => compareItems(compare, hosts[a], vms[a], hosts[b], vms[b]));
 
-  const encoder = new ItemEncoder();
+  const writer = new JvmItemWriter(slice, rows.length);
+  const { encoder } = writer;
+  const columns = JVM_ITEM_FIELDS.map((name) => slice.column(fields[name]));
+  const { startTime, lastHeardTime } = slice.scan;
   for (const k of order) {
     const i = rows[k];
     encoder.msgpack.reserve(1);
-    encoder.msgpack.byte(MSGPACK_ITEM_MAP);
-    JVM_ITEM_FIELDS.forEach((name, f) => {
-      encoder.json.reserve(JSON_KEYS[f].length);
-      encoder.json.copy(JSON_KEYS[f]);
-      encoder.msgpack.reserve(MSGPACK_KEYS[f].length);
-      encoder.msgpack.copy(MSGPACK_KEYS[f]);
-      const value = name === 'vmId' ? vms[k] : name === 'hostName' ? hosts[k] : slice.groupValue(fields[name], i);
-      writeValue(encoder, name === 'startTime' || name === 'lastHeardTime' ? isoTime(value as number) : value);
-    });
-    encoder.json.reserve(JSON_TAGS.length);
-    encoder.json.copy(JSON_TAGS);
-    encoder.msgpack.reserve(MSGPACK_TAGS.length);
-    encoder.msgpack.copy(MSGPACK_TAGS);
-    writeTags(encoder, slice.tags(i));
+    encoder.msgpack.byte(ITEM_MAP);
+    for (let f = 0; f < JVM_ITEM_FIELDS.length; f++) {
+      writer.write(KEYS[f]);
+      const name = JVM_ITEM_FIELDS[f];
+      if (name === 'vmId') writer.unique(vms[k]);
+      else if (name === 'hostName') writer.unique(hosts[k]);
+      else if (name === 'startTime') writer.time(startTime[i]);
+      else if (name === 'lastHeardTime') writer.time(lastHeardTime[i]);
+      else writer.value(columns[f], i);
+    }
+    writer.write(TAGS_KEY);
+    writer.tags(i);
     encoder.json.reserve(1);
     encoder.json.byte(0x7d);
     encoder.endItem();
@@ -128,7 +214,7 @@ export function mergeJvmItems(partials: readonly EncodedJvmItems[]): EncodedItem
     for (let p = 0; p < partials.length; p++) {
       const k = next[p];
       if (k >= partials[p].items.count) continue;
-      if (best === -1 || compareItems(partials[p].hostNames[k], partials[p].vmIds[k], partials[best].hostNames[next[best]], partials[best].vmIds[next[best]]) < 0) best = p;
+      if (best === -1 || compareItems(compareCodePoints, partials[p].hostNames[k], partials[p].vmIds[k], partials[best].hostNames[next[best]], partials[best].vmIds[next[best]]) < 0) best = p;
     }
     if (best === -1) break;
     const { items } = partials[best];
