@@ -22,7 +22,7 @@ export class ByteSink {
   bytes: Buffer;
   length = 0;
 
-  constructor(size = 16 << 20) {
+  constructor(size = 1 << 20) {
     this.bytes = ownBuffer(size);
   }
 
