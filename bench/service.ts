@@ -95,6 +95,21 @@ export function processRssMb(pid: number): number {
   return Math.round(Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8' }).trim()) / 1024);
 }
 
+/**
+ * A process's memory on Linux, in MB: its peak resident size over its life (VmHWM) and the resident size
+ * now split into anonymous memory (heaps, shared columns) and file-backed pages (LMDB's map: page cache the
+ * kernel can reclaim). null elsewhere.
+ */
+export function processMemoryMb(pid: number): { peakRss: number; anon: number; file: number } | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const field = (name: string) => Math.round(Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN) / 1024);
+    return { peakRss: field('VmHWM'), anon: field('RssAnon'), file: field('RssFile') };
+  } catch {
+    return null;
+  }
+}
+
 /** The service's own default, passed explicitly so a row can state it. */
 export const SERVICE_WORKERS = defaultConfig().workers;
 

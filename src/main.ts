@@ -4,6 +4,7 @@ import { ConfigError, parseConfig, settingsHelp, unknownSettingMessage } from '.
 import { UsageError } from './cli/args.ts';
 import { cveCommand, CVE_USAGE } from './cli/cve.ts';
 import { keysCommand, KEYS_USAGE } from './cli/keys.ts';
+import { sbomCommand, SBOM_USAGE, ServiceError, UnreachableError } from './cli/sbom.ts';
 import { seedCommand, SEED_USAGE } from './cli/seed.ts';
 import { serveCommand } from './cli/serve.ts';
 import { ListenError } from './http/server.ts';
@@ -15,6 +16,7 @@ commands:
 ${KEYS_USAGE}
 ${SEED_USAGE}
 ${CVE_USAGE}
+${SBOM_USAGE}
 
 settings (flag, environment variable; the flag wins):
 ${settingsHelp()}
@@ -34,6 +36,8 @@ async function main(argv: readonly string[]): Promise<void> {
       return seedCommand(config, args);
     case 'cve':
       return cveCommand(config, args);
+    case 'sbom':
+      return sbomCommand(args, process.env);
     case undefined:
     case 'help':
     case '--help':
@@ -48,6 +52,14 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError || error instanceof ConfigError) {
     process.stderr.write(`jvmlens: ${error.message}\n`);
     process.exit(2);
+  }
+  if (error instanceof ServiceError) {
+    process.stderr.write(`jvmlens: ${error.message}\n`);
+    process.exit(3);
+  }
+  if (error instanceof UnreachableError) {
+    process.stderr.write(`jvmlens: ${error.message}\n`);
+    process.exit(4);
   }
   if (error instanceof ListenError) {
     process.stderr.write(`jvmlens: ${error.message}\n`);

@@ -9,7 +9,7 @@ import type { FleetSize } from '../fleet.ts';
 import type { BenchOptions, BenchRow, Suite } from '../harness.ts';
 import { progress, wanted } from '../harness.ts';
 import { PeerFleet } from '../peer-fleet.ts';
-import { processRssMb, SERVICE_WORKERS, startJvmlens } from '../service.ts';
+import { processMemoryMb, processRssMb, SERVICE_WORKERS, startJvmlens } from '../service.ts';
 import type { JvmlensService } from '../service.ts';
 import { summarize } from '../stats.ts';
 
@@ -109,7 +109,8 @@ function canonical(rows: readonly (readonly unknown[])[]): string {
   return createHash('sha256').update(lines.join('\n')).digest('hex');
 }
 
-function peerRow(name: string, size: FleetSize, jvmlens: Report, peer: Peer, agree: boolean, extra: Record<string, number | string>): BenchRow {
+function peerRow(name: string, size: FleetSize, jvmlens: Report, peer: Peer, agree: boolean, extra: Record<string, number | string>, service: JvmlensService): BenchRow {
+  const memory = processMemoryMb(service.pid);
   const summary = summarize([jvmlens.ms]);
   const ratio = jvmlens.ms / peer.ms;
   progress(`peers: ${name}: jvmlens ${jvmlens.ms.toFixed(0)} ms, DuckDB ${peer.ms.toFixed(0)} ms, ratio ${ratio.toFixed(2)}, answers ${agree ? 'agree' : 'DIFFER'}`);
@@ -120,6 +121,7 @@ function peerRow(name: string, size: FleetSize, jvmlens: Report, peer: Peer, agr
       jvmlensMs: Math.round(jvmlens.ms), duckdbMs: Math.round(peer.ms), ratio: Number(ratio.toFixed(3)),
       agree: agree ? 'yes' : 'NO', target: 'ratio <= 0.5 (issue 14)', timing: 'best of runs, each engine',
       rss: 'jvmlens server process, peak while generating', ...extra,
+      ...(memory === null ? {} : { servicePeakRssMb: memory.peakRss, serviceAnonMb: memory.anon, serviceFileMb: memory.file }),
     },
   };
 }
@@ -135,7 +137,7 @@ async function componentRow(service: JvmlensService, fleet: PeerFleet, size: Fle
     GROUP BY v.team, c.name, c.version ORDER BY v.team NULLS LAST, c.name, c.version DESC`));
   const items = await allItems(service, get, jvmlens);
   const ours = items.map((item) => [item['tags.team'] ?? null, item.componentName, item.componentVersion, item.count]);
-  return peerRow(COMPONENT, size, jvmlens, peer, canonical(ours) === canonical(peer.rows), { items: items.length });
+  return peerRow(COMPONENT, size, jvmlens, peer, canonical(ours) === canonical(peer.rows), { items: items.length }, service);
 }
 
 /** A VM's life in SQL (decisions §7): it ends now while RUNNING, else when it was last heard. */
@@ -158,7 +160,7 @@ async function jvmDayRow(service: JvmlensService, fleet: PeerFleet, size: FleetS
     GROUP BY day ORDER BY day`));
   const items = await allItems(service, get, jvmlens);
   const ours = items.map((item) => [item.day, item.count]);
-  return peerRow(JVM_DAY, size, jvmlens, peer, canonical(ours) === canonical(peer.rows), { items: items.length });
+  return peerRow(JVM_DAY, size, jvmlens, peer, canonical(ours) === canonical(peer.rows), { items: items.length }, service);
 }
 
 async function jvmVmsRow(service: JvmlensService, fleet: PeerFleet, size: FleetSize, runs: number): Promise<BenchRow> {
@@ -179,7 +181,7 @@ async function jvmVmsRow(service: JvmlensService, fleet: PeerFleet, size: FleetS
   });
   // Same rows in the same order: compared as they come, not as sets.
   const same = JSON.stringify(ours) === JSON.stringify(peer.rows.map((row) => row.map((value) => (typeof value === 'bigint' ? Number(value) : value))));
-  return peerRow(JVM_VMS, size, jvmlens, peer, same, { items: items.length });
+  return peerRow(JVM_VMS, size, jvmlens, peer, same, { items: items.length }, service);
 }
 
 async function codeRow(service: JvmlensService, fleet: PeerFleet, size: FleetSize, runs: number): Promise<BenchRow> {
@@ -206,7 +208,7 @@ async function codeRow(service: JvmlensService, fleet: PeerFleet, size: FleetSiz
     const row = JSON.parse(line) as Item;
     return JSON.stringify([row.sourceName, row.className, row.methodName, row.firstSeen, row.lastSeen]);
   }).join('\n');
-  return peerRow(CODE, size, jvmlens, peer, ours === theirs, { methods: items.length, pages: Number(jvmlens.body.totalPages) });
+  return peerRow(CODE, size, jvmlens, peer, ours === theirs, { methods: items.length, pages: Number(jvmlens.body.totalPages) }, service);
 }
 
 export const suite: Suite = {

@@ -5,12 +5,16 @@ import { nearest } from './nearest.ts';
 export class UsageError extends Error {}
 
 export interface ParsedArgs {
+  /** The last value of each option. */
   options: Map<string, string>;
+  /** Every value of each option, in order: for options that may repeat. */
+  repeated: Map<string, string[]>;
   positional: string[];
 }
 
 export function parseArgs(args: readonly string[], known: readonly string[]): ParsedArgs {
   const options = new Map<string, string>();
+  const repeated = new Map<string, string[]>();
   const positional: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
@@ -28,8 +32,9 @@ export function parseArgs(args: readonly string[], known: readonly string[]): Pa
     const value = eq > 0 ? arg.slice(eq + 1) : args[++i];
     if (value === undefined) throw new UsageError(`--${name} needs a value`);
     options.set(name, value);
+    repeated.set(name, [...(repeated.get(name) ?? []), value]);
   }
-  return { options, positional };
+  return { options, repeated, positional };
 }
 
 export function integerOption(args: ParsedArgs, name: string, fallback: number, min = 0): number {

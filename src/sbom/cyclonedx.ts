@@ -1,0 +1,179 @@
+// CycloneDX 1.6 JSON documents of one VM or of a set of VMs, with a runtime VEX analysis per vulnerability:
+// a vulnerable component whose JAR the JVMs never loaded code from is `not_affected` (`code_not_reachable`),
+// one they loaded code from is `in_triage`. Built as plain JSON (the document shape is in the 1.6 schema,
+// which the tests validate against with @cyclonedx/cyclonedx-library): the library's models have no
+// `evidence.occurrences`, which is where a component's JARs belong.
+import { randomUUID } from 'node:crypto';
+import type { ComponentCve } from '../storage/records.ts';
+import type { Vulnerability } from '../vuln/osv.ts';
+import type { SbomComponent, VmInventory } from './inventory.ts';
+
+type Json = Record<string, unknown>;
+
+/** What a document covers besides its VMs: the selection of a fleet SBOM (for its metadata). */
+export interface FleetSelection {
+  tags: [string, string][];
+}
+
+const TOOL = { type: 'application', name: 'jvmlens', group: 'jvmlens' };
+
+function iso(time: number): string {
+  const date = new Date(time);
+  return Number.isNaN(date.getTime()) ? new Date(0).toISOString() : date.toISOString();
+}
+
+/** CycloneDX severity from a CVSS base score (the CVSS v3 bands). */
+function severity(score: number | null): string {
+  if (score === null) return 'unknown';
+  if (score >= 9) return 'critical';
+  if (score >= 7) return 'high';
+  if (score >= 4) return 'medium';
+  if (score > 0) return 'low';
+  return 'none';
+}
+
+function ratingMethod(vector: string | null): string {
+  if (vector?.startsWith('CVSS:3.1/')) return 'CVSSv31';
+  if (vector?.startsWith('CVSS:3.0/')) return 'CVSSv3';
+  if (vector?.startsWith('CVSS:4')) return 'CVSSv4';
+  return vector === null ? 'other' : 'CVSSv2';
+}
+
+function componentKey(component: Pick<SbomComponent, 'componentName' | 'componentVersion'>): string {
+  return `${component.componentName}@${component.componentVersion}`;
+}
+
+function purl(component: Pick<SbomComponent, 'componentName' | 'componentVersion' | 'groupId'>): string | undefined {
+  if (component.groupId === null || component.componentVersion === 'UNKNOWN') return undefined;
+  const part = (text: string) => encodeURIComponent(text);
+  return `pkg:maven/${part(component.groupId)}/${part(component.componentName)}@${part(component.componentVersion)}`;
+}
+
+/** One component of the document: the same (name, version) in several VMs is one entry. */
+interface Entry {
+  component: Omit<SbomComponent, 'jar' | 'used'>;
+  bomRef: string;
+  jars: Set<string>;
+  vms: number;
+  usedVms: number;
+}
+
+function entries(vms: readonly VmInventory[]): Entry[] {
+  const byKey = new Map<string, Entry>();
+  for (const vm of vms) {
+    for (const component of vm.components) {
+      const key = componentKey(component);
+      let entry = byKey.get(key);
+      if (entry === undefined) {
+        entry = { component, bomRef: purl(component) ?? `jvmlens:${key}`, jars: new Set(), vms: 0, usedVms: 0 };
+        byKey.set(key, entry);
+      }
+      if (component.jar !== null) entry.jars.add(component.jar);
+      entry.vms++;
+      if (component.used) entry.usedVms++;
+    }
+  }
+  return [...byKey.values()].sort((a, b) => (a.bomRef < b.bomRef ? -1 : a.bomRef > b.bomRef ? 1 : 0));
+}
+
+function componentJson(entry: Entry, fleet: boolean): Json {
+  const { component } = entry;
+  const properties = [{ name: 'jvmlens:codeLoaded', value: entry.usedVms > 0 ? 'true' : 'false' }];
+  if (fleet) properties.push({ name: 'jvmlens:vmCount', value: String(entry.vms) }, { name: 'jvmlens:codeLoadedVmCount', value: String(entry.usedVms) });
+  const json: Json = { type: 'library', 'bom-ref': entry.bomRef, name: component.componentName, version: component.componentVersion };
+  if (component.groupId !== null) json.group = component.groupId;
+  const url = purl(component);
+  if (url !== undefined) json.purl = url;
+  if (entry.jars.size > 0) json.evidence = { occurrences: [...entry.jars].sort().map((location) => ({ location })) };
+  json.properties = properties;
+  return json;
+}
+
+/** The VEX analysis of a vulnerability over the entries it affects, in the words of what was observed. */
+function analysis(affected: readonly Entry[], single: VmInventory | null): Json {
+  const used = affected.filter((entry) => entry.usedVms > 0);
+  const names = (list: readonly Entry[]) => list.map((entry) => `${componentKey(entry.component)}${entry.jars.size > 0 ? ` (${[...entry.jars].sort().join(', ')})` : ''}`).join('; ');
+  if (single !== null) {
+    const window = `between ${iso(single.startTime)} and ${iso(single.lastHeardTime)}`;
+    if (used.length > 0) return { state: 'in_triage', detail: `jvmlens observed this JVM load code from ${names(used)} ${window}: the vulnerable code may be reachable.` };
+    return { state: 'not_affected', justification: 'code_not_reachable', detail: `jvmlens observed ${names(affected)} in this JVM but no class loaded from it ${window}.` };
+  }
+  const vms = affected.reduce((sum, entry) => sum + entry.vms, 0);
+  const usedVms = affected.reduce((sum, entry) => sum + entry.usedVms, 0);
+  if (usedVms > 0) return { state: 'in_triage', detail: `jvmlens observed ${usedVms} of the ${vms} JVMs that carry ${names(affected)} load code from it: the vulnerable code may be reachable there.` };
+  return { state: 'not_affected', justification: 'code_not_reachable', detail: `jvmlens observed ${names(affected)} in ${vms} JVMs, none of which loaded a class from it.` };
+}
+
+function vulnerabilities(all: readonly Entry[], advisories: ReadonlyMap<string, Vulnerability>, single: VmInventory | null): Json[] {
+  const byCve = new Map<string, { cve: ComponentCve; affected: Entry[] }>();
+  for (const entry of all) {
+    for (const cve of entry.component.cves) {
+      let item = byCve.get(cve.cveId);
+      if (item === undefined) byCve.set(cve.cveId, (item = { cve, affected: [] }));
+      item.affected.push(entry);
+    }
+  }
+  return [...byCve.values()]
+    .sort((a, b) => (a.cve.cveId < b.cve.cveId ? -1 : a.cve.cveId > b.cve.cveId ? 1 : 0))
+    .map(({ cve, affected }) => {
+      const advisory = advisories.get(cve.cveId);
+      const source = { name: 'OSV', url: `https://osv.dev/vulnerability/${encodeURIComponent(advisory?.id ?? cve.cveId)}` };
+      const rating: Json = { source, severity: severity(cve.score), method: ratingMethod(advisory?.vector ?? null) };
+      if (cve.score !== null) rating.score = cve.score;
+      if (advisory?.vector) rating.vector = advisory.vector;
+      const json: Json = { 'bom-ref': `vulnerability:${cve.cveId}`, id: cve.cveId, source, ratings: [rating] };
+      if (advisory !== undefined && advisory.summary !== '') json.description = advisory.summary;
+      if (advisory !== undefined && advisory.aliases.length > 0) {
+        json.references = advisory.aliases.filter((alias) => alias !== cve.cveId).map((alias) => ({ id: alias, source: { name: 'OSV', url: `https://osv.dev/vulnerability/${encodeURIComponent(alias)}` } }));
+      }
+      json.analysis = analysis(affected, single);
+      json.affects = affected.map((entry) => ({ ref: entry.bomRef }));
+      return json;
+    });
+}
+
+function document(metadataComponent: Json, vms: readonly VmInventory[], advisories: ReadonlyMap<string, Vulnerability>, single: VmInventory | null, now: number): Json {
+  const all = entries(vms);
+  return {
+    bomFormat: 'CycloneDX',
+    specVersion: '1.6',
+    serialNumber: `urn:uuid:${randomUUID()}`,
+    version: 1,
+    metadata: { timestamp: iso(now), tools: { components: [TOOL] }, component: metadataComponent },
+    components: all.map((entry) => componentJson(entry, single === null)),
+    vulnerabilities: vulnerabilities(all, advisories, single),
+  };
+}
+
+function tagProperties(tags: Record<string, string>): { name: string; value: string }[] {
+  return Object.entries(tags).map(([key, value]) => ({ name: `jvmlens:tag:${key}`, value }));
+}
+
+/** The SBOM of one VM: the VM is the document's subject, its components and their CVEs the contents. */
+export function vmSbom(vm: VmInventory, advisories: ReadonlyMap<string, Vulnerability>, now: number): Json {
+  const subject: Json = {
+    type: 'application',
+    'bom-ref': `vm:${vm.vmId}`,
+    name: vm.mainMethod !== '' ? vm.mainMethod : vm.hostName,
+    properties: [
+      { name: 'jvmlens:vmId', value: vm.vmId },
+      { name: 'jvmlens:hostName', value: vm.hostName },
+      { name: 'jvmlens:state', value: vm.state },
+      { name: 'jvmlens:startTime', value: iso(vm.startTime) },
+      { name: 'jvmlens:lastHeardTime', value: iso(vm.lastHeardTime) },
+      ...tagProperties(vm.tags),
+    ],
+  };
+  return document(subject, [vm], advisories, vm, now);
+}
+
+/** One SBOM of many VMs: components de-duplicated, each with how many VMs carry it and load code from it. */
+export function fleetSbom(vms: readonly VmInventory[], selection: FleetSelection, advisories: ReadonlyMap<string, Vulnerability>, now: number): Json {
+  const subject: Json = {
+    type: 'application',
+    'bom-ref': 'fleet',
+    name: selection.tags.length === 0 ? 'jvmlens fleet' : `jvmlens fleet ${selection.tags.map(([key, value]) => `${key}=${value}`).join(' ')}`,
+    properties: [{ name: 'jvmlens:vmCount', value: String(vms.length) }, ...tagProperties(Object.fromEntries(selection.tags))],
+  };
+  return document(subject, vms, advisories, null, now);
+}

@@ -1,0 +1,91 @@
+// What an SBOM says of a VM, read from the store: its components with their JARs, whether the VM loaded
+// code from them (USED) or only carried them (PRESENT), and their CVEs with the advisories behind them.
+import type { Dictionary } from '../storage/dictionary.ts';
+import type { ComponentCve, VmRecord } from '../storage/records.ts';
+import type { Store } from '../storage/store.ts';
+import { uint32View } from '../storage/store.ts';
+import { vmState } from '../storage/vm-state.ts';
+import type { VmState } from '../storage/vm-state.ts';
+import { readTags } from '../storage/vm-tags.ts';
+import { vmDetails } from '../storage/vms.ts';
+import { vulnSeq } from '../storage/vulns.ts';
+import type { Vulnerability } from '../vuln/osv.ts';
+
+/** A component as ingestion stored it without a sourceName (ingest.ts). */
+const NO_SOURCE = 0xffffffff;
+
+export interface SbomComponent {
+  componentName: string;
+  componentVersion: string;
+  groupId: string | null;
+  /** The JAR the component was found in, when the agent named one. */
+  jar: string | null;
+  /** Code was loaded from that JAR by this VM. */
+  used: boolean;
+  cves: ComponentCve[];
+}
+
+export interface VmInventory {
+  vmId: string;
+  hostName: string;
+  mainMethod: string;
+  state: VmState;
+  tags: Record<string, string>;
+  startTime: number;
+  lastHeardTime: number;
+  components: SbomComponent[];
+}
+
+export function vmInventory(store: Store, dict: Dictionary, record: VmRecord, now: number, offlineAfterMs: number): VmInventory {
+  const used = new Set(uint32View(store.usedSources.getBinary(record.row)));
+  const pairs = uint32View(store.vmComponents.getBinary(record.row));
+  const components: SbomComponent[] = [];
+  for (let k = 0; k < pairs.length; k += 2) {
+    const component = store.components.get(pairs[k]);
+    if (component === undefined) continue;
+    const source = pairs[k + 1];
+    components.push({
+      ...component,
+      jar: source === NO_SOURCE ? null : dict.lookup(source),
+      used: source !== NO_SOURCE && used.has(source),
+      cves: store.componentCves.get(pairs[k]) ?? [],
+    });
+  }
+  const inventory = vmDetails(store, record)?.inventory;
+  return {
+    vmId: record.vmId,
+    hostName: String(inventory?.hostName ?? ''),
+    mainMethod: String(inventory?.mainMethod ?? ''),
+    state: vmState(record, now, offlineAfterMs),
+    tags: Object.fromEntries(readTags(store, dict, record.row)),
+    startTime: record.startTime,
+    lastHeardTime: record.lastHeardTime,
+    components,
+  };
+}
+
+/** The VMs whose tags hold every given (key, value), in row order. */
+export function selectVms(store: Store, dict: Dictionary, tags: readonly [string, string][]): VmRecord[] {
+  const selected: VmRecord[] = [];
+  for (const { value } of store.vms.getRange()) {
+    if (tags.length > 0) {
+      const own = readTags(store, dict, value.row);
+      if (!tags.every(([key, wanted]) => own.get(key) === wanted)) continue;
+    }
+    selected.push(value);
+  }
+  return selected;
+}
+
+let advisories: { seq: number; byCve: Map<string, Vulnerability> } | null = null;
+
+/** The advisory behind each CVE id, read again only after an import changed them. */
+export function advisoriesByCve(store: Store): Map<string, Vulnerability> {
+  const seq = vulnSeq(store);
+  if (advisories?.seq !== seq) {
+    const byCve = new Map<string, Vulnerability>();
+    for (const { value } of store.vulns.getRange()) if (!byCve.has(value.cveId)) byCve.set(value.cveId, value);
+    advisories = { seq, byCve };
+  }
+  return advisories.byCve;
+}
