@@ -4,7 +4,10 @@ import { ConfigError, parseConfig, settingsHelp, unknownSettingMessage } from '.
 import { UsageError } from './cli/args.ts';
 import { cveCommand, CVE_USAGE } from './cli/cve.ts';
 import { keysCommand, KEYS_USAGE } from './cli/keys.ts';
-import { sbomCommand, SBOM_USAGE, ServiceError, UnreachableError } from './cli/sbom.ts';
+import { ServiceError, UnreachableError } from './cli/client.ts';
+import { instanceCommand, INSTANCE_USAGE } from './cli/instance.ts';
+import { reportCommand, REPORT_USAGE } from './cli/report.ts';
+import { sbomCommand, SBOM_USAGE } from './cli/sbom.ts';
 import { seedCommand, SEED_USAGE } from './cli/seed.ts';
 import { serveCommand } from './cli/serve.ts';
 import { ListenError } from './http/server.ts';
@@ -16,11 +19,16 @@ commands:
 ${KEYS_USAGE}
 ${SEED_USAGE}
 ${CVE_USAGE}
+${REPORT_USAGE}
+${INSTANCE_USAGE}
 ${SBOM_USAGE}
 
 settings (flag, environment variable; the flag wins):
 ${settingsHelp()}
 `;
+
+/** `jvmlens help TOPIC`: one command's options, with an example. */
+const HELP: Record<string, string> = { report: REPORT_USAGE, cve: CVE_USAGE, sbom: SBOM_USAGE, instance: INSTANCE_USAGE, keys: KEYS_USAGE, seed: SEED_USAGE };
 
 async function main(argv: readonly string[]): Promise<void> {
   const { config, rest } = parseConfig(argv, process.env);
@@ -35,11 +43,21 @@ async function main(argv: readonly string[]): Promise<void> {
     case 'seed':
       return seedCommand(config, args);
     case 'cve':
-      return cveCommand(config, args);
+      return cveCommand(config, args, process.env);
+    case 'report':
+      process.exitCode = await reportCommand(args, process.env);
+      return;
+    case 'instance':
+      return instanceCommand(args, process.env);
     case 'sbom':
       return sbomCommand(args, process.env);
+    case 'help': {
+      const topic = args[0] === undefined ? undefined : HELP[args[0]];
+      if (args[0] !== undefined && topic === undefined) throw new UsageError(`no help on '${args[0]}'; topics: ${Object.keys(HELP).join(', ')}`);
+      process.stdout.write(topic === undefined ? USAGE : `${topic}\n`);
+      return;
+    }
     case undefined:
-    case 'help':
     case '--help':
       process.stdout.write(USAGE);
       return;

@@ -12,7 +12,8 @@ export interface ParsedArgs {
   positional: string[];
 }
 
-export function parseArgs(args: readonly string[], known: readonly string[]): ParsedArgs {
+/** `flags` take no value: present, their option is 'true'. */
+export function parseArgs(args: readonly string[], known: readonly string[], flags: readonly string[] = []): ParsedArgs {
   const options = new Map<string, string>();
   const repeated = new Map<string, string[]>();
   const positional: string[] = [];
@@ -24,10 +25,14 @@ export function parseArgs(args: readonly string[], known: readonly string[]): Pa
     }
     const eq = arg.indexOf('=');
     const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
+    if (flags.includes(name) && eq < 0) {
+      options.set(name, 'true');
+      continue;
+    }
     if (!known.includes(name)) {
       // Settings were taken out before: one that reaches here is mistyped, like a command option.
-      const suggestion = nearest(name, [...known, ...SETTINGS.map((setting) => setting.flag.slice(2))]);
-      throw new UsageError(`unknown option --${name}${suggestion === null ? '' : `; did you mean --${suggestion}?`} (known: ${known.map((k) => `--${k}`).join(', ')})`);
+      const suggestion = nearest(name, [...known, ...flags, ...SETTINGS.map((setting) => setting.flag.slice(2))]);
+      throw new UsageError(`unknown option --${name}${suggestion === null ? '' : `; did you mean --${suggestion}?`} (known: ${[...known, ...flags].map((k) => `--${k}`).join(', ')})`);
     }
     const value = eq > 0 ? arg.slice(eq + 1) : args[++i];
     if (value === undefined) throw new UsageError(`--${name} needs a value`);

@@ -6,13 +6,16 @@ import { validateOsvRecord } from '../vuln/osv.ts';
 import type { Vulnerability } from '../vuln/osv.ts';
 import { readOsvSources } from '../vuln/sources.ts';
 import { UsageError } from './args.ts';
+import { cveEventsCommand, CVE_EVENTS_USAGE } from './cve-events.ts';
 
-export const CVE_USAGE = `jvmlens cve import PATH...                                   import OSV JSON files, folders or zip archives`;
+export const CVE_USAGE = `jvmlens cve import PATH...                                   import OSV JSON files, folders or zip archives
+${CVE_EVENTS_USAGE}`;
 
 const BATCH = 2_000;
 
-export async function cveCommand(config: Config, args: readonly string[]): Promise<void> {
+export async function cveCommand(config: Config, args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
   const [action, ...paths] = args;
+  if (action === 'events') return cveEventsCommand(paths, env);
   if (action !== 'import' || paths.length === 0) throw new UsageError(`usage:\n${CVE_USAGE}`);
   const store = openStore(config.dataDir);
   const started = Date.now();

@@ -74,6 +74,6 @@ describe('jvmlens sbom', () => {
     assert.match(typo.stderr, /did you mean --output/);
     const noKey = await runCli(['sbom', 'cli-used'], { JVMLENS_API_KEY: '' });
     assert.equal(noKey.code, 2);
-    assert.match(noKey.stderr, /needs an API key/);
+    assert.match(noKey.stderr, /an API key is needed/);
   });
 });

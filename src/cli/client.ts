@@ -1,0 +1,62 @@
+// The HTTP client of the commands that talk to a running service (report, cve events, instance, sbom).
+import type { ParsedArgs } from './args.ts';
+import { UsageError } from './args.ts';
+
+/** The service answered with an error: its status, code and message (exit status 3). */
+export class ServiceError extends Error {}
+/** Nothing answered at the URL (exit status 4). */
+export class UnreachableError extends Error {}
+
+export const CLIENT_USAGE = `      --url URL (env JVMLENS_URL; the API as serve prints it, with or without /public; default http://127.0.0.1:8090)
+      --key KEY (env JVMLENS_API_KEY)`;
+
+/** The options every client command takes. */
+export const CLIENT_OPTIONS = ['url', 'key'];
+
+export interface ApiClient {
+  /** The API's base URL without a trailing slash or `/public`. */
+  base: string;
+  key: string;
+}
+
+/** The API's base URL without a trailing slash or `/public`: both ways `serve` may be quoted work. */
+export function apiBase(url: string): string {
+  return url.replace(/\/+$/, '').replace(/\/public$/, '');
+}
+
+export function clientFrom(parsed: ParsedArgs, env: NodeJS.ProcessEnv): ApiClient {
+  const key = parsed.options.get('key') ?? env.JVMLENS_API_KEY;
+  if (key === undefined || key === '') throw new UsageError('an API key is needed: --key KEY or JVMLENS_API_KEY');
+  return { base: apiBase(parsed.options.get('url') ?? env.JVMLENS_URL ?? 'http://127.0.0.1:8090'), key };
+}
+
+/** Sends a request and returns the response text; an error status becomes a ServiceError with the API's message. */
+export async function call(client: ApiClient, method: string, path: string, body?: unknown, accept = 'application/json'): Promise<string> {
+  let response: Response;
+  try {
+    response = await fetch(`${client.base}${path}`, {
+      method,
+      headers: { 'x-api-key': client.key, accept, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  } catch (error) {
+    throw new UnreachableError(`no jvmlens answered at ${client.base}: ${((error as Error).cause as Error | undefined)?.message ?? (error as Error).message}`);
+  }
+  const text = await response.text();
+  if (response.status >= 300) {
+    let message = text;
+    try {
+      const error = JSON.parse(text) as { error?: string; message?: string };
+      message = `${error.error}: ${error.message}`;
+    } catch {
+      // not the API's error body: show what came
+    }
+    throw new ServiceError(`the service answered ${response.status} ${message}`);
+  }
+  return text;
+}
+
+export async function callJson<T>(client: ApiClient, method: string, path: string, body?: unknown): Promise<T> {
+  const text = await call(client, method, path, body);
+  return (text === '' ? undefined : JSON.parse(text)) as T;
+}

@@ -1,0 +1,177 @@
+// `jvmlens report`: schedule a report on a running service, wait for it, and write every page's items; or
+// list, get and delete reports.
+import type { ParsedArgs } from './args.ts';
+import { parseArgs, UsageError } from './args.ts';
+import { call, callJson, CLIENT_OPTIONS, CLIENT_USAGE, clientFrom } from './client.ts';
+import type { ApiClient } from './client.ts';
+import { flattenNested, ItemWriter } from './formats.ts';
+import { formatOption, openOutput } from './output.ts';
+
+export const REPORT_USAGE = `jvmlens report jvm|code|component [options]     schedule a report, wait, write its items
+      --filter EXPR (repeatable)  --group-by FIELD[,FIELD]  --sort-by FIELD=ASC|DESC[,...]  --name NAME
+      jvm, code: --from T --to T      component: --start-time T --end-time T --detail
+      --format json|ndjson|csv (default json)  --output FILE (default standard output)
+      e.g. jvmlens report component --filter "componentName = 'log4j-core'" --group-by tags.env --format csv
+jvmlens report list jvm|code|component [--state S] [--name TEXT] [--limit N]   the family's reports, newest first
+jvmlens report get jvm|code|component REPORT_ID [--format F] [--output FILE]   every page of a finished report
+jvmlens report delete jvm|code|component REPORT_ID                              delete (cancels a running one)
+${CLIENT_USAGE}
+      exit status: 0 SUCCEEDED, 5 FAILED, 6 PARTIALLY_FAILED, 7 TIMED_OUT (the items produced are written),
+      2 bad usage, 3 the service refused (its message is printed), 4 no service`;
+
+type Family = 'jvm' | 'code' | 'component';
+
+interface FamilyApi {
+  create: string;
+  base: string;
+  /** Body fields this family takes, by option. */
+  times: Record<string, string>;
+}
+
+const FAMILIES: Record<Family, FamilyApi> = {
+  jvm: { create: '/public/report/jvmInventory', base: '/public/report/jvmInventory', times: { from: 'from', to: 'to' } },
+  code: { create: '/public/report/codeInventory', base: '/public/report/codeInventory', times: { from: 'from', to: 'to' } },
+  component: { create: '/public/component/report/schedule', base: '/public/component/report', times: { 'start-time': 'startTime', 'end-time': 'endTime' } },
+};
+
+/** Final states other than SUCCEEDED, with their exit status. */
+const EXIT_STATUS: Record<string, number> = { SUCCEEDED: 0, FAILED: 5, PARTIALLY_FAILED: 6, TIMED_OUT: 7 };
+const POLL_MS = 200;
+const OUTPUT_OPTIONS = ['format', 'output'];
+
+type Body = Record<string, unknown>;
+
+function family(word: string | undefined): Family {
+  if (word === 'jvm' || word === 'code' || word === 'component') return word;
+  throw new UsageError(`a report family is jvm, code or component${word === undefined ? '' : `, not '${word}'`}\n\n${REPORT_USAGE}`);
+}
+
+/** Values of a repeatable option that may also hold comma-separated values. */
+function list(parsed: ParsedArgs, name: string): string[] {
+  return (parsed.repeated.get(name) ?? []).flatMap((value) => value.split(',')).map((value) => value.trim()).filter((value) => value !== '');
+}
+
+function requestBody(kind: Family, parsed: ParsedArgs): Body {
+  const body: Body = {};
+  const filter = parsed.repeated.get('filter') ?? [];
+  if (filter.length > 0) body.filter = filter;
+  const groupBy = list(parsed, 'group-by');
+  if (groupBy.length > 0) body.groupBy = groupBy;
+  const sortBy = list(parsed, 'sort-by');
+  if (sortBy.length > 0) body.sortBy = sortBy;
+  const name = parsed.options.get('name');
+  if (name !== undefined) body.reportName = name;
+  for (const [option, field] of Object.entries(FAMILIES[kind].times)) {
+    const value = parsed.options.get(option);
+    if (value !== undefined) body[field] = value;
+  }
+  for (const option of ['from', 'to', 'start-time', 'end-time']) {
+    if (parsed.options.has(option) && !(option in FAMILIES[kind].times)) {
+      throw new UsageError(`--${option} is not an option of ${kind} reports; they take ${Object.keys(FAMILIES[kind].times).map((o) => `--${o}`).join(' and ')}`);
+    }
+  }
+  if (parsed.options.has('detail')) {
+    if (kind !== 'component') throw new UsageError('--detail is an option of component reports only');
+    body.detail = true;
+  }
+  return body;
+}
+
+/** A line on standard error while waiting, redrawn in place; nothing when standard error is not a terminal. */
+function progress(): { update(text: string): void; done(): void } {
+  if (process.stderr.isTTY !== true) return { update: () => undefined, done: () => undefined };
+  const frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+  let frame = 0;
+  return {
+    update: (text) => process.stderr.write(`\r\x1b[2K${frames[frame++ % frames.length]} ${text}`),
+    done: () => process.stderr.write('\r\x1b[2K'),
+  };
+}
+
+async function waitFor(client: ApiClient, kind: Family, reportId: string): Promise<Body> {
+  const started = Date.now();
+  const line = progress();
+  try {
+    for (;;) {
+      const body = await callJson<Body>(client, 'GET', `${FAMILIES[kind].base}/${encodeURIComponent(reportId)}`);
+      if (body.state !== 'PROCESSING') return body;
+      line.update(`report ${reportId}: ${String(body.state)} for ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  } finally {
+    line.done();
+  }
+}
+
+/** Writes every page of a finished report and returns the exit status its state calls for. */
+async function writeReport(client: ApiClient, kind: Family, first: Body, parsed: ParsedArgs): Promise<number> {
+  const output = openOutput(parsed);
+  const writer = new ItemWriter(formatOption(parsed), (text) => output.write(text));
+  try {
+    const pages = Number(first.totalPages ?? 1);
+    for (let page = 0; page < pages; page++) {
+      const body = page === 0 ? first : await callJson<Body>(client, 'GET', `${FAMILIES[kind].base}/${encodeURIComponent(String(first.reportId))}?page=${page}`);
+      const data = (body.data ?? []) as Body[];
+      writer.add(kind === 'component' ? flattenNested(data) : data);
+    }
+    writer.finish();
+  } finally {
+    output.close();
+  }
+  const state = String(first.state);
+  if (state !== 'SUCCEEDED') {
+    const errors = ((first.errors ?? []) as { code: string; message: string }[]).map((error) => `${error.code}: ${error.message}`);
+    process.stderr.write(`jvmlens: report ${String(first.reportId)} ended ${state}${errors.length > 0 ? `: ${errors.join('; ')}` : ''}\n`);
+  }
+  return EXIT_STATUS[state] ?? 1;
+}
+
+/** Runs a report sub-command; resolves to the exit status. */
+export async function reportCommand(args: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const [action, ...rest] = args;
+  switch (action) {
+    case 'list': {
+      const parsed = parseArgs(rest, ['state', 'name', 'limit', ...OUTPUT_OPTIONS, ...CLIENT_OPTIONS]);
+      const kind = family(parsed.positional[0]);
+      const query = new URLSearchParams();
+      for (const [option, parameter] of [['state', 'state'], ['name', 'reportName'], ['limit', 'limit']]) {
+        const value = parsed.options.get(option);
+        if (value !== undefined) query.set(parameter, value);
+      }
+      const body = await callJson<Body>(clientFrom(parsed, env), 'GET', `${FAMILIES[kind].base}${query.size > 0 ? `?${query}` : ''}`);
+      const output = openOutput(parsed);
+      const writer = new ItemWriter(formatOption(parsed), (text) => output.write(text));
+      writer.add((body.data ?? []) as Body[]);
+      writer.finish();
+      output.close();
+      return 0;
+    }
+    case 'get': {
+      const parsed = parseArgs(rest, [...OUTPUT_OPTIONS, ...CLIENT_OPTIONS]);
+      const kind = family(parsed.positional[0]);
+      const reportId = parsed.positional[1];
+      if (reportId === undefined) throw new UsageError(`report get needs a family and a REPORT_ID\n\n${REPORT_USAGE}`);
+      const client = clientFrom(parsed, env);
+      return writeReport(client, kind, await waitFor(client, kind, reportId), parsed);
+    }
+    case 'delete': {
+      const parsed = parseArgs(rest, CLIENT_OPTIONS);
+      const kind = family(parsed.positional[0]);
+      const reportId = parsed.positional[1];
+      if (reportId === undefined) throw new UsageError(`report delete needs a family and a REPORT_ID\n\n${REPORT_USAGE}`);
+      await call(clientFrom(parsed, env), 'DELETE', `${FAMILIES[kind].base}/${encodeURIComponent(reportId)}`);
+      process.stderr.write(`jvmlens: report ${reportId} deleted\n`);
+      return 0;
+    }
+    default: {
+      const kind = family(action);
+      const parsed = parseArgs(rest, ['filter', 'group-by', 'sort-by', 'from', 'to', 'start-time', 'end-time', 'name', ...OUTPUT_OPTIONS, ...CLIENT_OPTIONS], ['detail']);
+      if (parsed.positional.length > 0) throw new UsageError(`unexpected argument '${parsed.positional[0]}'\n\n${REPORT_USAGE}`);
+      const body = requestBody(kind, parsed);
+      formatOption(parsed);
+      const client = clientFrom(parsed, env);
+      const created = await callJson<Body>(client, 'POST', FAMILIES[kind].create, body);
+      return writeReport(client, kind, await waitFor(client, kind, String(created.reportId)), parsed);
+    }
+  }
+}

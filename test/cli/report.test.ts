@@ -1,0 +1,163 @@
+// `jvmlens report`, `cve events` and `instance` against real services: every format, reports of several
+// pages, each final state's exit status, list/get/delete, and bad options with a clear message.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fleetBatches } from '../../src/seed/fleet.ts';
+import { componentsEvent, startEvent } from '../helpers/cve.ts';
+import { ingest } from '../helpers/events.ts';
+import { ingestAll, runReport } from '../helpers/reports.ts';
+import { runCli, startService, tempDir } from '../helpers/service.ts';
+import type { RunningService } from '../helpers/service.ts';
+
+const FLEET = { vms: 40, componentsPerVm: 6, methods: 300, appEnvs: 2, tags: 3, seed: 3, now: Date.now(), days: 20 };
+const LOG4J = { componentName: 'log4j-core', componentVersion: '2.14.1', groupId: 'org.apache.logging.log4j', sourceName: 'log4j-core-2.14.1.jar' };
+
+let service: RunningService;
+
+/** The CLI against a service, URL and key from the environment as a script would set them. */
+function cli(target: RunningService, args: string[]) {
+  return runCli(args, { JVMLENS_URL: `${target.apiUrl}/public`, JVMLENS_API_KEY: target.apiKey });
+}
+
+async function serviceWithFleet(args: string[] = []): Promise<RunningService> {
+  const started = await startService({ args });
+  await ingestAll(started, fleetBatches(FLEET, 20));
+  return started;
+}
+
+before(async () => {
+  // Small pages: every report below spans several.
+  service = await serviceWithFleet(['--page-bytes', '4000']);
+  const now = Date.now();
+  const events = [0, 1, 2, 3, 4].flatMap((i) => [startEvent(`cve-vm-${i}`, now - 9000, `cve-host-${i}`, { env: 'prod' }), componentsEvent(`cve-vm-${i}`, now - 8000, [LOG4J])]);
+  assert.equal((await ingest(service.gatewayUrl, service.apiKey, events)).status, 200);
+});
+after(() => service.stop());
+
+describe('jvmlens report', () => {
+  it('writes every page of a component report as NDJSON, flattened, equal to the API\'s items', async () => {
+    const api = await runReport(service, 'component', { groupBy: ['tags.env'] });
+    assert.ok(api.pages.length > 1, 'the report spans several pages');
+    const run = await cli(service, ['report', 'component', '--group-by', 'tags.env', '--format', 'ndjson']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stderr, '', 'no progress on a pipe');
+    const items = run.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    assert.deepEqual(items, api.items);
+  });
+
+  it('writes CSV with the group fields as columns, and JSON to a file', async () => {
+    const csv = await cli(service, ['report', 'component', '--group-by', 'tags.env', '--filter', "componentName LIKE '^j'", '--format', 'csv']);
+    assert.equal(csv.code, 0, csv.stderr);
+    const lines = csv.stdout.trimEnd().split('\r\n');
+    assert.equal(lines[0], 'tags.env,componentName,componentVersion,count');
+    assert.ok(lines.length > 2);
+    assert.ok(lines.slice(1).every((line) => /^[^,]*,j[^,]*,[^,]+,\d+$/.test(line)), lines.slice(1, 4).join(' | '));
+    const file = join(tempDir('jvmlens-cli-'), 'jvms.json');
+    const json = await cli(service, ['report', 'jvm', '--from', '30d', '--sort-by', 'hostName=DESC', '--output', file]);
+    assert.equal(json.code, 0, json.stderr);
+    assert.equal(json.stdout, '');
+    const written = JSON.parse(readFileSync(file, 'utf8')) as { hostName: string }[];
+    assert.equal(written.length, FLEET.vms + 5);
+    const hosts = written.map((vm) => vm.hostName);
+    assert.deepEqual(hosts, [...hosts].sort().reverse());
+  });
+
+  it('lists, gets and deletes reports', async () => {
+    const created = await cli(service, ['report', 'code', '--group-by', 'sourceName', '--name', 'cli-listed', '--format', 'ndjson']);
+    assert.equal(created.code, 0, created.stderr);
+    const listed = await cli(service, ['report', 'list', 'code', '--name', 'cli-listed', '--format', 'ndjson']);
+    assert.equal(listed.code, 0, listed.stderr);
+    const [meta] = listed.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    assert.equal(meta.state, 'SUCCEEDED');
+    const got = await cli(service, ['report', 'get', 'code', meta.reportId, '--format', 'ndjson']);
+    assert.equal(got.code, 0, got.stderr);
+    assert.equal(got.stdout, created.stdout);
+    const deleted = await cli(service, ['report', 'delete', 'code', meta.reportId]);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    const gone = await cli(service, ['report', 'get', 'code', meta.reportId]);
+    assert.equal(gone.code, 3);
+    assert.match(gone.stderr, /404/);
+  });
+
+  it('refuses bad options with exit status 2 and says why', async () => {
+    const cases: [string[], RegExp][] = [
+      [['report', 'component', '--from', '3d'], /--from is not an option of component reports; they take --start-time and --end-time/],
+      [['report', 'jvm', '--detail'], /--detail is an option of component reports only/],
+      [['report', 'inventory'], /a report family is jvm, code or component, not 'inventory'/],
+      [['report', 'jvm', '--format', 'xml'], /--format takes json, ndjson, csv, not 'xml'/],
+      [['report', 'jvm', '--grup-by', 'day'], /did you mean --group-by/],
+      [['help', 'nothing'], /no help on 'nothing'/],
+    ];
+    for (const [args, message] of cases) {
+      const run = await cli(service, args);
+      assert.equal(run.code, 2, args.join(' '));
+      assert.match(run.stderr, message);
+    }
+    const badFilter = await cli(service, ['report', 'jvm', '--filter', 'state =']);
+    assert.equal(badFilter.code, 3, 'the service refuses a bad filter');
+    assert.match(badFilter.stderr, /400 BAD_FILTER/);
+  });
+
+  it('explains every option with an example in help', async () => {
+    const help = await runCli(['help', 'report']);
+    assert.equal(help.code, 0);
+    for (const option of ['--filter', '--group-by', '--sort-by', '--from', '--to', '--start-time', '--end-time', '--detail', '--name', '--format', '--output', '--url', '--key', 'e.g. jvmlens report']) assert.ok(help.stdout.includes(option), option);
+  });
+});
+
+describe('exit status of a report that does not succeed', () => {
+  for (const [faults, state, status] of [['partition-fail', 'PARTIALLY_FAILED', 6], ['finalize-fail', 'FAILED', 5]] as const) {
+    it(`${state} exits ${status} with the report's errors`, async () => {
+      const faulty = await serviceWithFleet(['--test-faults', faults, '--test-partition-size', '7']);
+      try {
+        const run = await cli(faulty, ['report', 'jvm', '--group-by', 'state']);
+        assert.equal(run.code, status, run.stderr);
+        assert.match(run.stderr, new RegExp(`ended ${state}`));
+        if (state === 'PARTIALLY_FAILED') assert.ok(JSON.parse(run.stdout).length > 0, 'the data of the other partitions is written');
+      } finally {
+        await faulty.stop();
+      }
+    });
+  }
+
+  it('TIMED_OUT exits 7', async () => {
+    const slow = await serviceWithFleet(['--test-faults', 'slow-partition', '--report-timeout-ms', '100']);
+    try {
+      const run = await cli(slow, ['report', 'jvm']);
+      assert.equal(run.code, 7, run.stderr);
+      assert.match(run.stderr, /ended TIMED_OUT/);
+    } finally {
+      await slow.stop();
+    }
+  });
+});
+
+describe('jvmlens cve events and instance', () => {
+  it('follows afterToken to the end with --all', async () => {
+    const one = await cli(service, ['cve', 'events', '--tag', 'env=prod', '--limit', '2', '--format', 'ndjson']);
+    assert.equal(one.code, 0, one.stderr);
+    assert.equal(one.stdout.trim().split('\n').length, 2, 'one page without --all');
+    const all = await cli(service, ['cve', 'events', '--tag', 'env=prod', '--limit', '2', '--all', '--format', 'csv']);
+    assert.equal(all.code, 0, all.stderr);
+    const rows = all.stdout.trimEnd().split('\r\n');
+    assert.ok(rows[0].startsWith('componentName,componentVersion,cveId'), rows[0]);
+    const expected = (await (await fetch(`${service.apiUrl}/public/cve/events?tags.env=prod&limit=1000`, { headers: { 'x-api-key': service.apiKey } })).json()) as { data: unknown[] };
+    assert.ok(expected.data.length > 4);
+    assert.equal(rows.length - 1, expected.data.length, 'every event, across pages of 2');
+    const vms = new Set(rows.slice(1).flatMap((row) => row.split(',').filter((cell) => cell.startsWith('cve-vm-'))));
+    assert.equal(vms.size, 5, 'every VM given Log4Shell');
+  });
+
+  it('shows a VM and its tags', async () => {
+    const vm = await cli(service, ['instance', 'cve-vm-0']);
+    assert.equal(vm.code, 0, vm.stderr);
+    assert.equal(JSON.parse(vm.stdout).vmId, 'cve-vm-0');
+    const tags = await cli(service, ['instance', 'cve-vm-0', '--tags']);
+    assert.deepEqual(JSON.parse(tags.stdout), [{ key: 'env', value: 'prod' }]);
+    const missing = await cli(service, ['instance', 'nobody']);
+    assert.equal(missing.code, 3);
+    assert.match(missing.stderr, /404 VM_NOT_FOUND/);
+  });
+});
