@@ -1,6 +1,8 @@
 // Wires the service together: storage, worker pool, the two listeners, readiness and graceful shutdown.
 import type { Config } from './config.ts';
 import { agentRoutes } from './http/routes/agent.ts';
+import { docsRoutes } from './http/routes/docs.ts';
+import { SERVICE_VERSION } from './version.ts';
 import { sbomRoutes } from './http/routes/sbom.ts';
 import { explorerRoutes } from './http/routes/explorer.ts';
 import { healthRoutes } from './http/routes/health.ts';
@@ -112,7 +114,7 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   const jobs = new ReportJobs({ store, pool, fleetView, config, clock, logger });
   const vulnerabilities = new Vulnerabilities({ store, pool, ingestor: context.ingestor, cveIndex, clock, logger });
   const gatewayRoutes: Route[] = [...healthRoutes(context), ...agentRoutes(context), ...metricsRoutes(context)];
-  const apiRoutes: Route[] = [...explorerRoutes(context), ...sbomRoutes(context), ...reportRoutes(context, jobs), ...cveRoutes(context, cveIndex)];
+  const apiRoutes: Route[] = [...explorerRoutes(context), ...sbomRoutes(context), ...reportRoutes(context, jobs), ...cveRoutes(context, cveIndex), ...docsRoutes(SERVICE_VERSION)];
   const gateway = new HttpServer({ ...common, routes: gatewayRoutes, bodyLimit: 16 * MIB });
   const api = new HttpServer({ ...common, routes: apiRoutes, bodyLimit: 1 * MIB });
   const gatewayPort = await gateway.listen(config.host, config.gatewayPort);

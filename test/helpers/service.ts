@@ -1,4 +1,5 @@
 // Starts the real service (`jvmlens serve`) as a child process on free ports with a temporary data directory.
+import { checkResponse } from './openapi.ts';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -131,6 +132,7 @@ export async function request<T = any>(url: string, init: { method?: string; key
   // A copy into a plain Uint8Array: Deno's fetch types do not take a Buffer, whose memory may be shared.
   const response = await fetch(url, { method: init.method ?? 'GET', headers, body: typeof body === 'string' || body === undefined ? body : new Uint8Array(body) });
   const text = await response.text();
+  checkResponse(init.method ?? 'GET', url, response.status, response.headers.get('content-type') ?? '', text);
   let parsed: unknown = text;
   if ((response.headers.get('content-type') ?? '').includes('json') && text !== '') parsed = JSON.parse(text);
   return { status: response.status, headers: response.headers, body: parsed as T, text };
