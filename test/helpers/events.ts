@@ -1,4 +1,5 @@
 // Builders of agent events for tests.
+import { checkResponse } from './openapi.ts';
 
 export function vmStart(vmId: string, time: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -23,5 +24,6 @@ export async function ingest(gatewayUrl: string, key: string, events: unknown[],
   const body = contentType === 'application/x-ndjson' ? events.map((e) => JSON.stringify(e)).join('\n') : JSON.stringify(events);
   const response = await fetch(`${gatewayUrl}/agent/v1/events`, { method: 'POST', headers: { 'content-type': contentType, 'x-api-key': key }, body });
   const text = await response.text();
+  checkResponse('POST', `${gatewayUrl}/agent/v1/events`, response.status, response.headers.get('content-type') ?? '', text);
   return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
 }
