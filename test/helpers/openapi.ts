@@ -48,3 +48,20 @@ export function checkResponse(method: string, url: string, status: number, conte
   if (!type.includes('json')) return;
   validate(pointer('paths', template.path, method.toLowerCase(), 'responses', String(status), 'content', type, 'schema'), JSON.parse(text), label);
 }
+
+/** Every example of a response in the document that its own schema refuses, as "where: why". */
+export function invalidExamples(): string[] {
+  const failures: string[] = [];
+  for (const [path, methods] of Object.entries(document.paths as Json)) {
+    for (const [method, operation] of Object.entries(methods as Json)) {
+      for (const [status, response] of Object.entries(operation.responses as Json)) {
+        for (const [type, content] of Object.entries((response.content ?? {}) as Json)) {
+          if (content.example === undefined) continue;
+          const check = ajv.getSchema(`openapi#/${pointer('paths', path, method, 'responses', status, 'content', type, 'schema')}`)!;
+          if (!check(content.example)) failures.push(`${method} ${path} ${status}: ${ajv.errorsText(check.errors)}`);
+        }
+      }
+    }
+  }
+  return failures;
+}

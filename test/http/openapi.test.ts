@@ -15,7 +15,7 @@ import { reportRoutes } from '../../src/http/routes/reports.ts';
 import { sbomRoutes } from '../../src/http/routes/sbom.ts';
 import type { Route } from '../../src/http/types.ts';
 import { browserMissing, launchBrowser } from '../helpers/browser.ts';
-import { checkResponse } from '../helpers/openapi.ts';
+import { checkResponse, invalidExamples } from '../helpers/openapi.ts';
 import { request, startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
 
@@ -65,6 +65,10 @@ describe('OpenAPI document', () => {
         }
       }
     }
+  });
+
+  it('gives examples that its own schemas accept', () => {
+    assert.deepEqual(invalidExamples(), []);
   });
 
   it('checks responses: a body that drifts from the document fails the test that received it', () => {

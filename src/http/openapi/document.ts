@@ -47,6 +47,53 @@ const LIST_QUERY = [
 const TAG_QUERY = { name: 'tags', in: 'query', required: false, style: 'form', explode: true, schema: { type: 'object', additionalProperties: { type: 'string' } }, description: '`tags.K=V` (one parameter per tag key): VMs with that tag value' };
 const SAMPLE_VM = '005bcfe9-4153-4131-929f-09ee5516f926';
 const SAMPLE_REPORT = '8b8f6a82-f5c5-4954-b215-551ddfd96078';
+const SAMPLE_TIME = 1795539159576;
+
+/** Examples taken from a running service (interface §2): what each family's POST and GET answer. */
+const EXAMPLES = {
+  vm: {
+    vmId: SAMPLE_VM, agentVersion: '1.5.1', agentRevision: 'a1b2c3d',
+    inventory: {
+      systemProperties: { 'java.version': '11.0.22', 'java.runtime.version': '11.0.22+7-LTS', 'java.vm.vendor': 'Azul Systems, Inc.' },
+      hostName: 'checkout-eu-west-1-0282', osEnvironment: {}, mainMethod: 'com.acme.checkout.Main',
+      cpuInfo: { 'Number of Processors': 4, 'Number of Assigned Logical Cores': 4, 'CPU Vendor': 'GenuineIntel', 'CPU Model Name': 'Intel(R) Xeon(R)', 'Number of Physical Cores': 2 },
+    },
+    startTime: 1794226135086, lastHeardTime: 1795535702230, mailbox: 'mailbox-eu-west-1', state: 'RUNNING',
+    jvmInfo: { vmName: 'OpenJDK 64-Bit Server VM' }, tags: { AppEnv: 'checkout', env: 'prod' },
+  },
+  Jvm: {
+    created: { reportId: SAMPLE_REPORT, state: 'PROCESSING', userId: 'admin', params: { groupBy: ['state'], resolvedFrom: '2026-10-25T00:00:00.000Z', resolvedTo: '2026-11-24T16:52:36.519Z' }, requestTime: '2026-11-24T16:52:36.519Z', stateMessages: ['report generation is queued'] },
+    page: {
+      reportId: SAMPLE_REPORT, state: 'SUCCEEDED', stateMessages: ['report generated'], userId: 'admin', params: { groupBy: ['state'] },
+      requestTime: '2026-11-24T16:52:36.519Z', startTime: '2026-11-24T16:52:36.522Z', finishTime: '2026-11-24T16:52:36.540Z',
+      from: '2026-10-25T00:00:00.000Z', to: '2026-11-24T16:52:36.519Z', totalCount: 2, totalPages: 1, page: 0,
+      data: [{ state: 'RUNNING', count: 275 }, { state: 'TERMINATED', count: 25 }],
+    },
+  },
+  Code: {
+    created: { reportId: SAMPLE_REPORT, state: 'PROCESSING', userId: 'admin', params: { groupBy: ['sourceName'] }, requestTime: '2026-11-24T16:52:37.977Z', stateMessages: ['report generation is queued'] },
+    page: {
+      reportId: SAMPLE_REPORT, state: 'SUCCEEDED', stateMessages: ['report generated'], userId: 'admin', params: { groupBy: ['sourceName'] },
+      requestTime: '2026-11-24T16:52:37.977Z', startTime: '2026-11-24T16:52:37.978Z', finishTime: '2026-11-24T16:52:38.149Z',
+      from: '2026-10-25T00:00:00.000Z', to: '2026-11-24T16:52:37.977Z', totalCount: 1, totalPages: 1, page: 0,
+      data: [{ sourceName: 'log4j-core-2.14.1.jar', firstSeen: '2026-10-25T18:02:52.371', lastSeen: '2026-11-24T11:47:43.903', count: 2500 }],
+    },
+  },
+  Component: {
+    created: { reportId: SAMPLE_REPORT, state: 'PROCESSING', userId: 'admin', parameters: { groupBy: ['tags.env'], resolvedStartTime: 1787529600000, resolvedEndTime: null }, requestTime: SAMPLE_TIME },
+    page: {
+      reportId: SAMPLE_REPORT, state: 'SUCCEEDED', summary: { vmCount: 300, componentCount: 109 }, errors: [], userId: 'admin',
+      parameters: { groupBy: ['tags.env'], resolvedStartTime: 1787529600000, resolvedEndTime: null }, requestTime: SAMPLE_TIME, startTime: SAMPLE_TIME + 1, finishTime: SAMPLE_TIME + 34,
+      totalCount: 1, totalPages: 1, page: 0,
+      data: [{ 'tags.env': 'prod', data: [{ 'tags.env': 'prod', componentName: 'log4j-core', componentVersion: '2.14.1', count: 3 }] }],
+    },
+  },
+  cvePage: {
+    limit: 1, afterToken: 'WyIwMDViY2ZlOS00MTUzIl0',
+    data: [{ componentName: 'log4j-core', componentVersion: '2.14.1', cveId: 'CVE-2021-44228', score: 10, cveState: 'USED', cveAnalysisTime: 1795535706248, hostName: 'checkout-eu-west-1-0282', startTime: 1794226135086, lastHeardTime: 1795535702230, vmId: SAMPLE_VM, tags: { env: 'prod' } }],
+    summary: { warnings: [], totalCount: 332 }, size: 1, hasNext: true,
+  },
+};
 
 function reportFamily(name: string, family: 'Jvm' | 'Code' | 'Component', create: string, base: string, requestExample: Json): Record<string, Record<string, Operation>> {
   const tags = [`${name} reports`];
@@ -55,7 +102,7 @@ function reportFamily(name: string, family: 'Jvm' | 'Code' | 'Component', create
       post: {
         summary: `Create a ${name} report`, tags, scope: 'write',
         body: { schema: ref(`${family}ReportRequest`), example: requestExample },
-        success: { 202: { description: 'queued; Location names the report', schema: ref(`${family}ReportCreated`) } },
+        success: { 202: { description: 'queued; Location names the report', schema: ref(`${family}ReportCreated`), example: EXAMPLES[family].created } },
         errors: [...KEYED, ...BODY, ...WRITE, 'UNKNOWN_FIELD', 'BAD_FILTER', 'BAD_GROUP_BY', 'BAD_SORT_BY', 'BAD_TIME', 'QUEUE_FULL'],
       },
       ...(create === base ? { get: listOperation(name, family, tags) } : {}),
@@ -64,7 +111,7 @@ function reportFamily(name: string, family: 'Jvm' | 'Code' | 'Component', create
     [`${base}/{reportId}`]: {
       get: {
         summary: `Get a page of a ${name} report`, tags, scope: 'read', parameters: [REPORT_ID, ...PAGE_QUERY],
-        success: { 200: { description: 'the report and one page of its items (`data: []` while PROCESSING); `Accept: application/msgpack` gives the same as MessagePack', schema: ref(`${family}Report`), alsoAs: 'application/msgpack' } },
+        success: { 200: { description: 'the report and one page of its items (`data: []` while PROCESSING); `Accept: application/msgpack` gives the same as MessagePack', schema: ref(`${family}Report`), example: EXAMPLES[family].page, alsoAs: 'application/msgpack' } },
         errors: [...KEYED, 'BAD_PARAMETER', 'BAD_AFTER_TOKEN', 'REPORT_NOT_FOUND', 'PAGE_NOT_FOUND'],
       },
       delete: {
@@ -76,10 +123,10 @@ function reportFamily(name: string, family: 'Jvm' | 'Code' | 'Component', create
   };
 }
 
-function listOperation(name: string, family: string, tags: string[]): Operation {
+function listOperation(name: string, family: 'Jvm' | 'Code' | 'Component', tags: string[]): Operation {
   return {
     summary: `List ${name} reports, newest first`, tags, scope: 'read', parameters: LIST_QUERY,
-    success: { 200: { description: 'one page of the list', schema: ref(`${family}ReportList`) } },
+    success: { 200: { description: 'one page of the list', schema: ref(`${family}ReportList`), example: { data: [EXAMPLES[family].created] } } },
     errors: [...KEYED, 'BAD_PARAMETER', 'BAD_TIME', 'BAD_AFTER_TOKEN'],
   };
 }
@@ -114,7 +161,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   '/public/instance/{vmId}': {
     get: {
       summary: 'A VM instance', tags: ['Explorer'], scope: 'read', parameters: [VM_ID],
-      success: { 200: { description: 'the VM (interface §2.2) with its tags', schema: ref('VmInstance') } },
+      success: { 200: { description: 'the VM (interface §2.2) with its tags', schema: ref('VmInstance'), example: EXAMPLES.vm } },
       errors: [...KEYED, 'VM_NOT_FOUND'],
     },
   },
@@ -189,7 +236,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
         queryParameter('showNotImpacted', 'also components without CVEs', { type: 'boolean' }),
         TAG_QUERY,
       ],
-      success: { 200: { description: 'one page (interface §2.5)', schema: ref('CveEventsPage') } },
+      success: { 200: { description: 'one page (interface §2.5)', schema: ref('CveEventsPage'), example: EXAMPLES.cvePage } },
       errors: [...KEYED, 'BAD_PARAMETER', 'BAD_TIME', 'BAD_AFTER_TOKEN'],
     },
   },
