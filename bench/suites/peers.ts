@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { flattenNested } from '../../src/cli/formats.ts';
 import { DEFAULT_FLEET } from '../../src/seed/fleet.ts';
 import { describeFleet, fleetSize, FLEET_SEED, temporaryDir } from '../fleet.ts';
 import type { FleetSize } from '../fleet.ts';
@@ -71,19 +72,9 @@ async function allItems(service: JvmlensService, get: string, report: Report): P
   const pages = Number(report.body.totalPages);
   for (let page = 0; page < pages; page++) {
     const body = page === 0 ? report.body : await apiJson(service, `${get}/${report.reportId}?page=${page}`);
-    flatten(body.data as Item[], {}, items);
+    flattenNested(body.data as Item[], {}, items);
   }
   return items;
-}
-
-/** Nested component pages (interface §2.4): each level holds one group value and a `data` array. */
-function flatten(level: readonly Item[], outer: Item, into: Item[]): void {
-  for (const entry of level) {
-    if (Array.isArray(entry.data)) {
-      const { data, ...values } = entry;
-      flatten(data as Item[], { ...outer, ...values }, into);
-    } else into.push({ ...outer, ...entry });
-  }
 }
 
 async function timePeer(fleet: PeerFleet, sql: string): Promise<Peer> {
@@ -140,6 +131,12 @@ async function componentRow(service: JvmlensService, fleet: PeerFleet, size: Fle
   return peerRow(COMPONENT, size, jvmlens, peer, canonical(ours) === canonical(peer.rows), { items: items.length }, service);
 }
 
+/** The window a JVM or code report resolved (its `params`), for the peer to ask the same question. */
+function resolvedWindow(report: Report): { from: number; to: number } {
+  const params = report.body.params as Item;
+  return { from: Date.parse(String(params.resolvedFrom)), to: Date.parse(String(params.resolvedTo)) };
+}
+
 /** A VM's life in SQL (decisions §7): it ends now while RUNNING, else when it was last heard. */
 function lifeEndSql(now: number): string {
   return `CASE WHEN stop_time >= start_time OR ${now} - last_heard > 300000 THEN last_heard ELSE greatest(${now}, last_heard) END`;
@@ -148,9 +145,7 @@ function lifeEndSql(now: number): string {
 async function jvmDayRow(service: JvmlensService, fleet: PeerFleet, size: FleetSize, runs: number): Promise<BenchRow> {
   const get = '/public/report/jvmInventory';
   const jvmlens = await best(runs, () => runReport(service, get, get, { groupBy: ['day'], from: '30d' }));
-  const params = jvmlens.body.params as Item;
-  const from = Date.parse(String(params.resolvedFrom));
-  const to = Date.parse(String(params.resolvedTo));
+  const { from, to } = resolvedWindow(jvmlens);
   const peer = await best(runs, () => timePeer(fleet, `
     WITH alive AS (
       SELECT id, greatest(start_time, ${from}) AS first, least(${lifeEndSql(to)}, ${to}) AS last FROM vm
@@ -166,9 +161,7 @@ async function jvmDayRow(service: JvmlensService, fleet: PeerFleet, size: FleetS
 async function jvmVmsRow(service: JvmlensService, fleet: PeerFleet, size: FleetSize, runs: number): Promise<BenchRow> {
   const get = '/public/report/jvmInventory';
   const jvmlens = await best(runs, () => runReport(service, get, get, { from: '30d' }));
-  const params = jvmlens.body.params as Item;
-  const from = Date.parse(String(params.resolvedFrom));
-  const to = Date.parse(String(params.resolvedTo));
+  const { from, to } = resolvedWindow(jvmlens);
   const peer = await best(runs, () => timePeer(fleet, `
     SELECT vm_id, host, CASE WHEN stop_time >= start_time THEN 'TERMINATED' WHEN ${to} - last_heard > 300000 THEN 'OFFLINE' ELSE 'RUNNING' END,
       agent_version, java_version, java_vendor, start_time, last_heard, app_env, env, region, team
@@ -187,9 +180,7 @@ async function jvmVmsRow(service: JvmlensService, fleet: PeerFleet, size: FleetS
 async function codeRow(service: JvmlensService, fleet: PeerFleet, size: FleetSize, runs: number): Promise<BenchRow> {
   const get = '/public/report/codeInventory';
   const jvmlens = await best(runs, () => runReport(service, get, get, { from: '60d' }));
-  const params = jvmlens.body.params as Item;
-  const from = Date.parse(String(params.resolvedFrom));
-  const to = Date.parse(String(params.resolvedTo));
+  const { from, to } = resolvedWindow(jvmlens);
   const file = join(temporaryDir('duckdb-'), 'code.json');
   const peer = await best(runs, async () => {
     const started = performance.now();
