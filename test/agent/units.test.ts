@@ -1,7 +1,7 @@
 // The agent's pure parts, table by table, through a test-only Probe in the agent's package (one JVM per table).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { tempDir } from '../helpers/service.ts';
@@ -140,6 +140,40 @@ describe('agent units', { skip }, () => {
     ]);
   });
 
+  test('JARs without pom.properties are named as a vulnerability database knows them: OSGi bundles, modules, the real file', async () => {
+    const jars = join(dir, 'identity');
+    const catalina = makeJar(jars, 'tomcat10-catalina-10.1.60.jar', { 'x.txt': 'x' }, 'Bundle-SymbolicName: org.apache.tomcat-catalina\nBundle-Version: 10.1.60\nImplementation-Title: Apache Tomcat\nImplementation-Version: 10.1.60\n');
+    symlinkSync('tomcat10-catalina-10.1.60.jar', join(jars, 'catalina.jar'));
+    const eclipse = makeJar(jars, 'jdt-core.jar', { 'x.txt': 'x' }, 'Bundle-SymbolicName: org.eclipse.jdt.core;singleton:=true\nBundle-Version: 3.32.0.qualifier\n');
+    const bundleNoVersion = makeJar(jars, 'coyote.jar', { 'x.txt': 'x' }, 'Bundle-SymbolicName: org.apache.tomcat-coyote\nImplementation-Version: 10.1.60\n');
+    const module = makeJar(jars, 'mod.jar', { 'x.txt': 'x' }, 'Automatic-Module-Name: org.acme.widgets\nImplementation-Title: Widgets\nImplementation-Version: 2.1\n');
+    makeJar(jars, 'guice-4.2.3-no_aop.jar', { 'x.txt': 'x' });
+    symlinkSync('guice-4.2.3-no_aop.jar', join(jars, 'guice-no-aop.jar'));
+    const cases = [[join(jars, 'catalina.jar'), 'catalina.jar'], [catalina, 'tomcat10-catalina-10.1.60.jar'], [eclipse, 'jdt-core.jar'], [bundleNoVersion, 'coyote.jar'], [module, 'mod.jar'], [join(jars, 'guice-no-aop.jar'), 'guice-no-aop.jar']];
+    const answers = (await probe(cases.map(([path, name]) => ['scanFile', path, name]))) as { components: unknown[] }[];
+    assert.deepEqual(answers.map((answer) => answer.components), [
+      [{ componentName: 'tomcat-catalina', componentVersion: '10.1.60', sourceName: 'catalina.jar', groupId: 'org.apache.tomcat' }],
+      [{ componentName: 'tomcat-catalina', componentVersion: '10.1.60', sourceName: 'tomcat10-catalina-10.1.60.jar', groupId: 'org.apache.tomcat' }],
+      [{ componentName: 'org.eclipse.jdt.core', componentVersion: '3.32.0.qualifier', sourceName: 'jdt-core.jar', groupId: 'org.eclipse.jdt' }],
+      [{ componentName: 'tomcat-coyote', componentVersion: '10.1.60', sourceName: 'coyote.jar', groupId: 'org.apache.tomcat' }],
+      [{ componentName: 'org.acme.widgets', componentVersion: '2.1', sourceName: 'mod.jar', groupId: null }],
+      [{ componentName: 'guice', componentVersion: '4.2.3-no_aop', sourceName: 'guice-no-aop.jar', groupId: null }],
+    ]);
+  });
+
+  test("Debian's Tomcat JARs are distinct components with Tomcat's coordinates", async (t) => {
+    const lib = '/usr/share/tomcat10/lib';
+    if (!existsSync(join(lib, 'catalina.jar'))) {
+      if (process.env.CI === 'true') assert.fail('.ci/run installs tomcat10');
+      return t.skip('tomcat10 is not installed');
+    }
+    const names = ['catalina.jar', 'tomcat-coyote.jar', 'jsp-api.jar', 'servlet-api.jar'];
+    const answers = (await probe(names.map((name) => ['scanFile', join(lib, name), name]))) as { components: { componentName: string; groupId: string | null; componentVersion: string }[] }[];
+    const components = answers.map((answer) => answer.components[0]);
+    assert.deepEqual(components.map((c) => `${c.groupId}:${c.componentName}`), ['org.apache.tomcat:tomcat-catalina', 'org.apache.tomcat:tomcat-coyote', 'org.apache.tomcat:tomcat-jsp-api', 'org.apache.tomcat:tomcat-servlet-api']);
+    for (const component of components) assert.match(component.componentVersion, /^10\.1\.\d+$/);
+  });
+
   test('components of a JAR nested in another are read through the outer JAR', async () => {
     const jars = join(dir, 'nested');
     const inner = makeJar(join(jars, 'inner'), 'inner-lib-2.0.jar', { 'META-INF/maven/org.example/inner-lib/pom.properties': 'groupId=org.example\nartifactId=inner-lib\nversion=2.0.1\n' });
@@ -208,12 +242,34 @@ describe('agent units', { skip }, () => {
             "ignoring gateway 'ftp://x' from agent option: expected an http:// or https:// URL",
             "ignoring flushMs 'fast' from agent option: expected an integer from 10 to 3600000",
             "ignoring heartbeatMs '1' from agent option: expected an integer from 100 to 86400000",
-            "ignoring unknown agent option 'b' (options: gateway, apiKey, flushMs, heartbeatMs, stopWaitMs, maxBatches, sendEnvValues, tags; separate tags with ';': tags=k1=v1;k2=v2)",
+            "ignoring unknown agent option 'b' (options: gateway, apiKeyFile, apiKey, flushMs, heartbeatMs, stopWaitMs, maxBatches, sendEnvValues, tags; separate tags with '+' or ';': tags=k1=v1+k2=v2)",
             "ignoring agent option 'verbose': expected name=value",
           ],
         },
       },
     ]);
+  });
+
+  test('the key comes from apiKeyFile (or its variable), and no message ever shows a key', async () => {
+    const keys = join(dir, 'keys');
+    mkdirSync(keys, { recursive: true });
+    writeFileSync(join(keys, 'agent.key'), 'jvl_secret_from_file\nsecond line ignored\n');
+    writeFileSync(join(keys, 'empty.key'), '\n');
+    const defaults = { gateway: 'http://127.0.0.1:8080', apiKey: null, flushMs: 1000, heartbeatMs: 30000, stopWaitMs: 3000, maxBatches: 256, sendEnvValues: 'false', tags: null, problems: [] };
+    await table('options', [
+      { input: [`apiKeyFile=${join(keys, 'agent.key')}`], expected: { ...defaults, apiKey: 'jvl_secret_from_file' } },
+      { input: ['', 'JVMLENS_AGENT_API_KEY_FILE', join(keys, 'agent.key')], expected: { ...defaults, apiKey: 'jvl_secret_from_file' } },
+      { input: [`apiKeyFile=${join(keys, 'empty.key')}`], expected: { ...defaults, problems: [`ignoring apiKeyFile '${join(keys, 'empty.key')}' from agent option: its first line is empty`] } },
+      { input: [`apiKeyFile=${join(keys, 'missing.key')}`], expected: { ...defaults, problems: [`ignoring apiKeyFile '${join(keys, 'missing.key')}' from agent option: cannot read it (NoSuchFileException)`] } },
+      // A mistyped option name with a key in it is reported by name only.
+      { input: ['apikey=jvl_do_not_print'], expected: { ...defaults, problems: ["ignoring unknown agent option 'apikey' (options: gateway, apiKeyFile, apiKey, flushMs, heartbeatMs, stopWaitMs, maxBatches, sendEnvValues, tags; separate tags with '+' or ';': tags=k1=v1+k2=v2)"] } },
+    ]);
+  });
+
+  test("tags separated by '+' need no ';', which start scripts that eval the JVM options would cut", async () => {
+    const answers = (await probe([['tags', null, null, 'env=test+team=web'], ['tags', 'a=1+b=2', null, 'c=3;d=4+e=5']])) as { tags: Record<string, string>; problems: string[] }[];
+    assert.deepEqual(answers.map((answer) => answer.tags), [{ env: 'test', team: 'web' }, { a: '1', b: '2', c: '3', d: '4', e: '5' }]);
+    assert.deepEqual(answers.map((answer) => answer.problems), [[], []]);
   });
 
   test('JSON strings are escaped so any string survives the round trip', async () => {

@@ -1,13 +1,20 @@
 package io.jvmlens.agent;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
 import java.util.List;
 import java.util.Map;
 
 /**
  * The agent's settings (decisions §12). The agent argument is "key=value" options separated by
  * commas; each option may also come from a JVMLENS_AGENT_* environment variable, the argument
- * winning. Tag lists use ';' between tags (the CRS_TAGS convention) and tag values cannot hold
- * ',' or ';', so "gateway=http://h:8080,tags=team=core;env=prod" splits without ambiguity.
+ * winning. Tag lists use ';' or '+' between tags (';' is the CRS_TAGS convention; '+' survives start
+ * scripts that eval the JVM options, as Tomcat's does) and tag values cannot hold ',', ';' or '+', so
+ * "gateway=http://h:8080,tags=team=core+env=prod" splits without ambiguity. The key is best given as
+ * apiKeyFile (or JVMLENS_AGENT_API_KEY): servers log their JVM arguments, and an apiKey there is in the logs.
+ * No message of the agent ever contains the key.
  * A bad value is reported and replaced by its default: a typo must never stop the application.
  */
 final class AgentOptions {
@@ -27,6 +34,7 @@ final class AgentOptions {
     static AgentOptions parse(String argument, Map<String, String> environment, List<String> problems) {
         AgentOptions options = new AgentOptions();
         options.set("gateway", environment.get("JVMLENS_AGENT_GATEWAY"), "JVMLENS_AGENT_GATEWAY", problems);
+        options.set("apiKeyFile", environment.get("JVMLENS_AGENT_API_KEY_FILE"), "JVMLENS_AGENT_API_KEY_FILE", problems);
         options.set("apiKey", environment.get("JVMLENS_AGENT_API_KEY"), "JVMLENS_AGENT_API_KEY", problems);
         options.set("flushMs", environment.get("JVMLENS_AGENT_FLUSH_MS"), "JVMLENS_AGENT_FLUSH_MS", problems);
         options.set("heartbeatMs", environment.get("JVMLENS_AGENT_HEARTBEAT_MS"), "JVMLENS_AGENT_HEARTBEAT_MS", problems);
@@ -61,6 +69,9 @@ final class AgentOptions {
             case "apiKey":
                 apiKey = value.isEmpty() ? null : value;
                 break;
+            case "apiKeyFile":
+                apiKey = keyFromFile(value, origin, problems, apiKey);
+                break;
             case "flushMs":
                 flushMs = number(name, value, origin, 10, 3_600_000, flushMs, problems);
                 break;
@@ -84,9 +95,22 @@ final class AgentOptions {
                 tags = value;
                 break;
             default:
-                problems.add("ignoring unknown agent option '" + name + "' (options: gateway, apiKey, flushMs, heartbeatMs,"
-                        + " stopWaitMs, maxBatches, sendEnvValues, tags; separate tags with ';': tags=k1=v1;k2=v2)");
+                problems.add("ignoring unknown agent option '" + name + "' (options: gateway, apiKeyFile, apiKey, flushMs, heartbeatMs,"
+                        + " stopWaitMs, maxBatches, sendEnvValues, tags; separate tags with '+' or ';': tags=k1=v1+k2=v2)");
         }
+    }
+
+    /** The key on the first line of a file; a problem (never the file's content) when it cannot be read. */
+    private static String keyFromFile(String path, String origin, List<String> problems, String fallback) {
+        try {
+            List<String> lines = Files.readAllLines(Paths.get(path), StandardCharsets.UTF_8);
+            String key = lines.isEmpty() ? "" : lines.get(0).trim();
+            if (!key.isEmpty()) return key;
+            problems.add("ignoring apiKeyFile '" + path + "' from " + origin + ": its first line is empty");
+        } catch (IOException | RuntimeException e) {
+            problems.add("ignoring apiKeyFile '" + path + "' from " + origin + ": cannot read it (" + e.getClass().getSimpleName() + ")");
+        }
+        return fallback;
     }
 
     private static long number(String name, String value, String origin, long min, long max, long fallback, List<String> problems) {

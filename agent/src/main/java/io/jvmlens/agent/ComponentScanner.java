@@ -17,10 +17,17 @@ import java.util.jar.JarInputStream;
 import java.util.jar.Manifest;
 
 /**
- * Finds the components of one JAR (decisions §4): each META-INF/maven/**&#47;pom.properties names one
- * (a shaded JAR holds several); without any, the manifest's Implementation-Title and
- * Implementation-Version; without a title, the file name ("foo-1.2.3.jar" is foo 1.2.3).
- * A version nobody states is "UNKNOWN". Every component carries the JAR's sourceName.
+ * Finds the components of one JAR (decisions §4), each with the identity a vulnerability database can
+ * match, in this order:
+ * 1. each META-INF/maven/**&#47;pom.properties names one (a shaded JAR holds several);
+ * 2. else the OSGi Bundle-SymbolicName and Bundle-Version: "org.apache.tomcat-catalina" is
+ *    org.apache.tomcat:tomcat-catalina (Debian's and Eclipse's JARs carry no pom.properties);
+ * 3. else the Automatic-Module-Name (a name only);
+ * 4. else the manifest's Implementation-Title;
+ * 5. else the name of the real file (Debian's unversioned symlinks point at versioned files), then the
+ *    name the JVM opened ("foo-1.2.3.jar" is foo 1.2.3).
+ * Without a version of its own, a component takes Bundle-Version, Implementation-Version or the real
+ * file name's. A version nobody states is "UNKNOWN". Every component carries the JAR's sourceName.
  */
 final class ComponentScanner {
     static final String UNKNOWN = "UNKNOWN";
@@ -47,7 +54,7 @@ final class ComponentScanner {
                 }
             }
             Manifest manifest = file.getManifest();
-            return new Scan(components(poms, manifest, sourceName), classPath(manifest));
+            return new Scan(components(poms, manifest, sourceName, realName(jar)), classPath(manifest));
         }
     }
 
@@ -58,7 +65,7 @@ final class ComponentScanner {
             for (JarEntry entry = in.getNextJarEntry(); entry != null; entry = in.getNextJarEntry()) {
                 if (isPomProperties(entry.getName())) poms.add(load(in));
             }
-            return new Scan(components(poms, in.getManifest(), sourceName), List.of());
+            return new Scan(components(poms, in.getManifest(), sourceName, null), List.of());
         }
     }
 
@@ -125,7 +132,18 @@ final class ComponentScanner {
         return entryName.startsWith("META-INF/maven/") && entryName.endsWith("/pom.properties");
     }
 
-    static List<Component> components(List<Properties> poms, Manifest manifest, String sourceName) {
+    /** The file name behind any symbolic links, or null when it cannot be resolved. */
+    static String realName(Path jar) {
+        try {
+            Path real = jar.toRealPath().getFileName();
+            return real == null ? null : real.toString();
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** realName: the file's name behind symbolic links (null when the same or unknown). */
+    static List<Component> components(List<Properties> poms, Manifest manifest, String sourceName, String realName) {
         List<Component> found = new ArrayList<>();
         for (Properties pom : poms) {
             String artifactId = trimmed(pom.getProperty("artifactId"));
@@ -135,18 +153,52 @@ final class ComponentScanner {
         }
         if (!found.isEmpty()) return found;
         Attributes attributes = manifest == null ? null : manifest.getMainAttributes();
-        String title = attributes == null ? null : trimmed(attributes.getValue(Attributes.Name.IMPLEMENTATION_TITLE));
-        String version = attributes == null ? null : trimmed(attributes.getValue(Attributes.Name.IMPLEMENTATION_VERSION));
-        if (title != null) {
-            found.add(new Component(title, version == null ? UNKNOWN : version, sourceName, null));
+        String title = attribute(attributes, "Implementation-Title");
+        Component named = realName == null || realName.equals(sourceName) ? null : fromFileName(realName);
+        String version = attribute(attributes, "Bundle-Version");
+        if (version == null) version = attribute(attributes, "Implementation-Version");
+        if (version == null && named != null && !named.componentVersion().equals(UNKNOWN)) version = named.componentVersion();
+        String symbolicName = attribute(attributes, "Bundle-SymbolicName");
+        if (symbolicName != null) {
+            // Directives follow a ';' ("org.eclipse.jdt.core;singleton:=true").
+            int directives = symbolicName.indexOf(';');
+            if (directives >= 0) symbolicName = symbolicName.substring(0, directives).trim();
+            String[] coordinates = mavenCoordinates(symbolicName);
+            found.add(new Component(coordinates[1], version == null ? UNKNOWN : version, sourceName, coordinates[0]));
             return found;
         }
-        Component fromName = fromFileName(sourceName);
+        String module = attribute(attributes, "Automatic-Module-Name");
+        if (module == null) module = title;
+        if (module != null) {
+            found.add(new Component(module, version == null ? UNKNOWN : version, sourceName, null));
+            return found;
+        }
+        Component fromName = named != null ? new Component(named.componentName(), named.componentVersion(), sourceName, null) : fromFileName(sourceName);
         if (fromName.componentVersion().equals(UNKNOWN) && version != null) {
             fromName = new Component(fromName.componentName(), version, sourceName, null);
         }
         found.add(fromName);
         return found;
+    }
+
+    /**
+     * Maven groupId and artifactId of an OSGi symbolic name, by the conventions bundles follow:
+     * "org.apache.tomcat-catalina" is org.apache.tomcat:tomcat-catalina (the artifact repeats the group's
+     * last segment), "org.eclipse.jdt.core" is org.eclipse.jdt:org.eclipse.jdt.core.
+     */
+    static String[] mavenCoordinates(String symbolicName) {
+        int dash = symbolicName.indexOf('-');
+        if (dash > 0) {
+            String group = symbolicName.substring(0, dash);
+            String last = group.substring(group.lastIndexOf('.') + 1);
+            return new String[] {group, last + symbolicName.substring(dash)};
+        }
+        int dot = symbolicName.lastIndexOf('.');
+        return new String[] {dot > 0 ? symbolicName.substring(0, dot) : null, symbolicName};
+    }
+
+    private static String attribute(Attributes attributes, String name) {
+        return attributes == null ? null : trimmed(attributes.getValue(name));
     }
 
     /** "foo-bar-1.2.3-jre.jar" is foo-bar 1.2.3-jre: the version starts at the first "-digit". */

@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Tags assigned at VM start (decisions §12): "k1=v1;k2=v2" lists from the CRS_TAGS environment
+ * Tags assigned at VM start (decisions §12): "k1=v1;k2=v2" (or "k1=v1+k2=v2") lists from the CRS_TAGS environment
  * variable, the system property com.azul.crs.instance.tags and the agent's tags option, later
  * sources winning on a clash. Invalid tags are skipped with a log line, since the service would
  * reject the whole vm.start batch for one bad tag.
@@ -27,7 +27,8 @@ final class Tags {
 
     static void parseInto(String list, String origin, Map<String, String> into, List<String> problems) {
         if (list == null) return;
-        for (String entry : list.split(";")) {
+        // ';' or '+' between tags: neither can be part of a key or a value (no regex: the agent loads no regex classes).
+        for (String entry : list.replace('+', ';').split(";")) {
             if (entry.trim().isEmpty()) continue;
             int equals = entry.indexOf('=');
             if (equals < 0) {
