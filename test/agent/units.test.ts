@@ -300,11 +300,15 @@ describe('agent units', { skip }, () => {
     ]);
   });
 
-  test('the outbox drops the oldest batches when full and counts them', async () => {
+  test('the outbox drops the oldest code batches when full and counts them, never components', async () => {
     await table('outbox', [
       { input: ['2', '1000', 'a', 'b', 'c', 'd'], expected: { dropped: 2, kept: ['c', 'd'] } },
       { input: ['10', '5', 'aaa', 'bbb'], expected: { dropped: 1, kept: ['bbb'] } },
       { input: ['10', '5', 'aaaaaaaa'], expected: { dropped: 0, kept: ['aaaaaaaa'] } },
+      // "!x" is a components batch: the oldest code goes first, components stay even past the bounds.
+      { input: ['2', '1000', '!comp1', 'code1', 'code2', 'code3'], expected: { dropped: 2, kept: ['comp1', 'code3'] } },
+      { input: ['2', '1000', '!comp1', '!comp2', '!comp3', 'code1'], expected: { dropped: 0, kept: ['comp1', 'comp2', 'comp3', 'code1'] } },
+      { input: ['2', '1000', '!comp1', '!comp2', 'code1', 'code2'], expected: { dropped: 1, kept: ['comp1', 'comp2', 'code2'] } },
     ]);
   });
 });

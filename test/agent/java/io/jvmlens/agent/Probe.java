@@ -114,7 +114,8 @@ public final class Probe {
             }
             case "outbox": { // maxBatches maxChars batch...: what stays, oldest first, and how many were dropped
                 Outbox outbox = new Outbox(Integer.parseInt(f[1]), Long.parseLong(f[2]));
-                for (int i = 3; i < f.length; i++) outbox.add(f[i]);
+                // A batch written "!batch" is one the outbox keeps (components).
+                for (int i = 3; i < f.length; i++) outbox.add(f[i].startsWith("!") ? f[i].substring(1) : f[i], f[i].startsWith("!"));
                 long dropped = outbox.dropped();
                 List<String> kept = new ArrayList<>();
                 for (String batch = outbox.peek(); batch != null; batch = outbox.peek()) {

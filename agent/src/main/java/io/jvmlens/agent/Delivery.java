@@ -1,5 +1,6 @@
 package io.jvmlens.agent;
 
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -9,7 +10,10 @@ import java.util.concurrent.locks.LockSupport;
  * Used by the reporter thread only.
  */
 final class Delivery {
-    private static final long MAX_BACKOFF_MS = 30_000;
+    /** Retries while the gateway fails come at most this far apart (±20% jitter): a returning gateway is reached within seconds. */
+    private static final long MAX_BACKOFF_MS = 5_000;
+    /** An outage is logged once it has lasted this long: a short-lived JVM logs only at its exit. */
+    private static final long OUTAGE_LOG_MS = 2_000;
     private static final long MAX_OUTBOX_CHARS = 16L * 1024 * 1024;
     private static final int REQUEST_TIMEOUT_MS = 10_000;
     /** A 503 means the service is starting (decisions §3): only worth a log line when it lasts. */
@@ -28,17 +32,26 @@ final class Delivery {
     private boolean outageLogged;
     private long droppedBeforeOutage;
     private long rejectedBatches;
+    private final Runnable reintroduce;
 
-    Delivery(AgentOptions options, GatewayClient client, String startEvent, long startTime) {
+    /** reintroduce: called when the service no longer knows the VM, to queue everything sent once per VM life again. */
+    Delivery(AgentOptions options, GatewayClient client, String startEvent, long startTime, Runnable reintroduce) {
         this.options = options;
         this.client = client;
         this.startEvent = startEvent;
+        this.reintroduce = reintroduce;
         this.outbox = new Outbox(options.maxBatches, MAX_OUTBOX_CHARS);
         this.lastDelivery = startTime;
     }
 
+    /** A batch that may be dropped while the gateway is unreachable (code, heartbeats). */
     void add(String batch) {
-        outbox.add(batch);
+        outbox.add(batch, false);
+    }
+
+    /** A batch never dropped (components, vm.stop): the VM means little to the service without it. */
+    void addKept(String batch) {
+        outbox.add(batch, true);
     }
 
     /** Nothing waits, the VM is known to the service and nothing was delivered for `idleMs`: time for a heartbeat. */
@@ -63,9 +76,11 @@ final class Delivery {
             LockSupport.parkNanos(this, pause * 1_000_000L);
             delivered = deliver(deadline);
         }
-        if (!delivered || outbox.dropped() > 0) {
-            AgentLog.line("stopping with " + outbox.size() + " batch(es) undelivered and " + outbox.dropped()
-                    + " dropped while " + options.eventsUrl() + " was unreachable");
+        // One line per outage: a JVM that already said delivery stopped says nothing more at exit.
+        if (!delivered && !outageLogged) {
+            String why = lastStatus == 0 ? "unreachable" : "HTTP " + lastStatus;
+            AgentLog.line("could not deliver to " + options.eventsUrl() + " (" + why + "): " + outbox.size()
+                    + " batch(es) undelivered at exit" + (outbox.dropped() > 0 ? ", " + outbox.dropped() + " dropped" : ""));
         }
     }
 
@@ -91,9 +106,11 @@ final class Delivery {
                     break;
                 case REJECTED:
                     if (!withStart && !retriedWithStart) {
-                        // The service may have lost this VM (a new data directory): introduce it again, once.
+                        // The service may have lost this VM (a new data directory): introduce it again, once,
+                        // with everything it was told once per VM life (the components).
                         startAccepted = false;
                         retriedWithStart = true;
+                        reintroduce.run();
                         break;
                     }
                     rejected(result, batch != null);
@@ -131,14 +148,17 @@ final class Delivery {
             droppedBeforeOutage = outbox.dropped();
         }
         backoffMs = backoffMs == 0 ? options.flushMs : Math.min(backoffMs * 2, Math.max(MAX_BACKOFF_MS, options.flushMs));
-        nextAttempt = now + backoffMs;
+        // Jitter: agents that lost the same gateway do not all come back in the same instant.
+        nextAttempt = now + (long) (backoffMs * ThreadLocalRandom.current().nextDouble(0.8, 1.2));
         boolean transient503 = result.status == 503 && now - failingSince < QUIET_503_MS;
-        if (!outageLogged && !transient503 && result.outcome != GatewayClient.Outcome.REJECTED) {
+        boolean lasting = now - failingSince >= OUTAGE_LOG_MS || result.status == 401 || result.status == 403;
+        if (!outageLogged && lasting && !transient503 && result.outcome != GatewayClient.Outcome.REJECTED) {
             outageLogged = true;
-            String why = result.status == 0 ? result.message : "HTTP " + result.status + " " + result.message;
-            if (result.status == 401 || result.status == 403) why += " (check apiKey / JVMLENS_AGENT_API_KEY)";
-            AgentLog.line("cannot deliver to " + options.eventsUrl() + ": " + why + "; retrying, keeping at most "
-                    + options.maxBatches + " batches and dropping the oldest");
+            String why = result.status == 0 ? result.message
+                    : "HTTP " + result.status + (result.message.isEmpty() ? "" : " " + result.message);
+            if (result.status == 401 || result.status == 403) why += " (check apiKeyFile / JVMLENS_AGENT_API_KEY)";
+            AgentLog.line("cannot deliver to " + options.eventsUrl() + ": " + why + "; retrying every few seconds, keeping"
+                    + " components and at most " + options.maxBatches + " batches of code, the oldest dropped first");
         }
     }
 

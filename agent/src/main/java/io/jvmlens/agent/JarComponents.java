@@ -21,6 +21,7 @@ final class JarComponents {
     private final Set<String> scannedJars = new HashSet<>();
     private final Set<String> reported = new HashSet<>();
     private final List<ComponentScanner.Component> found = new ArrayList<>();
+    private final List<ComponentScanner.Component> all = new ArrayList<>();
     private int problems;
 
     /** agentJar: the agent's own JAR (on the class path with -javaagent), which is not a component of the application. */
@@ -90,8 +91,16 @@ final class JarComponents {
         for (ComponentScanner.Component component : components) {
             String key = component.componentName() + '\u0000' + component.componentVersion() + '\u0000'
                     + component.groupId() + '\u0000' + component.sourceName();
-            if (reported.add(key)) found.add(component);
+            if (reported.add(key)) {
+                found.add(component);
+                all.add(component);
+            }
         }
+    }
+
+    /** Every component found so far: for a service that lost the VM and must hear of them again. */
+    List<ComponentScanner.Component> all() {
+        return new ArrayList<>(all);
     }
 
     private void problem(String where, Exception e) {

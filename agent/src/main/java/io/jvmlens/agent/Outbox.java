@@ -1,40 +1,59 @@
 package io.jvmlens.agent;
 
 import java.util.ArrayDeque;
+import java.util.Iterator;
 
 /**
  * Batches waiting for the gateway, oldest first. Bounded by count and size: while the service is
- * unreachable the oldest batches are dropped and counted, so the agent's memory stays flat.
- * Used by the reporter thread only.
+ * unreachable, code batches are dropped (oldest first) and counted, so the agent's memory stays flat.
+ * Batches that hold components are kept whatever the bounds: they are sent once per VM life, a JAR
+ * at a time, and without them the service can match no CVE to the VM. Used by the reporter thread only.
  */
 final class Outbox {
-    private final ArrayDeque<String> batches = new ArrayDeque<>();
+    private final ArrayDeque<Entry> batches = new ArrayDeque<>();
     private final int maxBatches;
     private final long maxChars;
     private long chars;
     private long dropped;
+
+    private record Entry(String batch, boolean kept) {}
 
     Outbox(int maxBatches, long maxChars) {
         this.maxBatches = maxBatches;
         this.maxChars = maxChars;
     }
 
-    /** Appends a batch (events as JSON, comma-separated, without the enclosing brackets). */
-    void add(String batch) {
-        batches.addLast(batch);
+    /** Appends a batch (events as JSON, comma-separated, without the enclosing brackets); `kept`: never dropped. */
+    void add(String batch, boolean kept) {
+        batches.addLast(new Entry(batch, kept));
         chars += batch.length();
-        while (batches.size() > maxBatches || (chars > maxChars && batches.size() > 1)) {
-            chars -= batches.removeFirst().length();
-            dropped++;
+        while (batches.size() > maxBatches || chars > maxChars) {
+            if (!dropOldestDroppable()) break;
         }
     }
 
+    /** Drops the oldest batch that may be dropped, never the newest (a batch over the size bound alone is sent). */
+    private boolean dropOldestDroppable() {
+        Entry newest = batches.peekLast();
+        for (Iterator<Entry> it = batches.iterator(); it.hasNext(); ) {
+            Entry entry = it.next();
+            if (entry == newest) return false;
+            if (entry.kept) continue;
+            it.remove();
+            chars -= entry.batch.length();
+            dropped++;
+            return true;
+        }
+        return false;
+    }
+
     String peek() {
-        return batches.peekFirst();
+        Entry first = batches.peekFirst();
+        return first == null ? null : first.batch;
     }
 
     void removeFirst() {
-        chars -= batches.removeFirst().length();
+        chars -= batches.removeFirst().batch.length();
     }
 
     boolean isEmpty() {

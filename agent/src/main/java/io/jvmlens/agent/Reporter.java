@@ -123,7 +123,7 @@ final class Reporter implements Runnable {
         for (String problem : problems) AgentLog.line(problem);
         String[] identity = identity();
         String startEvent = VmStart.event(vmId, startTime, identity[0], identity[1], tags, options.sendEnvValues, properties, environment);
-        delivery = new Delivery(options, new GatewayClient(options.eventsUrl(), options.apiKey, identity[0]), startEvent, startTime);
+        delivery = new Delivery(options, new GatewayClient(options.eventsUrl(), options.apiKey, identity[0]), startEvent, startTime, this::reintroduce);
         events = new Events(vmId);
         components = new JarComponents(ownJar());
         components.scanClassPath(properties.getProperty("java.class.path", ""), File.pathSeparator);
@@ -157,7 +157,7 @@ final class Reporter implements Runnable {
     /** At shutdown: everything still observed, then vm.stop, delivered before stopWaitMs runs out. */
     private void finish() {
         collect(System.currentTimeMillis());
-        delivery.add(Events.stop(vmId, stopTime));
+        delivery.addKept(Events.stop(vmId, stopTime));
         delivery.deliverBefore(stopTime + options.stopWaitMs);
     }
 
@@ -176,10 +176,22 @@ final class Reporter implements Runnable {
             }
         }
         List<ComponentScanner.Component> found = components.takeNew();
-        if (!found.isEmpty()) events.components(found, now);
+        if (!found.isEmpty()) {
+            // Components in batches of their own, which an outage never drops; code may be dropped.
+            events.components(found, now);
+            for (String batch : events.takeBatches()) delivery.addKept(batch);
+        }
         if (!classes.isEmpty()) events.code(classes, now);
         for (String batch : events.takeBatches()) delivery.add(batch);
         logAgentProblems();
+    }
+
+    /** The service no longer knows this VM (it lost its data): every component goes again after the vm.start. */
+    private void reintroduce() {
+        List<ComponentScanner.Component> all = components.all();
+        if (all.isEmpty()) return;
+        events.components(all, System.currentTimeMillis());
+        for (String batch : events.takeBatches()) delivery.addKept(batch);
     }
 
     private void logAgentProblems() {
