@@ -3,10 +3,9 @@
 // its CVEs), within seconds of the gateway answering, and the agent logs at most one line per outage.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { request, startService, tempDir } from '../helpers/service.ts';
+import { freePort, request, startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
 import { buildAgent, compileJar, findDebianJars, javaSkipReason, javaagent, requireJava, runJava } from './java.ts';
 
@@ -34,17 +33,6 @@ const IN_CI = process.env.CI === 'true';
 const skip = javaSkipReason() || (typeof jars === 'string' && !IN_CI ? jars : false);
 
 type Json = Record<string, any>;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Polls the CVE events (with the key the test gave the service, which replaces the helper's own) until spring-core's are there (the components arrived); the ms it took. */
 async function waitForComponents(service: RunningService, key: string, vmId: string | null, timeoutMs = 30_000): Promise<{ ms: number; events: Json[] }> {

@@ -94,6 +94,34 @@ describe('agent units', { skip }, () => {
       { input: ['file:/opt/app/target/classes/'], expected: 'classes' },
       { input: ['vfs:/content/shop.war/WEB-INF/lib/guava-31.1-jre.jar/'], expected: 'guava-31.1-jre.jar' },
       { input: ['jrt:/java.sql'], expected: null },
+      // A webapp's classes carry its context, or every webapp's would merge as "classes".
+      { input: ['file:/var/lib/tomcat10/webapps/shop/WEB-INF/classes/'], expected: 'shop/WEB-INF/classes' },
+      { input: ['file:/var/lib/tomcat10/webapps/ROOT/WEB-INF/classes'], expected: 'ROOT/WEB-INF/classes' },
+      { input: ['file:/var/lib/tomcat10/webapps/shop/WEB-INF/lib/guava-31.1-jre.jar'], expected: 'guava-31.1-jre.jar' },
+      { input: ['file:/opt/WEB-INF/classes/'], expected: 'opt/WEB-INF/classes' },
+    ]);
+  });
+
+  test('a JAR opened through a symbolic link keeps the name the user gave it', async () => {
+    const real = join(dir, 'aliases', 'java');
+    const lib = join(dir, 'aliases', 'lib');
+    mkdirSync(real, { recursive: true });
+    mkdirSync(lib, { recursive: true });
+    writeFileSync(join(real, 'tomcat10-catalina-10.1.60.jar'), '');
+    symlinkSync('tomcat10-catalina-10.1.60.jar', join(real, 'tomcat10-catalina.jar'));
+    symlinkSync(join(real, 'tomcat10-catalina.jar'), join(lib, 'catalina.jar'));
+    writeFileSync(join(real, 'app-2.0.jar'), '');
+    symlinkSync(join(real, 'app-2.0.jar'), join(dir, 'aliases', 'app.jar'));
+    writeFileSync(join(lib, 'plain-1.0.jar'), '');
+    await table('jarAlias', [
+      // The JVM opens the real file: named as in the lib directory, or as on the class path.
+      { input: ['', lib, `file:${real}/tomcat10-catalina-10.1.60.jar`], expected: 'catalina.jar' },
+      { input: [join(dir, 'aliases', 'app.jar'), null, `file:${real}/app-2.0.jar`], expected: 'app.jar' },
+      // A manifest Class-Path entry through another link to the same file.
+      { input: ['', lib, `file:${real}/tomcat10-catalina.jar`], expected: 'catalina.jar' },
+      // A JAR without another name, and a lib directory not given.
+      { input: ['', lib, `file:${lib}/plain-1.0.jar`], expected: null },
+      { input: ['', null, `file:${real}/tomcat10-catalina-10.1.60.jar`], expected: null },
     ]);
   });
 
@@ -242,7 +270,7 @@ describe('agent units', { skip }, () => {
             "ignoring gateway 'ftp://x' from agent option: expected an http:// or https:// URL",
             "ignoring flushMs 'fast' from agent option: expected an integer from 10 to 3600000",
             "ignoring heartbeatMs '1' from agent option: expected an integer from 100 to 86400000",
-            "ignoring unknown agent option 'b' (options: gateway, apiKeyFile, apiKey, flushMs, heartbeatMs, stopWaitMs, maxBatches, sendEnvValues, tags; separate tags with '+' or ';': tags=k1=v1+k2=v2)",
+            "ignoring unknown agent option 'b' (options: gateway, apiKeyFile, apiKey, flushMs, heartbeatMs, stopWaitMs, maxBatches, sendEnvValues, tags, libDirs; separate tags with '+' or ';': tags=k1=v1+k2=v2)",
             "ignoring agent option 'verbose': expected name=value",
           ],
         },
@@ -262,7 +290,7 @@ describe('agent units', { skip }, () => {
       { input: [`apiKeyFile=${join(keys, 'empty.key')}`], expected: { ...defaults, problems: [`ignoring apiKeyFile '${join(keys, 'empty.key')}' from agent option: its first line is empty`] } },
       { input: [`apiKeyFile=${join(keys, 'missing.key')}`], expected: { ...defaults, problems: [`ignoring apiKeyFile '${join(keys, 'missing.key')}' from agent option: cannot read it (NoSuchFileException)`] } },
       // A mistyped option name with a key in it is reported by name only.
-      { input: ['apikey=jvl_do_not_print'], expected: { ...defaults, problems: ["ignoring unknown agent option 'apikey' (options: gateway, apiKeyFile, apiKey, flushMs, heartbeatMs, stopWaitMs, maxBatches, sendEnvValues, tags; separate tags with '+' or ';': tags=k1=v1+k2=v2)"] } },
+      { input: ['apikey=jvl_do_not_print'], expected: { ...defaults, problems: ["ignoring unknown agent option 'apikey' (options: gateway, apiKeyFile, apiKey, flushMs, heartbeatMs, stopWaitMs, maxBatches, sendEnvValues, tags, libDirs; separate tags with '+' or ';': tags=k1=v1+k2=v2)"] } },
     ]);
   });
 

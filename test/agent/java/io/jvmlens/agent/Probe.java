@@ -58,6 +58,12 @@ public final class Probe {
             case "sourceName":
                 json.value(CodeSources.sourceName(f[1]));
                 break;
+            case "jarAlias": { // the user's name of a location, given java.class.path and the libDirs option
+                Properties properties = new Properties();
+                properties.setProperty("java.class.path", f[1]);
+                json.value(JarAliases.find(properties, f[2]).nameOf(f[3]));
+                break;
+            }
             case "fileName":
                 component(json, ComponentScanner.fromFileName(f[1]));
                 break;

@@ -30,8 +30,9 @@ public final class Agent {
         AgentOptions options = AgentOptions.parse(argument, System.getenv(), problems);
         preloadTransformerClasses();
         Observations observations = new Observations(MAX_PENDING_CLASSES, MAX_PENDING_BYTES);
-        CodeTransformer transformer = new CodeTransformer(observations);
-        Reporter reporter = new Reporter(options, problems, observations, transformer, startTime);
+        JarAliases aliases = JarAliases.find(System.getProperties(), options.libDirs);
+        CodeTransformer transformer = new CodeTransformer(observations, aliases);
+        Reporter reporter = new Reporter(options, problems, observations, transformer, aliases, startTime);
         instrumentation.addTransformer(transformer, false);
         reporter.start();
         Runtime.getRuntime().addShutdownHook(reporter.shutdownHook());
@@ -45,7 +46,7 @@ public final class Agent {
     private static void preloadTransformerClasses() {
         // A class literal resolves (loads) the class without initialising it.
         Class<?>[] classes = {
-            CodeSources.class, Observations.class, Observations.LoadedClass.class, Observations.Location.class,
+            CodeSources.class, JarAliases.class, Observations.class, Observations.LoadedClass.class, Observations.Location.class,
         };
     }
 }

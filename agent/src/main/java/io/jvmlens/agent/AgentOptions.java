@@ -28,6 +28,7 @@ final class AgentOptions {
     int maxBatches = 256;
     boolean sendEnvValues;
     String tags;
+    String libDirs;
 
     private AgentOptions() {}
 
@@ -40,6 +41,7 @@ final class AgentOptions {
         options.set("heartbeatMs", environment.get("JVMLENS_AGENT_HEARTBEAT_MS"), "JVMLENS_AGENT_HEARTBEAT_MS", problems);
         options.set("stopWaitMs", environment.get("JVMLENS_AGENT_STOP_WAIT_MS"), "JVMLENS_AGENT_STOP_WAIT_MS", problems);
         options.set("sendEnvValues", environment.get("JVMLENS_AGENT_SEND_ENV_VALUES"), "JVMLENS_AGENT_SEND_ENV_VALUES", problems);
+        options.set("libDirs", environment.get("JVMLENS_AGENT_LIB_DIRS"), "JVMLENS_AGENT_LIB_DIRS", problems);
         if (argument != null) {
             for (String option : argument.split(",")) {
                 if (option.trim().isEmpty()) continue;
@@ -94,9 +96,12 @@ final class AgentOptions {
             case "tags":
                 tags = value;
                 break;
+            case "libDirs":
+                libDirs = value.isEmpty() ? null : value;
+                break;
             default:
                 problems.add("ignoring unknown agent option '" + name + "' (options: gateway, apiKeyFile, apiKey, flushMs, heartbeatMs,"
-                        + " stopWaitMs, maxBatches, sendEnvValues, tags; separate tags with '+' or ';': tags=k1=v1+k2=v2)");
+                        + " stopWaitMs, maxBatches, sendEnvValues, tags, libDirs; separate tags with '+' or ';': tags=k1=v1+k2=v2)");
         }
     }
 

@@ -17,6 +17,7 @@ final class CodeSources {
      * jar:file:/opt/app.jar!/BOOT-INF/lib/spring-core-5.3.jar!/ → spring-core-5.3.jar (nested JAR)
      * jar:file:/opt/app.jar!/BOOT-INF/classes!/                 → app.jar (classes inside a JAR)
      * file:/opt/app/classes/                                    → classes (a directory: its name)
+     * file:/srv/tomcat/webapps/shop/WEB-INF/classes/            → shop/WEB-INF/classes (a webapp's classes: with its context)
      */
     static String sourceName(String location) {
         if (location == null || location.startsWith("jrt:")) return null;
@@ -32,8 +33,22 @@ final class CodeSources {
             end = separator;
         }
         int first = path.indexOf("!/");
-        String name = lastSegment(first < 0 ? path : path.substring(0, first));
-        return name.isEmpty() ? null : decode(name);
+        String directory = first < 0 ? path : path.substring(0, first);
+        String name = lastSegment(directory);
+        if (name.isEmpty()) return null;
+        // Every webapp has a WEB-INF/classes: without its context they would all merge as "classes".
+        String webapp = webappOfClasses(directory);
+        return decode(webapp != null ? webapp + "/WEB-INF/classes" : name);
+    }
+
+    /** The context directory's name when a directory is a webapp's WEB-INF/classes, else null. */
+    private static String webappOfClasses(String directory) {
+        int end = directory.length();
+        while (end > 0 && directory.charAt(end - 1) == '/') end--;
+        String suffix = "/WEB-INF/classes";
+        if (!directory.startsWith(suffix, end - suffix.length())) return null;
+        String webapp = lastSegment(directory.substring(0, end - suffix.length()));
+        return webapp.isEmpty() ? null : webapp;
     }
 
     static boolean isArchive(String name) {

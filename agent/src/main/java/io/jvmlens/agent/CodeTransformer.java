@@ -23,13 +23,15 @@ final class CodeTransformer implements ClassFileTransformer {
     private static final String IGNORED = "";
 
     private final Observations observations;
+    private final JarAliases aliases;
     private final ConcurrentHashMap<String, String> sourceNames = new ConcurrentHashMap<>();
     private final Set<String> seenClasses = ConcurrentHashMap.newKeySet();
     private final AtomicLong failures = new AtomicLong();
     private volatile String firstFailure;
 
-    CodeTransformer(Observations observations) {
+    CodeTransformer(Observations observations, JarAliases aliases) {
         this.observations = observations;
+        this.aliases = aliases;
     }
 
     @Override
@@ -63,7 +65,12 @@ final class CodeTransformer implements ClassFileTransformer {
         String known = sourceNames.get(location);
         if (known != null) return known;
         String name = CodeSources.sourceName(location);
-        if (name == null) name = IGNORED;
+        if (name == null) {
+            name = IGNORED;
+        } else {
+            String alias = aliases.nameOf(location);
+            if (alias != null) name = alias;
+        }
         // Only a location entered in the map is announced, so each is scanned once and, past
         // MAX_LOCATIONS, the queue of locations cannot grow either.
         if (sourceNames.size() < MAX_LOCATIONS) {

@@ -10,23 +10,36 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The VM's components, found once per JAR: the class path's at start (with the JARs their manifests'
- * Class-Path names), then each JAR a class is first loaded from. Each component is reported once.
+ * The VM's components, found once per JAR: at start the class path's (with the JARs their manifests'
+ * Class-Path names) and the server lib directories'; then each JAR a class is first loaded from, and
+ * with a webapp's first class every JAR of its WEB-INF/lib. A JAR no class loaded from is a component
+ * all the same, which is how the service shows a vulnerable library as PRESENT. JARs are keyed by their
+ * real path, so one reached by several names is scanned once. Each component is reported once.
  * Used by the reporter thread only.
  */
 final class JarComponents {
     private static final int MAX_LOGGED_PROBLEMS = 5;
 
     private final Path agentJar;
+    private final JarAliases aliases;
     private final Set<String> scannedJars = new HashSet<>();
+    private final Set<String> scannedWebapps = new HashSet<>();
     private final Set<String> reported = new HashSet<>();
     private final List<ComponentScanner.Component> found = new ArrayList<>();
     private final List<ComponentScanner.Component> all = new ArrayList<>();
     private int problems;
 
     /** agentJar: the agent's own JAR (on the class path with -javaagent), which is not a component of the application. */
-    JarComponents(Path agentJar) {
+    JarComponents(Path agentJar, JarAliases aliases) {
         this.agentJar = agentJar;
+        this.aliases = aliases;
+    }
+
+    /** Every JAR of the server lib directories (Tomcat's lib), loaded from or not. */
+    void scanLibraryDirectories() {
+        for (Path directory : aliases.libraryDirectories()) {
+            for (Path jar : JarAliases.jarsIn(directory)) scanJar(jar, jar.getFileName().toString());
+        }
     }
 
     void scanClassPath(String classPath, String separator) {
@@ -43,23 +56,33 @@ final class JarComponents {
      */
     private void scanClassPathJar(Path path, boolean canonical) {
         Path jar = path.toAbsolutePath().normalize();
+        String sourceName = jar.getFileName() == null ? "" : jar.getFileName().toString();
         if (canonical) {
             try {
                 jar = jar.toRealPath();
             } catch (IOException | RuntimeException missing) {
                 return; // a class path may name JARs that do not exist
             }
+            sourceName = aliases.nameOfRealPath(jar);
         }
-        if (jar.equals(agentJar) || !scannedJars.add(jar.toString()) || !Files.isRegularFile(jar)) return;
+        ComponentScanner.Scan scan = scanJar(jar, sourceName);
+        if (scan == null) return;
+        for (String entry : scan.manifestClassPath()) {
+            Path named = entry.startsWith("file:") ? ComponentScanner.filePath(entry) : jar.resolveSibling(CodeSources.decode(entry));
+            if (named != null) scanClassPathJar(named, false);
+        }
+    }
+
+    /** Scans a JAR file once (by its real path), under the given sourceName; null when seen before or unreadable. */
+    private ComponentScanner.Scan scanJar(Path jar, String sourceName) {
+        if (jar.equals(agentJar) || !scannedJars.add(realPath(jar).toString()) || !Files.isRegularFile(jar)) return null;
         try {
-            ComponentScanner.Scan scan = ComponentScanner.scanFile(jar, jar.getFileName().toString());
+            ComponentScanner.Scan scan = ComponentScanner.scanFile(jar, sourceName);
             add(scan.components());
-            for (String entry : scan.manifestClassPath()) {
-                Path named = entry.startsWith("file:") ? ComponentScanner.filePath(entry) : jar.resolveSibling(CodeSources.decode(entry));
-                if (named != null) scanClassPathJar(named, false);
-            }
+            return scan;
         } catch (IOException | RuntimeException e) {
             problem(jar.toString(), e);
+            return null;
         }
     }
 
@@ -69,14 +92,34 @@ final class JarComponents {
         if (key.startsWith("file:")) {
             Path path = ComponentScanner.filePath(key);
             if (path == null) return;
-            key = path.toAbsolutePath().normalize().toString();
+            key = realPath(path).toString();
         }
-        if (!scannedJars.add(key)) return;
+        if (scannedJars.add(key)) {
+            try {
+                ComponentScanner.Scan scan = ComponentScanner.scanLocation(location.location, location.sourceName);
+                if (scan != null) add(scan.components());
+            } catch (IOException | RuntimeException e) {
+                problem(location.location, e);
+            }
+        }
+        scanWebappLibraries(location.location);
+    }
+
+    /** The first class of a webapp (from WEB-INF/classes or WEB-INF/lib) brings every JAR of its WEB-INF/lib. */
+    private void scanWebappLibraries(String location) {
+        String path = location.startsWith("jar:") ? location.substring("jar:".length()) : location;
+        int webInf = path.indexOf("/WEB-INF/");
+        if (!path.startsWith("file:") || webInf < 0 || path.lastIndexOf("!/", webInf) >= 0) return;
+        Path webapp = ComponentScanner.filePath(path.substring(0, webInf + 1));
+        if (webapp == null || !scannedWebapps.add(webapp.toString())) return;
+        for (Path jar : JarAliases.jarsIn(webapp.resolve("WEB-INF").resolve("lib"))) scanJar(jar, jar.getFileName().toString());
+    }
+
+    private static Path realPath(Path path) {
         try {
-            ComponentScanner.Scan scan = ComponentScanner.scanLocation(location.location, location.sourceName);
-            if (scan != null) add(scan.components());
+            return path.toRealPath();
         } catch (IOException | RuntimeException e) {
-            problem(location.location, e);
+            return path.toAbsolutePath().normalize();
         }
     }
 

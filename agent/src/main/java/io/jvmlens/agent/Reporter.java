@@ -24,6 +24,7 @@ final class Reporter implements Runnable {
     private final List<String> problems;
     private final Observations observations;
     private final CodeTransformer transformer;
+    private final JarAliases aliases;
     private final long startTime;
     private final CountDownLatch finished = new CountDownLatch(1);
     private volatile boolean stopping;
@@ -41,11 +42,12 @@ final class Reporter implements Runnable {
     private boolean transformFailuresLogged;
     private boolean droppedClassesLogged;
 
-    Reporter(AgentOptions options, List<String> problems, Observations observations, CodeTransformer transformer, long startTime) {
+    Reporter(AgentOptions options, List<String> problems, Observations observations, CodeTransformer transformer, JarAliases aliases, long startTime) {
         this.options = options;
         this.problems = problems;
         this.observations = observations;
         this.transformer = transformer;
+        this.aliases = aliases;
         this.startTime = startTime;
     }
 
@@ -125,8 +127,9 @@ final class Reporter implements Runnable {
         String startEvent = VmStart.event(vmId, startTime, identity[0], identity[1], tags, options.sendEnvValues, properties, environment);
         delivery = new Delivery(options, new GatewayClient(options.eventsUrl(), options.apiKey, identity[0]), startEvent, startTime, this::reintroduce);
         events = new Events(vmId);
-        components = new JarComponents(ownJar());
+        components = new JarComponents(ownJar(), aliases);
         components.scanClassPath(properties.getProperty("java.class.path", ""), File.pathSeparator);
+        components.scanLibraryDirectories();
     }
 
     /** Agent version and revision, written into the JAR by agent/build.sh. */
