@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ComponentCve } from '../storage/records.ts';
 import type { Vulnerability } from '../vuln/osv.ts';
+import { severityBand } from '../vuln/cvss.ts';
 import type { SbomComponent, VmInventory } from './inventory.ts';
 
 type Json = Record<string, unknown>;
@@ -20,16 +21,6 @@ const TOOL = { type: 'application', name: 'jvmlens', group: 'jvmlens' };
 function iso(time: number): string {
   const date = new Date(time);
   return Number.isNaN(date.getTime()) ? new Date(0).toISOString() : date.toISOString();
-}
-
-/** CycloneDX severity from a CVSS base score (the CVSS v3 bands). */
-function severity(score: number | null): string {
-  if (score === null) return 'unknown';
-  if (score >= 9) return 'critical';
-  if (score >= 7) return 'high';
-  if (score >= 4) return 'medium';
-  if (score > 0) return 'low';
-  return 'none';
 }
 
 function ratingMethod(vector: string | null): string {
@@ -118,7 +109,7 @@ function vulnerabilities(all: readonly Entry[], advisories: ReadonlyMap<string, 
     .map(({ cve, affected }) => {
       const advisory = advisories.get(cve.cveId);
       const source = { name: 'OSV', url: `https://osv.dev/vulnerability/${encodeURIComponent(advisory?.id ?? cve.cveId)}` };
-      const rating: Json = { source, severity: severity(cve.score), method: ratingMethod(advisory?.vector ?? null) };
+      const rating: Json = { source, severity: severityBand(cve.score), method: ratingMethod(advisory?.vector ?? null) };
       if (cve.score !== null) rating.score = cve.score;
       if (advisory?.vector) rating.vector = advisory.vector;
       const json: Json = { 'bom-ref': `vulnerability:${cve.cveId}`, id: cve.cveId, source, ratings: [rating] };

@@ -124,3 +124,13 @@ export function scoreFromSeverity(severity: readonly SeverityEntry[]): { score: 
   }
   return { score: null, vector: null };
 }
+
+/** The severity band of a CVSS base score (the CVSS v3 bands; CycloneDX uses the same names). */
+export function severityBand(score: number | null): 'critical' | 'high' | 'medium' | 'low' | 'none' | 'unknown' {
+  if (score === null) return 'unknown';
+  if (score >= 9) return 'critical';
+  if (score >= 7) return 'high';
+  if (score >= 4) return 'medium';
+  if (score > 0) return 'low';
+  return 'none';
+}

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { codeEvent, componentsEvent, cveImport, GROUP, startEvent, writeAdvisories } from '../helpers/cve.ts';
-import { ADVISORIES, checkQuery, CveFleetModel, ingestInto, LIBS, nextWholeSecond, syntheticVm, timeText, TIME_FORMS } from './fleet-model.ts';
+import { ADVISORIES, checkQuery, compareCodePoints, CveFleetModel, ingestInto, LIBS, nextWholeSecond, syntheticVm, timeText, TIME_FORMS } from './fleet-model.ts';
 import type { EventQuery } from '../helpers/cve.ts';
 import type { ModelFilter } from './fleet-model.ts';
 import { request, startService, tempDir } from '../helpers/service.ts';
@@ -146,6 +146,61 @@ test('showNotImpacted=true adds one item per clean component (cveId, score, cveS
   await checkQuery(service, model, { showNotImpacted: false, limit: 1000 }, {});
   await checkQuery(service, model, { showNotImpacted: true, 'tags.team': 'core', hostName: 'host-a' }, { showNotImpacted: true, tags: { team: 'core' }, hostName: 'host-a' });
   await checkQuery(service, model, { showNotImpacted: true, vmId: 'vm-04' }, { showNotImpacted: true, vmId: 'vm-04' });
+});
+
+test('cveId keeps the items of one CVE, with other filters, showNotImpacted and small pages', async () => {
+  for (const advisory of ADVISORIES) {
+    await checkQuery(service, model, { cveId: advisory.cveId, limit: 7 }, { cveId: advisory.cveId });
+  }
+  await checkQuery(service, model, { cveId: 'CVE-2099-1001', 'tags.env': 'prod', showNotImpacted: true, limit: 3 }, { cveId: 'CVE-2099-1001', tags: { env: 'prod' }, showNotImpacted: true });
+  await checkQuery(service, model, { cveId: 'CVE-2099-1001', hostName: 'host-b' }, { cveId: 'CVE-2099-1001', hostName: 'host-b' });
+  const unknown = await checkQuery(service, model, { cveId: 'CVE-1999-0001' }, { cveId: 'CVE-1999-0001' });
+  assert.equal(unknown.items.length, 0);
+});
+
+/** The summary the model predicts: per CVE its score, the VMs with a USED row and those with PRESENT rows only. */
+function expectedSummary(filter: ModelFilter): { cveId: string; score: number | null; usedVmCount: number; presentVmCount: number; components: string[] }[] {
+  const byCve = new Map<string, { score: number | null; used: Set<string>; all: Set<string>; components: Set<string> }>();
+  for (const row of model.expected(filter)) {
+    const entry = byCve.get(row.cveId!) ?? { score: row.score, used: new Set<string>(), all: new Set<string>(), components: new Set<string>() };
+    byCve.set(row.cveId!, entry);
+    entry.all.add(row.vmId);
+    if (row.cveState === 'USED') entry.used.add(row.vmId);
+    entry.components.add(`${row.componentName} ${row.componentVersion}`);
+  }
+  return [...byCve]
+    .map(([cveId, entry]) => ({ cveId, score: entry.score, usedVmCount: entry.used.size, presentVmCount: entry.all.size - entry.used.size, components: [...entry.components].sort(compareCodePoints) }))
+    .sort((a, b) => (b.score ?? -1) - (a.score ?? -1) || compareCodePoints(a.cveId, b.cveId));
+}
+
+test('the CVE summary counts each VM once per CVE, USED when any of its components with the CVE ran', async () => {
+  const cases: { query: string; filter: ModelFilter }[] = [
+    { query: '', filter: {} },
+    { query: '?tags.env=prod', filter: { tags: { env: 'prod' } } },
+    { query: '?tags.env=staging&tags.team=edge', filter: { tags: { env: 'staging', team: 'edge' } } },
+    { query: '?hostName=host-a', filter: { hostName: 'host-a' } },
+    { query: `?startTime=${START_EDGE}`, filter: { startTime: START_EDGE } },
+    { query: '?tags.env=nowhere', filter: { tags: { env: 'nowhere' } } },
+  ];
+  for (const { query, filter } of cases) {
+    const response = await request(`${service.apiUrl}/public/cve/summary${query}`, { key: service.apiKey });
+    assert.equal(response.status, 200, response.text);
+    const actual = response.body.data.map((cve: any) => ({ ...cve, components: cve.components.map((c: any) => `${c.componentName} ${c.componentVersion}`) }));
+    const expected = expectedSummary(filter);
+    assert.deepEqual(actual.map(({ severity, ...rest }: any) => rest), expected, query);
+    assert.ok(actual.every((cve: any) => cve.severity === (cve.score >= 9 ? 'critical' : cve.score >= 7 ? 'high' : cve.score >= 4 ? 'medium' : 'low')), query);
+    const selected = [...model.vms.values()].filter((vm) => (filter.hostName === undefined || vm.hostName === filter.hostName) && Object.entries(filter.tags ?? {}).every(([key, value]) => vm.tags[key] === value) && (filter.startTime === undefined || vm.startTime >= filter.startTime));
+    assert.deepEqual(response.body.summary, { vmCount: selected.length, cveCount: expected.length }, query);
+  }
+  // The counting rule the model encodes is exercised: some VM has one CVE USED in one component and PRESENT in another.
+  const mixed = [...model.vms.values()].some((vm) => {
+    const rows = model.expected({ vmId: vm.vmId, cveId: 'CVE-2099-1002' });
+    return rows.some((row) => row.cveState === 'USED') && rows.some((row) => row.cveState === 'PRESENT');
+  });
+  assert.ok(mixed, 'a VM has CVE-2099-1002 both USED (one version) and PRESENT (another)');
+  const bad = await request(`${service.apiUrl}/public/cve/summary?vmId=x`, { key: service.apiKey });
+  assert.equal(bad.status, 400);
+  assert.equal(bad.body.error, 'BAD_PARAMETER');
 });
 
 test('cveState: USED once code was loaded from the component\'s sourceName, PRESENT before and without a sourceName', async () => {

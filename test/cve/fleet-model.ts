@@ -137,6 +137,7 @@ export interface ModelFilter {
   endTime?: number;
   cveAnalysisStartTime?: number;
   cveAnalysisEndTime?: number;
+  cveId?: string;
   showNotImpacted?: boolean;
 }
 
@@ -244,7 +245,8 @@ export class CveFleetModel {
       if (filter.tags !== undefined && Object.entries(filter.tags).some(([key, value]) => vm.tags[key] !== value)) continue;
       if (filter.startTime !== undefined && vm.startTime < filter.startTime) continue;
       if (filter.endTime !== undefined && vm.lastHeardTime > filter.endTime) continue;
-      const analysisFiltered = filter.cveAnalysisStartTime !== undefined || filter.cveAnalysisEndTime !== undefined;
+      // A filter on CVEs leaves out components without CVEs, even with showNotImpacted.
+      const analysisFiltered = filter.cveAnalysisStartTime !== undefined || filter.cveAnalysisEndTime !== undefined || filter.cveId !== undefined;
       const base = { hostName: vm.hostName, startTime: vm.startTime, lastHeardTime: vm.lastHeardTime, vmId: vm.vmId, tags: Object.keys(vm.tags).length === 0 ? null : { ...vm.tags } };
       for (const component of vm.components.values()) {
         const cves = this.cves(component);
@@ -264,7 +266,7 @@ export class CveFleetModel {
           if (window.from > filter.cveAnalysisEndTime) continue;
         }
         const cveState = component.sourceName !== null && vm.usedSources.has(component.sourceName) ? 'USED' : 'PRESENT';
-        for (const { cveId, score } of cves) rows.push({ componentName: component.componentName, componentVersion: component.componentVersion, cveId, score, cveState, ...base, analysis: window });
+        for (const { cveId, score } of cves) if (filter.cveId === undefined || cveId === filter.cveId) rows.push({ componentName: component.componentName, componentVersion: component.componentVersion, cveId, score, cveState, ...base, analysis: window });
       }
     }
     return rows.sort(compareEvents);

@@ -90,3 +90,10 @@ test('keys list shows users and scopes but never a key', async () => {
   assert.match(list.stdout, /reader\s+read/);
   for (const key of Object.values(keys)) assert.ok(!list.stdout.includes(key));
 });
+
+test('GET /public/me names the key\'s user and scopes; it needs the read scope', async () => {
+  assert.deepEqual((await request(`${service.apiUrl}/public/me`, { key: keys.reader })).body, { userId: 'reader', scopes: ['read'] });
+  assert.deepEqual((await request(`${service.apiUrl}/public/me`, { key: keys.all })).body, { userId: 'all', scopes: ['read', 'write', 'ingest'] });
+  assert.equal((await request(`${service.apiUrl}/public/me`, { key: keys.ingester })).status, 403);
+  assert.equal((await request(`${service.apiUrl}/public/me`, { key: null })).status, 401);
+});

@@ -3,9 +3,12 @@
 import { compareCodePoints } from '../../collation.ts';
 import { isVmId } from '../../ingest/events.ts';
 import type { Dictionary } from '../../storage/dictionary.ts';
+import type { ComponentCve } from '../../storage/records.ts';
 import { NONE } from '../../storage/dictionary.ts';
 import type { Store } from '../../storage/store.ts';
 import { EventItems, vmPart } from './event-items.ts';
+import { fleetSummary } from './fleet-summary.ts';
+import type { CveFleetItem } from './fleet-summary.ts';
 import { CveSnapshot } from './snapshot.ts';
 
 /** decisions §11: the exact count stops here; beyond, a warning says it is a lower bound. */
@@ -22,6 +25,8 @@ export interface CveEventFilter {
   endTime: number | null;
   analysisFrom: number | null;
   analysisTo: number | null;
+  /** Only the items of this CVE. */
+  cveId: string | null;
   showNotImpacted: boolean;
 }
 
@@ -62,8 +67,15 @@ function vmPasses(snapshot: CveSnapshot, row: number, filter: VmFilter): boolean
   return true;
 }
 
-function analysisPasses(analysisTime: number, filter: CveEventFilter): boolean {
-  return (filter.analysisFrom === null || analysisTime >= filter.analysisFrom) && (filter.analysisTo === null || analysisTime <= filter.analysisTo);
+/** Whether a CVE of a component passes the filter's CVE conditions: its id and its analysis time. */
+function cvePasses(cve: ComponentCve, filter: CveEventFilter): boolean {
+  if (filter.cveId !== null && cve.cveId !== filter.cveId) return false;
+  return (filter.analysisFrom === null || cve.analysisTime >= filter.analysisFrom) && (filter.analysisTo === null || cve.analysisTime <= filter.analysisTo);
+}
+
+/** A filter on CVEs leaves out the components without CVEs, even with showNotImpacted (decisions §11). */
+function filtersCves(filter: CveEventFilter): boolean {
+  return filter.analysisFrom !== null || filter.analysisTo !== null || filter.cveId !== null;
 }
 
 /** An item's order inside its VM against the cursor's (vmIds equal): componentName, componentVersion, cveId. */
@@ -163,6 +175,15 @@ export class CveIndex {
     return { items: page.items, last: page.last, hasNext: page.hasNext, ...this.#count(snapshot, rows, rest, filter) };
   }
 
+  /** Every CVE of the VMs the filter passes (its VM fields only: host, tags, times), once each. */
+  summary(filter: CveEventFilter): { items: CveFleetItem[]; vmCount: number } {
+    const snapshot = this.#current;
+    const vmFilter = this.#resolve(filter);
+    if (vmFilter === null) return { items: [], vmCount: 0 };
+    const { rows, rest } = this.#candidates(snapshot, filter, vmFilter);
+    return fleetSummary(snapshot, rest === null ? rows : rows.filter((row) => vmPasses(snapshot, row, rest)));
+  }
+
   /** The filter's host name and tags as dictionary ids; null when a string is unknown, so no VM can pass. */
   #resolve(filter: CveEventFilter): VmFilter | null {
     const tagIds: [number, number][] = [];
@@ -219,17 +240,17 @@ export class CveIndex {
     const encodedCves = snapshot.encodedCves;
     const vm = snapshot.vmPart(row, () => this.#vmPart(snapshot, row));
     const components = snapshot.components(row, filter.showNotImpacted);
-    const analysisFilter = filter.analysisFrom !== null || filter.analysisTo !== null;
+    const cveFilter = filtersCves(filter);
     const vmId = snapshot.vmIds[row];
     for (let k = 0; k < components.length; k++) {
       const id = components[k] >>> 1;
       const record = encodedCves.record(id)!;
       const cves = encodedCves.cves(id);
       // decisions §11: a component without CVEs only with showNotImpacted and no analysis-time filter.
-      const count = cves.length === 0 ? (analysisFilter ? 0 : 1) : cves.length;
+      const count = cves.length === 0 ? (cveFilter ? 0 : 1) : cves.length;
       for (let c = 0; c < count; c++) {
         const cveId = cves.length === 0 ? null : cves[c].cveId;
-        if (cves.length > 0 && !analysisPasses(cves[c].analysisTime, filter)) continue;
+        if (cves.length > 0 && !cvePasses(cves[c], filter)) continue;
         if (cursor !== null && compareInVm(record.componentName, record.componentVersion, cveId, cursor) <= 0) continue;
         if (page.items.count === page.limit) {
           page.hasNext = true;
@@ -251,19 +272,19 @@ export class CveIndex {
 
   /** Matching rows, exact up to COUNT_CAP. */
   #count(snapshot: CveSnapshot, rows: readonly number[], rest: VmFilter | null, filter: CveEventFilter): { totalCount: number; capped: boolean } {
-    const perVm = filter.analysisFrom === null && filter.analysisTo === null ? (filter.showNotImpacted ? snapshot.allRows : snapshot.eventRows) : null;
-    // With an analysis-time filter: the CVEs of each component inside the window, counted once per query.
+    const perVm = filtersCves(filter) ? null : filter.showNotImpacted ? snapshot.allRows : snapshot.eventRows;
+    // With a filter on CVEs: the CVEs of each component that pass it, counted once per query.
     const inWindow = new Map<number, number>();
     let total = 0;
     for (const row of rows) {
       if (rest !== null && !vmPasses(snapshot, row, rest)) continue;
-      total += perVm !== null ? perVm[row] : this.#rowsInWindow(snapshot, row, filter, inWindow);
+      total += perVm !== null ? perVm[row] : this.#rowsPassing(snapshot, row, filter, inWindow);
       if (total > COUNT_CAP) return { totalCount: COUNT_CAP, capped: true };
     }
     return { totalCount: total, capped: false };
   }
 
-  #rowsInWindow(snapshot: CveSnapshot, row: number, filter: CveEventFilter, inWindow: Map<number, number>): number {
+  #rowsPassing(snapshot: CveSnapshot, row: number, filter: CveEventFilter, inWindow: Map<number, number>): number {
     let rows = 0;
     // The component ids alone: USED does not count, so it need not be read.
     const { values, at, length } = snapshot.impacted;
@@ -271,7 +292,7 @@ export class CveIndex {
       const id = values[k] >>> 1;
       let count = inWindow.get(id);
       if (count === undefined) {
-        count = snapshot.encodedCves.cves(id).filter((cve) => analysisPasses(cve.analysisTime, filter)).length;
+        count = snapshot.encodedCves.cves(id).filter((cve) => cvePasses(cve, filter)).length;
         inWindow.set(id, count);
       }
       rows += count;

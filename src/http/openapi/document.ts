@@ -93,6 +93,10 @@ const EXAMPLES = {
     data: [{ componentName: 'log4j-core', componentVersion: '2.14.1', cveId: 'CVE-2021-44228', score: 10, cveState: 'USED', cveAnalysisTime: 1795535706248, hostName: 'checkout-eu-west-1-0282', startTime: 1794226135086, lastHeardTime: 1795535702230, vmId: SAMPLE_VM, tags: { env: 'prod' } }],
     summary: { warnings: [], totalCount: 332 }, size: 1, hasNext: true,
   },
+  cveSummary: {
+    data: [{ cveId: 'CVE-2021-44228', score: 10, usedVmCount: 12, presentVmCount: 3, components: [{ componentName: 'log4j-core', componentVersion: '2.14.1' }], severity: 'critical' }],
+    summary: { vmCount: 300, cveCount: 1 },
+  },
 };
 
 function reportFamily(name: string, family: 'Jvm' | 'Code' | 'Component', create: string, base: string, requestExample: Json): Record<string, Record<string, Operation>> {
@@ -227,6 +231,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       parameters: [
         queryParameter('hostName', 'VMs on this host'),
         queryParameter('vmId', 'this VM'),
+        queryParameter('cveId', 'the items of this CVE only'),
         queryParameter('startTime', 'VMs started at or after (time expression)'),
         queryParameter('endTime', 'VMs last heard at or before'),
         queryParameter('cveAnalysisStartTime', 'CVEs analysed at or after'),
@@ -238,6 +243,26 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       ],
       success: { 200: { description: 'one page (interface §2.5)', schema: ref('CveEventsPage'), example: EXAMPLES.cvePage } },
       errors: [...KEYED, 'BAD_PARAMETER', 'BAD_TIME', 'BAD_AFTER_TOKEN'],
+    },
+  },
+  '/public/cve/summary': {
+    get: {
+      summary: 'Every CVE of the selected VMs once, highest score first, with how many VMs loaded its code (USED) or only carry it (PRESENT)', tags: ['CVE events'], scope: 'read',
+      parameters: [
+        queryParameter('hostName', 'VMs on this host'),
+        queryParameter('startTime', 'VMs started at or after (time expression)'),
+        queryParameter('endTime', 'VMs last heard at or before'),
+        TAG_QUERY,
+      ],
+      success: { 200: { description: 'the CVEs and the number of VMs selected', schema: ref('CveSummary'), example: EXAMPLES.cveSummary } },
+      errors: [...KEYED, 'BAD_PARAMETER', 'BAD_TIME'],
+    },
+  },
+  '/public/me': {
+    get: {
+      summary: 'The user and scopes of the key that asks', tags: ['Explorer'], scope: 'read',
+      success: { 200: { description: 'the key\'s user and scopes', schema: ref('Me'), example: { userId: 'admin', scopes: ['read', 'write', 'ingest'] } } },
+      errors: KEYED,
     },
   },
   '/public/openapi.json': {

@@ -236,6 +236,36 @@ export const SCHEMAS: Record<string, Schema> = {
     },
     additionalProperties: false,
   },
+  CveSummary: {
+    type: 'object',
+    required: ['data', 'summary'],
+    properties: {
+      data: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['cveId', 'score', 'severity', 'usedVmCount', 'presentVmCount', 'components'],
+          properties: {
+            cveId: { type: 'string' },
+            score: nullable({ type: 'number' }),
+            severity: { enum: ['critical', 'high', 'medium', 'low', 'none', 'unknown'] },
+            usedVmCount: { type: 'integer', description: 'VMs that loaded code from a component with the CVE' },
+            presentVmCount: { type: 'integer', description: 'VMs that carry the CVE only in components whose code they did not load' },
+            components: { type: 'array', items: { type: 'object', required: ['componentName', 'componentVersion'], properties: { componentName: { type: 'string' }, componentVersion: { type: 'string' } }, additionalProperties: false } },
+          },
+          additionalProperties: false,
+        },
+      },
+      summary: { type: 'object', required: ['vmCount', 'cveCount'], properties: { vmCount: { type: 'integer', description: 'VMs selected' }, cveCount: { type: 'integer' } }, additionalProperties: false },
+    },
+    additionalProperties: false,
+  },
+  Me: {
+    type: 'object',
+    required: ['userId', 'scopes'],
+    properties: { userId: { type: 'string' }, scopes: { type: 'array', items: { enum: ['read', 'write', 'ingest'] } } },
+    additionalProperties: false,
+  },
   CycloneDx: {
     description: 'A CycloneDX 1.6 JSON BOM (https://cyclonedx.org/docs/1.6/json/) with components and a vulnerabilities section whose analysis is the runtime VEX',
     type: 'object',

@@ -1,16 +1,20 @@
-// GET /public/cve/events (interface §4.6, decisions §11): detected CVEs per component per VM, keyset-paged.
+// GET /public/cve/events (interface §4.6, decisions §11): detected CVEs per component per VM, keyset-paged;
+// GET /public/cve/summary: each CVE of the selected VMs once, with its USED and PRESENT VM counts.
 import { ApiError } from '../../errors.ts';
 import { COUNT_CAP } from '../../engine/cve/events-index.ts';
 import type { CveCursor, CveEventFilter, CveIndex } from '../../engine/cve/events-index.ts';
 import { eventsPage } from '../../engine/cve/event-items.ts';
 import { responseBuffer } from '../server.ts';
 import { resolveTime } from '../../parser/time.ts';
+import { severityBand } from '../../vuln/cvss.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { ApiRequest, Route } from '../types.ts';
 
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
-const PARAMETERS = ['hostName', 'vmId', 'startTime', 'endTime', 'cveAnalysisStartTime', 'cveAnalysisEndTime', 'afterToken', 'limit', 'showNotImpacted'];
+const PARAMETERS = ['hostName', 'vmId', 'cveId', 'startTime', 'endTime', 'cveAnalysisStartTime', 'cveAnalysisEndTime', 'afterToken', 'limit', 'showNotImpacted'];
+/** The summary selects VMs only: by host, tags and times. */
+const SUMMARY_PARAMETERS = ['hostName', 'startTime', 'endTime'];
 
 function parseCursor(token: string): CveCursor {
   let value: unknown;
@@ -24,13 +28,13 @@ function parseCursor(token: string): CveCursor {
   return value as CveCursor;
 }
 
-function parseQuery(request: ApiRequest, now: number): { filter: CveEventFilter; cursor: CveCursor | null; limit: number; warnings: string[] } {
+function parseQuery(request: ApiRequest, now: number, parameters: readonly string[] = PARAMETERS): { filter: CveEventFilter; cursor: CveCursor | null; limit: number; warnings: string[] } {
   const query = request.query;
   const warnings: string[] = [];
   const tags: [string, string][] = [];
   for (const [name, value] of query) {
     if (name.startsWith('tags.') && name.length > 5) tags.push([name.slice(5), value]);
-    else if (!PARAMETERS.includes(name)) throw new ApiError('BAD_PARAMETER', `unknown parameter '${name}'; parameters: ${PARAMETERS.join(', ')}, tags.<key>`, [{ parameter: name }]);
+    else if (!parameters.includes(name)) throw new ApiError('BAD_PARAMETER', `unknown parameter '${name}'; parameters: ${parameters.join(', ')}, tags.<key>`, [{ parameter: name }]);
   }
   const time = (name: string, role: 'open' | 'close'): number | null => {
     const raw = query.get(name);
@@ -58,6 +62,7 @@ function parseQuery(request: ApiRequest, now: number): { filter: CveEventFilter;
       endTime: time('endTime', 'close'),
       analysisFrom: time('cveAnalysisStartTime', 'open'),
       analysisTo: time('cveAnalysisEndTime', 'close'),
+      cveId: query.get('cveId'),
       showNotImpacted: rawShow === 'true',
     },
     cursor: token === null || token === '' ? null : parseCursor(token),
@@ -81,6 +86,18 @@ export function cveRoutes(context: Pick<ServiceContext, 'clock'>, index: CveInde
         const afterToken = hasNext ? Buffer.from(JSON.stringify(last)).toString('base64url') : undefined;
         // Items come encoded from the index: the body is joined, not serialised again.
         return { status: 200, raw: eventsPage(limit, afterToken, items, warnings, totalCount, hasNext, responseBuffer), contentType: 'application/json' };
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/public/cve/summary',
+      scope: 'read',
+      needsReady: true,
+      handler: (request) => {
+        const { filter } = parseQuery(request, context.clock(), SUMMARY_PARAMETERS);
+        const { items, vmCount } = index.summary(filter);
+        const data = items.map((item) => ({ ...item, severity: severityBand(item.score) }));
+        return { status: 200, body: { data, summary: { vmCount, cveCount: data.length } } };
       },
     },
   ];
