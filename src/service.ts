@@ -1,7 +1,9 @@
 // Wires the service together: storage, worker pool, the two listeners, readiness and graceful shutdown.
 import type { Config } from './config.ts';
 import { agentRoutes } from './http/routes/agent.ts';
+import { consoleRoutes } from './http/routes/console.ts';
 import { docsRoutes } from './http/routes/docs.ts';
+import { identityRoutes } from './http/routes/identity.ts';
 import { SERVICE_VERSION } from './version.ts';
 import { sbomRoutes } from './http/routes/sbom.ts';
 import { explorerRoutes } from './http/routes/explorer.ts';
@@ -114,7 +116,7 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   const jobs = new ReportJobs({ store, pool, fleetView, config, clock, logger });
   const vulnerabilities = new Vulnerabilities({ store, pool, ingestor: context.ingestor, cveIndex, clock, logger });
   const gatewayRoutes: Route[] = [...healthRoutes(context), ...agentRoutes(context), ...metricsRoutes(context)];
-  const apiRoutes: Route[] = [...explorerRoutes(context), ...sbomRoutes(context), ...reportRoutes(context, jobs), ...cveRoutes(context, cveIndex), ...docsRoutes(SERVICE_VERSION)];
+  const apiRoutes: Route[] = [...explorerRoutes(context), ...sbomRoutes(context), ...reportRoutes(context, jobs), ...cveRoutes(context, cveIndex), ...identityRoutes(), ...docsRoutes(SERVICE_VERSION), ...consoleRoutes()];
   const gateway = new HttpServer({ ...common, routes: gatewayRoutes, bodyLimit: 16 * MIB });
   const api = new HttpServer({ ...common, routes: apiRoutes, bodyLimit: 1 * MIB });
   const gatewayPort = await gateway.listen(config.host, config.gatewayPort);

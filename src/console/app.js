@@ -1,0 +1,112 @@
+// The console's shell: sign-in with an API key, the navigation, and the hash routes to each page.
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, session } from './api.js';
+import { CodePage } from './code.js';
+import { ComponentsPage } from './components.js';
+import { FleetPage, VmListPage } from './fleet.js';
+import { InstancePage } from './instance.js';
+import { ReportsPage } from './reports.js';
+import { ErrorBox, html } from './ui.js';
+import { CvePage, VulnerabilitiesPage } from './vulnerabilities.js';
+
+const PAGES = [
+  ['fleet', 'Fleet'],
+  ['cves', 'Vulnerabilities'],
+  ['components', 'Components'],
+  ['code', 'Code'],
+  ['reports', 'Reports'],
+];
+
+/** The current hash route: its path segments and query parameters. */
+function readRoute() {
+  const [path, search = ''] = location.hash.replace(/^#\/?/, '').split('?');
+  return { parts: path.split('/').filter(Boolean).map(decodeURIComponent), params: new URLSearchParams(search) };
+}
+
+function SignIn({ onSignedIn }) {
+  const [key, setKey] = useState('');
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (event) => {
+    event.preventDefault();
+    setBusy(true);
+    try {
+      const me = await api('/public/me', { key: key.trim() });
+      session.keep(key.trim());
+      onSignedIn(me);
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<main class="signin">
+    <h1>jvmlens</h1>
+    <p>Where your JVMs run, what they load, and which of their components are vulnerable.</p>
+    <form onSubmit=${submit}>
+      <label for="key">API key</label>
+      <input id="key" name="key" type="password" autocomplete="off" value=${key} onInput=${(e) => setKey(e.target.value)} placeholder="jvl_…" required />
+      <button type="submit" disabled=${busy}>${busy ? 'Signing in…' : 'Sign in'}</button>
+    </form>
+    <p class="note">The key is kept in this tab only, until it closes. A key with the <code>read</code> scope sees everything; creating reports and editing tags needs <code>write</code>.</p>
+    <${ErrorBox} error=${error} title="Sign-in failed" />
+  </main>`;
+}
+
+function Shell({ me, onSignOut }) {
+  const [route, setRoute] = useState(readRoute());
+  useEffect(() => {
+    const onChange = () => setRoute(readRoute());
+    addEventListener('hashchange', onChange);
+    return () => removeEventListener('hashchange', onChange);
+  }, []);
+  const [page = 'fleet', id] = route.parts;
+  const canWrite = me.scopes.includes('write');
+  const [vmId, setVmId] = useState('');
+  const content = {
+    fleet: () => html`<${FleetPage} canWrite=${canWrite} params=${route.params} />`,
+    vms: () => html`<${VmListPage} canWrite=${canWrite} params=${route.params} />`,
+    cves: () => html`<${VulnerabilitiesPage} params=${route.params} />`,
+    cve: () => html`<${CvePage} cveId=${id} params=${route.params} />`,
+    components: () => html`<${ComponentsPage} canWrite=${canWrite} params=${route.params} />`,
+    code: () => html`<${CodePage} canWrite=${canWrite} params=${route.params} />`,
+    reports: () => html`<${ReportsPage} canWrite=${canWrite} params=${route.params} />`,
+    instance: () => html`<${InstancePage} vmId=${id} canWrite=${canWrite} />`,
+  }[page];
+  return html`<div class="shell">
+    <header>
+      <a class="brand" href="#/fleet">jvmlens</a>
+      <nav>${PAGES.map(([name, label]) => html`<a href=${`#/${name}`} class=${page === name || (page === 'cve' && name === 'cves') || (page === 'vms' && name === 'fleet') ? 'active' : ''}>${label}</a>`)}</nav>
+      <form class="goto" onSubmit=${(e) => { e.preventDefault(); if (vmId.trim()) location.hash = `#/instance/${encodeURIComponent(vmId.trim())}`; }}>
+        <input aria-label="vmId" placeholder="Go to vmId…" value=${vmId} onInput=${(e) => setVmId(e.target.value)} />
+      </form>
+      <span class="user" title=${`scopes: ${me.scopes.join(', ')}`}>${me.userId}${canWrite ? '' : ' (read-only)'}</span>
+      <button class="link" onClick=${onSignOut}>Sign out</button>
+    </header>
+    <main>${content ? content() : html`<p>No page “${page}”. <a href="#/fleet">Go to the fleet</a>.</p>`}</main>
+  </div>`;
+}
+
+function App() {
+  const [me, setMe] = useState(null);
+  const [checking, setChecking] = useState(session.key() !== null);
+  useEffect(() => {
+    if (session.key() === null) return;
+    // A key kept by this tab (a reload): still valid?
+    api('/public/me').then(setMe, () => session.forget()).finally(() => setChecking(false));
+  }, []);
+  if (checking) return html`<p class="loading">Checking the key…</p>`;
+  if (me === null) return html`<${SignIn} onSignedIn=${setMe} />`;
+  const signOut = () => {
+    session.forget();
+    setMe(null);
+    location.hash = '';
+  };
+  return html`<${Shell} me=${me} onSignOut=${signOut} />`;
+}
+
+const root = document.getElementById('app');
+// The static "Loading" line is replaced, not kept above the console.
+root.textContent = '';
+render(html`<${App} />`, root);

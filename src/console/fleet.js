@@ -1,0 +1,114 @@
+// Fleet: VM counts by state, Java version and vendor, agent version and a tag key the user picks, from JVM
+// inventory reports, as charts and tables; a group's VMs on their own page.
+import { useState } from 'preact/hooks';
+import { api, FAMILIES, literal, readAllPages, runReport, waitForReport } from './api.js';
+import { BarChart, ConnectHint, Empty, ErrorBox, formatTime, html, Progress, Table, tagsText, useLoad } from './ui.js';
+
+const NONE = '(none)';
+
+function charts(tagKey) {
+  return [
+    { title: 'State', groupBy: ['state'] },
+    { title: 'Java vendor and version', groupBy: ['javaVendor', 'javaVersion'] },
+    { title: 'Agent version', groupBy: ['agentVersion'] },
+    { title: `Tag “${tagKey}”`, groupBy: [`tags.${tagKey}`] },
+  ];
+}
+
+/** The filter entries that select one group of a grouped JVM report. */
+function groupFilter(groupBy, item) {
+  return groupBy.map((field) => (item[field] === null || item[field] === undefined ? `${field} = null` : `${field} = ${literal(item[field])}`));
+}
+
+/** A link to the VMs a filter selects. */
+export function vmsHref(filter, title) {
+  const params = new URLSearchParams();
+  for (const entry of filter) params.append('filter', entry);
+  params.set('title', title);
+  return `#/vms?${params}`;
+}
+
+/**
+ * A grouped JVM report, fresh with a write key; with a read-only key (which cannot create reports) the newest
+ * finished one of the same grouping, or null.
+ */
+async function groupedReport(groupBy, canWrite, progress, signal) {
+  if (canWrite) {
+    const first = await runReport('jvm', { groupBy }, { onProgress: progress, signal });
+    const pages = first.totalPages > 1 ? await readAllPages('jvm', first.reportId) : [first];
+    return { report: first, items: pages.flatMap((page) => page.data) };
+  }
+  const list = await api(`${FAMILIES.jvm.base}?state=SUCCEEDED&limit=1000`);
+  const match = list.data.find((report) => JSON.stringify(report.params?.groupBy ?? []) === JSON.stringify(groupBy) && (report.params?.filter ?? []).length === 0);
+  if (match === undefined) return null;
+  const pages = await readAllPages('jvm', match.reportId);
+  return { report: await waitForReport('jvm', match.reportId), items: pages.flatMap((page) => page.data) };
+}
+
+function GroupChart({ chart, result }) {
+  if (result === null) {
+    return html`<section class="card"><h2>${chart.title}</h2><${Empty}>No finished JVM report grouped this way yet, and a read-only key cannot create one: ask someone with a <code>write</code> key to open this page.<//></section>`;
+  }
+  const { items, report } = result;
+  const label = (item) => chart.groupBy.map((field) => item[field] ?? NONE).join(' ');
+  const sorted = [...items].sort((a, b) => b.count - a.count);
+  const open = (item) => (location.hash = vmsHref(groupFilter(chart.groupBy, item), `${chart.title}: ${label(item)}`));
+  return html`<section class="card" data-testid=${`chart-${chart.groupBy.join('-')}`}>
+    <h2>${chart.title}</h2>
+    ${sorted.length === 0 ? html`<${Empty}>No VMs.<//>` : html`
+      <${BarChart} labels=${sorted.map(label)} values=${sorted.map((item) => item.count)} onPick=${(index) => open(sorted[index])} />
+      <${Table} columns=${[[chart.title, label], ['VMs', (item) => item.count.toLocaleString()]]} rows=${sorted} limit=${50} onRow=${open} />`}
+    <p class="note">Report ${report.reportId.slice(0, 8)}, ${formatTime(report.finishTime)} UTC, VMs alive in the last 30 days.</p>
+  </section>`;
+}
+
+export function FleetPage({ canWrite, params }) {
+  const [tagKey, setTagKey] = useState(params.get('tag') ?? 'env');
+  const [draft, setDraft] = useState(tagKey);
+  const list = charts(tagKey);
+  const state = useLoad((progress, signal) => Promise.all(list.map((chart) => groupedReport(chart.groupBy, canWrite, progress, signal))), [tagKey, canWrite]);
+  if (state.loading) return html`<${Progress} label="Counting the fleet" elapsedMs=${state.elapsedMs} />`;
+  if (state.error) return html`<${ErrorBox} error=${state.error} />`;
+  const byState = state.data[0];
+  const total = byState === null ? null : byState.items.reduce((sum, item) => sum + item.count, 0);
+  return html`<div>
+    <div class="toolbar">
+      <h1>Fleet</h1>
+      ${total !== null ? html`<span class="big" data-testid="vm-total">${total.toLocaleString()} VMs</span>` : null}
+      <form onSubmit=${(e) => { e.preventDefault(); setTagKey(draft.trim() || 'env'); }}>
+        <label>Tag key <input value=${draft} onInput=${(e) => setDraft(e.target.value)} aria-label="tag key" /></label>
+        <button type="submit">Group</button>
+      </form>
+    </div>
+    ${total === 0 ? html`<${ConnectHint} />` : html`<div class="grid">${list.map((chart, i) => html`<${GroupChart} chart=${chart} result=${state.data[i]} />`)}</div>`}
+  </div>`;
+}
+
+export function VmListPage({ canWrite, params }) {
+  const filter = params.getAll('filter');
+  const title = params.get('title') ?? 'VMs';
+  const [token, setToken] = useState(null);
+  const state = useLoad(async (progress, signal) => {
+    if (!canWrite) throw Object.assign(new Error('Listing VMs takes a new JVM report, which needs a key with the write scope. Open a VM by its vmId above, or see the Reports page.'), { status: 0 });
+    const report = token === null ? await runReport('jvm', { filter }, { onProgress: progress, signal }) : await api(`${FAMILIES.jvm.base}/${encodeURIComponent(token.reportId)}?afterToken=${encodeURIComponent(token.afterToken)}`);
+    return report;
+  }, [filter.join('\n'), token?.afterToken ?? '']);
+  if (state.loading) return html`<${Progress} label="Listing the VMs" elapsedMs=${state.elapsedMs} />`;
+  if (state.error) return html`<${ErrorBox} error=${state.error} title="Cannot list the VMs" />`;
+  const report = state.data;
+  return html`<div>
+    <h1>${title}</h1>
+    <p class="note">Filter: <code>${filter.join(' AND ') || 'none'}</code> · ${report.totalCount.toLocaleString()} VMs · page ${report.page + 1} of ${report.totalPages}</p>
+    <${ErrorBox} error=${report.state === 'SUCCEEDED' ? null : { message: (report.stateMessages ?? []).join('; '), status: 0 }} title=${`Report ${report.state}`} />
+    ${report.data.length === 0 ? html`<${Empty}>No VM matches.<//>` : html`<${Table} testId="vm-list" rows=${report.data} onRow=${(vm) => (location.hash = `#/instance/${encodeURIComponent(vm.vmId)}`)} columns=${[
+      ['vmId', (vm) => html`<a class="id" href=${`#/instance/${encodeURIComponent(vm.vmId)}`}>${vm.vmId}</a>`],
+      ['Host', (vm) => vm.hostName],
+      ['State', (vm) => vm.state],
+      ['Java', (vm) => `${vm.javaVendor ?? ''} ${vm.javaVersion ?? ''}`],
+      ['Agent', (vm) => vm.agentVersion],
+      ['Tags', (vm) => tagsText(vm.tags)],
+      ['Last heard', (vm) => formatTime(vm.lastHeardTime)],
+    ]} />`}
+    ${report.afterToken ? html`<button onClick=${() => setToken({ reportId: report.reportId, afterToken: report.afterToken })}>Next page</button>` : null}
+  </div>`;
+}
