@@ -113,17 +113,21 @@ function cleanEnvironment(extra: Record<string, string>): Record<string, string>
   return { ...env, ...extra };
 }
 
-/** Runs `java args…` to completion, with stdin closed, unless `input` is given. */
+/**
+ * Runs `java args…` to completion, with stdin closed, unless `input` is given. Always with -Xverify:all, so the
+ * JVM verifies every class, including those the agent's probes rewrite and those of the class path.
+ */
 export function runJava(args: string[], options: { env?: Record<string, string>; input?: string; timeoutMs?: number } = {}): Promise<JavaRun> {
+  const verified = args.includes('-Xverify:all') ? args : ['-Xverify:all', ...args];
   return new Promise((resolve, reject) => {
-    const child = spawn('java', args, { env: cleanEnvironment(options.env ?? {}), stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const child = spawn('java', verified, { env: cleanEnvironment(options.env ?? {}), stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`java ${args.join(' ')} did not finish in time:\n${stdout}\n${stderr}`));
+      reject(new Error(`java ${verified.join(' ')} did not finish in time:\n${stdout}\n${stderr}`));
     }, options.timeoutMs ?? 60_000);
     child.once('error', reject);
     child.once('exit', (code) => {

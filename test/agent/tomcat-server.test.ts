@@ -2,7 +2,8 @@
 // bin/setenv.sh (key in a file, tags joined by '+', which the script's eval leaves whole), a webapp
 // serving a request. The code report names what the user sees (lib/catalina.jar, not the symlink's
 // target; the webapp's classes by its context), tomcat-catalina matches its OSV record as USED, and
-// the log4j-core JAR in WEB-INF/lib that no class was loaded from is a component, PRESENT.
+// the log4j-core JAR in WEB-INF/lib that no class was loaded from is a component, PRESENT. The agent runs with
+// methods=called under -Xverify:all: every method of Tomcat's classes gets a probe, and the JVM verifies each.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -93,7 +94,7 @@ describe('the agent in a running Tomcat server', { skip }, () => {
     writeFileSync(keyFile, `${service.apiKey}\n`, { mode: 0o600 });
     const port = await freePort();
     const base = join(dir, 'base');
-    catalinaBase(base, port, `gateway=${service.gatewayUrl},apiKeyFile=${keyFile},tags=env=test+team=web,flushMs=200`);
+    catalinaBase(base, port, `gateway=${service.gatewayUrl},apiKeyFile=${keyFile},tags=env=test+team=web,flushMs=200,methods=called`);
     const webInf = join(base, 'webapps', 'shop', 'WEB-INF');
     compileJar(join(dir, 'build'), { 'shop/Hello.java': HELLO }, { classPath: [SERVLET_API] });
     cpSync(join(dir, 'build', 'classes'), join(webInf, 'classes'), { recursive: true });
@@ -123,6 +124,8 @@ describe('the agent in a running Tomcat server', { skip }, () => {
   test('Tomcat starts from setenv.sh with the agent and serves the webapp', () => {
     assert.equal(hello, 'hello from shop');
     assert.match(vmId, /.+/, `the agent's start line:\n${output}`);
+    const agentLines = output.split('\n').filter((line) => line.startsWith('jvmlens agent: '));
+    assert.deepEqual(agentLines.filter((line) => !line.includes('vmId=')), [], 'no class the agent failed to observe or probe');
   });
 
   test('the API key is in no line Tomcat printed or logged', () => {
@@ -133,13 +136,23 @@ describe('the agent in a running Tomcat server', { skip }, () => {
   });
 
   test("code sources carry the names the user sees: lib/catalina.jar and the webapp's context", async () => {
-    const report = await runReport(service!, 'codeInventory', { ...WINDOW(), filter: [] });
+    // With methods=called, doGet's first call reaches the service at the agent's next flush after the request.
+    let report = await runReport(service!, 'codeInventory', { ...WINDOW(), filter: [] });
+    for (let attempt = 0; attempt < 50 && !report.items.some((item) => String(item.methodName).startsWith('doGet(')); attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      report = await runReport(service!, 'codeInventory', { ...WINDOW(), filter: [] });
+    }
     const classesBySource = new Map<string, Set<string>>();
     for (const item of report.items) {
       const classes = classesBySource.get(String(item.sourceName)) ?? new Set<string>();
       classesBySource.set(String(item.sourceName), classes.add(String(item.className)));
     }
     assert.deepEqual([...(classesBySource.get('shop/WEB-INF/classes') ?? [])], ['shop/Hello']);
+    // methods=called: the servlet's methods that ran, with doGet, and no method Tomcat never called.
+    const hello = report.items.filter((item) => item.className === 'shop/Hello').map((item) => item.methodName).sort();
+    assert.deepEqual(hello, ['<init>()', 'doGet(jakarta.servlet.http.HttpServletRequest, jakarta.servlet.http.HttpServletResponse)']);
+    const catalinaMethods = report.items.filter((item) => item.className === 'org/apache/catalina/startup/Catalina').map((item) => item.methodName);
+    assert.ok(catalinaMethods.includes('start()') && !catalinaMethods.includes('usage()'), catalinaMethods.join(', '));
     assert.ok(classesBySource.get('catalina.jar')?.has('org/apache/catalina/startup/Catalina'), 'the name in lib/, not the symlink target');
     assert.ok(classesBySource.get('bootstrap.jar')?.has('org/apache/catalina/startup/Bootstrap'));
     const targets = [...classesBySource.keys()].filter((name) => name.startsWith('tomcat10-'));

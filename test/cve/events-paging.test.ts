@@ -174,7 +174,7 @@ test('an afterToken that is not one this endpoint gave → 400', async () => {
 });
 
 test('unknown parameters, a bad boolean or time → 400; no key → 401', async () => {
-  for (const query of [{ foo: '1' }, { hostname: 'host-a' }, { tag: 'x' }, { 'tag.env': 'prod' }, { 'tags.': 'x' }, { page: '2' }, { cveId: 'CVE-2099-1001' }] as EventQuery[]) {
+  for (const query of [{ foo: '1' }, { hostname: 'host-a' }, { tag: 'x' }, { 'tag.env': 'prod' }, { 'tags.': 'x' }, { page: '2' }, { cve: 'CVE-2099-1001' }] as EventQuery[]) {
     const response = await getEvents(service, query);
     assert.equal(response.status, 400, `${JSON.stringify(query)}: ${response.text}`);
     assert.match(response.body.message, new RegExp(Object.keys(query)[0].replace('.', '\\.')));

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { ingest, vmStart } from '../helpers/events.ts';
 import { request, ROOT, startService } from '../helpers/service.ts';
 
-test('`deno run -A src/main.ts serve` serves health, ingestion and the explorer', { timeout: 180_000 }, async () => {
+test('`deno run -A src/main.ts serve` serves health, ingestion, the explorer and the console', { timeout: 180_000 }, async () => {
   const service = await startService({ deno: true });
   try {
     const health = await request(`${service.gatewayUrl}/opthub-health`);
@@ -17,6 +17,13 @@ test('`deno run -A src/main.ts serve` serves health, ingestion and the explorer'
     const instance = await request(`${service.apiUrl}/public/instance/deno-vm?x=1`, { key: service.apiKey });
     assert.equal(instance.status, 200);
     assert.deepEqual(instance.body.tags, { env: 'prod' });
+    // The console's own files and its libraries from their npm packages.
+    for (const [path, type] of [['/console/', 'text/html'], ['/console/app.js', 'text/javascript'], ['/console/vendor/preact.mjs', 'text/javascript'], ['/console/vendor/chart.umd.js', 'text/javascript']]) {
+      const response = await fetch(`${service.apiUrl}${path}`);
+      assert.equal(response.status, 200, path);
+      assert.ok(response.headers.get('content-type')!.startsWith(type), path);
+      assert.ok((await response.arrayBuffer()).byteLength > 500, path);
+    }
   } finally {
     assert.equal(await service.stop(), 0);
   }

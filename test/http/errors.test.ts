@@ -44,7 +44,9 @@ test('an oversized body → 413: over 1 MiB on /public, over 16 MiB on /agent', 
 test('unknown route → 404 NOT_FOUND on both ports', async () => {
   assertError(await request(`${service.apiUrl}/public/nothing/here`, { key: service.apiKey }), 404, 'NOT_FOUND');
   assertError(await request(`${service.gatewayUrl}/agent/v2/events`, { method: 'POST', key: service.apiKey, body: [] }), 404, 'NOT_FOUND');
-  assertError(await request(`${service.apiUrl}/`), 404, 'NOT_FOUND');
+  assertError(await request(`${service.apiUrl}/nothing`), 404, 'NOT_FOUND');
+  // `/` on the API port is the web console's entry (a redirect); on the gateway it is nothing.
+  assertError(await request(`${service.gatewayUrl}/`), 404, 'NOT_FOUND');
 });
 
 test('known path, other method → 405 with Allow', async () => {

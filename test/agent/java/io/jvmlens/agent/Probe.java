@@ -96,6 +96,7 @@ public final class Probe {
                         .field("maxBatches", options.maxBatches)
                         .field("sendEnvValues", String.valueOf(options.sendEnvValues))
                         .field("tags", options.tags)
+                        .field("methods", options.methodsCalled ? "called" : "loaded")
                         .name("problems");
                 strings(json, problems.toArray(new String[0]));
                 json.endObject();

@@ -1,8 +1,15 @@
 package io.jvmlens.agent;
 
+import io.jvmlens.probe.FirstCalls;
+import java.io.IOException;
+import java.io.InputStream;
 import java.lang.instrument.Instrumentation;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.jar.JarFile;
 
 /**
  * Entry point of {@code java -javaagent:jvmlens-agent.jar=gateway=...,apiKey=...} (decisions §12).
@@ -31,8 +38,9 @@ public final class Agent {
         preloadTransformerClasses();
         Observations observations = new Observations(MAX_PENDING_CLASSES, MAX_PENDING_BYTES);
         JarAliases aliases = JarAliases.find(System.getProperties(), options.libDirs);
-        CodeTransformer transformer = new CodeTransformer(observations, aliases);
-        Reporter reporter = new Reporter(options, problems, observations, transformer, aliases, startTime);
+        CalledMethods calledMethods = options.methodsCalled ? installProbe(instrumentation) : null;
+        CodeTransformer transformer = new CodeTransformer(observations, aliases, calledMethods);
+        Reporter reporter = new Reporter(options, problems, observations, transformer, aliases, calledMethods, startTime);
         instrumentation.addTransformer(transformer, false);
         reporter.start();
         Runtime.getRuntime().addShutdownHook(reporter.shutdownHook());
@@ -43,6 +51,27 @@ public final class Agent {
      * class to load does not make the transformer load the agent's own classes in the middle of
      * the application's class loading.
      */
+    /**
+     * Puts the probe class (io.jvmlens.probe.FirstCalls, packed inside this JAR as jvmlens-probe.jar) on the
+     * bootstrap class path, where the code of every class loader finds it. Null, with a line saying why,
+     * when it cannot: the agent then reports loaded methods.
+     */
+    private static CalledMethods installProbe(Instrumentation instrumentation) {
+        try (InputStream in = Agent.class.getResourceAsStream("jvmlens-probe.jar")) {
+            if (in == null) throw new IOException("jvmlens-probe.jar is missing from the agent JAR");
+            Path jar = Files.createTempFile("jvmlens-probe-", ".jar");
+            jar.toFile().deleteOnExit();
+            Files.copy(in, jar, StandardCopyOption.REPLACE_EXISTING);
+            instrumentation.appendToBootstrapClassLoaderSearch(new JarFile(jar.toFile()));
+            // Loaded now, not inside the first transform.
+            Class<?>[] classes = {FirstCalls.class, MethodProbes.class, MethodProbes.Result.class, CalledMethods.class, CalledMethods.Ids.class, CalledMethods.ProbedClass.class, ClassFileReader.class, ClassFileReader.Layout.class, ClassFileReader.MethodInfo.class};
+            return new CalledMethods();
+        } catch (IOException | RuntimeException | LinkageError failure) {
+            AgentLog.line("methods=called is not available, reporting loaded methods: " + failure);
+            return null;
+        }
+    }
+
     private static void preloadTransformerClasses() {
         // A class literal resolves (loads) the class without initialising it.
         Class<?>[] classes = {

@@ -29,6 +29,8 @@ final class AgentOptions {
     boolean sendEnvValues;
     String tags;
     String libDirs;
+    /** methods=called: a method is reported at its first call (a probe at its entry); loaded: every method of a loaded class. */
+    boolean methodsCalled;
 
     private AgentOptions() {}
 
@@ -42,6 +44,7 @@ final class AgentOptions {
         options.set("stopWaitMs", environment.get("JVMLENS_AGENT_STOP_WAIT_MS"), "JVMLENS_AGENT_STOP_WAIT_MS", problems);
         options.set("sendEnvValues", environment.get("JVMLENS_AGENT_SEND_ENV_VALUES"), "JVMLENS_AGENT_SEND_ENV_VALUES", problems);
         options.set("libDirs", environment.get("JVMLENS_AGENT_LIB_DIRS"), "JVMLENS_AGENT_LIB_DIRS", problems);
+        options.set("methods", environment.get("JVMLENS_AGENT_METHODS"), "JVMLENS_AGENT_METHODS", problems);
         if (argument != null) {
             for (String option : argument.split(",")) {
                 if (option.trim().isEmpty()) continue;
@@ -99,9 +102,13 @@ final class AgentOptions {
             case "libDirs":
                 libDirs = value.isEmpty() ? null : value;
                 break;
+            case "methods":
+                if (value.equals("called") || value.equals("loaded")) methodsCalled = value.equals("called");
+                else problems.add("ignoring methods '" + value + "' from " + origin + ": expected called or loaded");
+                break;
             default:
                 problems.add("ignoring unknown agent option '" + name + "' (options: gateway, apiKeyFile, apiKey, flushMs, heartbeatMs,"
-                        + " stopWaitMs, maxBatches, sendEnvValues, tags, libDirs; separate tags with '+' or ';': tags=k1=v1+k2=v2)");
+                        + " stopWaitMs, maxBatches, sendEnvValues, tags, libDirs, methods; separate tags with '+' or ';': tags=k1=v1+k2=v2)");
         }
     }
 

@@ -9,8 +9,14 @@ import java.util.List;
  * so the agent cannot change the order in which the application's classes initialise.
  */
 final class ClassFileReader {
-    /** One method_info: its name, descriptor and access flags. */
-    record MethodInfo(String name, String descriptor, int access) {}
+    /**
+     * One method_info: its name, descriptor and access flags; where it starts and ends in the class file,
+     * and where its Code attribute starts (-1 without one: abstract and native methods).
+     */
+    record MethodInfo(String name, String descriptor, int access, int start, int end, int code) {}
+
+    /** The layout of a class file, for a writer that copies it with changes (MethodProbes). */
+    record Layout(int constantPoolCount, int constantPoolEnd, int methodsCount, List<MethodInfo> methods, int methodsEnd, ClassFileReader reader) {}
 
     static final int ACC_BRIDGE = 0x0040;
 
@@ -25,17 +31,24 @@ final class ClassFileReader {
 
     /** The methods of a class file, in declaration order. Throws IllegalArgumentException on malformed bytes. */
     static List<MethodInfo> methods(byte[] classFile) {
+        return layout(classFile).methods();
+    }
+
+    /** Where the constant pool and the methods of a class file are. Throws IllegalArgumentException on malformed bytes. */
+    static Layout layout(byte[] classFile) {
         try {
-            return new ClassFileReader(classFile).readMethods();
+            return new ClassFileReader(classFile).readLayout();
         } catch (IndexOutOfBoundsException e) {
             throw new IllegalArgumentException("truncated class file", e);
         }
     }
 
-    private List<MethodInfo> readMethods() {
+    private Layout readLayout() {
         if (u4() != 0xCAFEBABE) throw new IllegalArgumentException("not a class file");
         position += 4; // minor_version, major_version
+        int constantPoolCount = u2At(position);
         readConstantPool();
+        int constantPoolEnd = position;
         position += 6; // access_flags, this_class, super_class
         int interfaceCount = u2(); // read first: "position += 2 * u2()" would lose u2's own advance
         position += 2 * interfaceCount;
@@ -47,13 +60,31 @@ final class ClassFileReader {
         int methodCount = u2();
         List<MethodInfo> methods = new ArrayList<>(methodCount);
         for (int i = 0; i < methodCount; i++) {
+            int start = position;
             int access = u2();
             String name = utf8(u2());
             String descriptor = utf8(u2());
-            skipAttributes();
-            methods.add(new MethodInfo(name, descriptor, access));
+            int code = -1;
+            int attributes = u2();
+            for (int a = 0; a < attributes; a++) {
+                if (isUtf8(u2At(position), "Code")) code = position;
+                position += 2;
+                int length = u4();
+                if (length < 0) throw new IllegalArgumentException("attribute too long");
+                position += length;
+            }
+            methods.add(new MethodInfo(name, descriptor, access, start, position, code));
         }
-        return methods;
+        if (position > bytes.length) throw new IllegalArgumentException("truncated class file");
+        return new Layout(constantPoolCount, constantPoolEnd, methodCount, methods, position, this);
+    }
+
+    /** Whether constant `index` is the Utf8 entry `text` (ASCII), without decoding it. */
+    boolean isUtf8(int index, String text) {
+        int offset = index > 0 && index < utf8Offsets.length ? utf8Offsets[index] : 0;
+        if (offset == 0 || u2At(offset) != text.length()) return false;
+        for (int i = 0; i < text.length(); i++) if (bytes[offset + 2 + i] != text.charAt(i)) return false;
+        return true;
     }
 
     private void readConstantPool() {

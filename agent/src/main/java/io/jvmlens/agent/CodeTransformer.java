@@ -9,10 +9,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Sees every class the application loads, on the loading thread, and queues its source and
- * class-file bytes for the reporter thread, which reads the declared methods; the loading thread
- * pays for a few map lookups only. It never changes a class (always returns null) and never
- * throws: a failure is counted and reported later by the reporter thread.
+ * Sees every class the application loads, on the loading thread. With methods=loaded it queues the
+ * class's source and class-file bytes for the reporter thread, which reads the declared methods, so the
+ * loading thread pays for a few map lookups only, and it never changes a class. With methods=called it
+ * puts a probe at the entry of each method (MethodProbes) and registers the class's methods; a class it
+ * cannot rewrite is left as it is. It never throws: a failure is counted and reported by the reporter thread.
  */
 final class CodeTransformer implements ClassFileTransformer {
     private static final String OWN_PACKAGE = "io/jvmlens/agent/";
@@ -24,41 +25,59 @@ final class CodeTransformer implements ClassFileTransformer {
 
     private final Observations observations;
     private final JarAliases aliases;
+    /** Non-null with methods=called. */
+    private final CalledMethods calledMethods;
+    private final CalledMethods.Ids ids = new CalledMethods.Ids();
+    private final AtomicLong unprobedMethods = new AtomicLong();
+    private volatile String firstUnprobed;
     private final ConcurrentHashMap<String, String> sourceNames = new ConcurrentHashMap<>();
     private final Set<String> seenClasses = ConcurrentHashMap.newKeySet();
     private final AtomicLong failures = new AtomicLong();
     private volatile String firstFailure;
 
-    CodeTransformer(Observations observations, JarAliases aliases) {
+    CodeTransformer(Observations observations, JarAliases aliases, CalledMethods calledMethods) {
         this.observations = observations;
         this.aliases = aliases;
+        this.calledMethods = calledMethods;
     }
 
     @Override
     public byte[] transform(ClassLoader loader, String className, Class<?> classBeingRedefined,
                             ProtectionDomain protectionDomain, byte[] classfileBuffer) {
         try {
-            observe(className, classBeingRedefined, protectionDomain, classfileBuffer);
+            return observe(className, classBeingRedefined, protectionDomain, classfileBuffer);
         } catch (Throwable failure) {
             if (failures.getAndIncrement() == 0) firstFailure = className + ": " + failure;
+            return null;
         }
+    }
+
+    /** The class's new bytes (methods=called), or null to leave it as it is. */
+    private byte[] observe(String className, Class<?> classBeingRedefined, ProtectionDomain protectionDomain, byte[] bytes) {
+        // Redefinitions are classes already seen; no code source means the JDK's bootstrap classes.
+        if (className == null || classBeingRedefined != null || protectionDomain == null || bytes == null) return null;
+        if (className.startsWith(OWN_PACKAGE) || className.equals("module-info")) return null;
+        CodeSource codeSource = protectionDomain.getCodeSource();
+        URL url = codeSource == null ? null : codeSource.getLocation();
+        if (url == null) return null;
+        String sourceName = sourceName(url.toString());
+        if (sourceName.isEmpty()) return null;
+        // Each definition of a class gets its probes: the reporter sends a method's first call once per copy.
+        if (calledMethods != null) return probe(sourceName, className, bytes);
+        // De-duplicate per (sourceName, className): a class defined by several loaders is one code record.
+        String key = sourceName + '\u0000' + className;
+        if (seenClasses.size() < MAX_SEEN_CLASSES ? !seenClasses.add(key) : seenClasses.contains(key)) return null;
+
+        observations.classLoaded(new Observations.LoadedClass(sourceName, className, bytes));
         return null;
     }
 
-    private void observe(String className, Class<?> classBeingRedefined, ProtectionDomain protectionDomain, byte[] bytes) {
-        // Redefinitions are classes already seen; no code source means the JDK's bootstrap classes.
-        if (className == null || classBeingRedefined != null || protectionDomain == null || bytes == null) return;
-        if (className.startsWith(OWN_PACKAGE) || className.equals("module-info")) return;
-        CodeSource codeSource = protectionDomain.getCodeSource();
-        URL url = codeSource == null ? null : codeSource.getLocation();
-        if (url == null) return;
-        String sourceName = sourceName(url.toString());
-        if (sourceName.isEmpty()) return;
-        // De-duplicate per (sourceName, className): a class defined by several loaders is one code record.
-        String key = sourceName + '\u0000' + className;
-        if (seenClasses.size() < MAX_SEEN_CLASSES ? !seenClasses.add(key) : seenClasses.contains(key)) return;
-
-        observations.classLoaded(new Observations.LoadedClass(sourceName, className, bytes));
+    private byte[] probe(String sourceName, String className, byte[] bytes) {
+        MethodProbes.Result result = MethodProbes.rewrite(bytes, ids);
+        if (result == null) return null;
+        if (result.skipped() > 0 && unprobedMethods.getAndAdd(result.skipped()) == 0) firstUnprobed = className;
+        calledMethods.register(new CalledMethods.ProbedClass(sourceName, className, result));
+        return result.bytes();
     }
 
     private String sourceName(String location) {
@@ -87,5 +106,14 @@ final class CodeTransformer implements ClassFileTransformer {
 
     String firstFailure() {
         return firstFailure;
+    }
+
+    /** Methods left without a probe (type annotations in their code, or no room under the 64 KiB limit). */
+    long unprobedMethods() {
+        return unprobedMethods.get();
+    }
+
+    String firstUnprobed() {
+        return firstUnprobed;
     }
 }

@@ -67,6 +67,34 @@ final class Events {
         if (event != null) add(end(json, event));
     }
 
+    /** Adds code events for methods called for the first time (methods=called): one event per first-call time. */
+    void calls(List<CalledMethods.Call> calls) {
+        StringBuilder event = null;
+        JsonWriter json = null;
+        int items = 0;
+        long eventTime = 0;
+        for (CalledMethods.Call call : calls) {
+            if (tooLong(call.sourceName()) || tooLong(call.className()) || tooLong(call.methodName())) continue;
+            if (event != null && (call.time() != eventTime || items == MAX_ITEMS_PER_EVENT || event.length() > MAX_BATCH_CHARS / 2)) {
+                add(end(json, event));
+                event = null;
+            }
+            if (event == null) {
+                event = new StringBuilder(4096);
+                eventTime = call.time();
+                json = begin(event, "code", eventTime);
+                items = 0;
+            }
+            json.beginObject()
+                    .field("sourceName", call.sourceName())
+                    .field("className", call.className())
+                    .field("methodName", call.methodName())
+                    .endObject();
+            items++;
+        }
+        if (event != null) add(end(json, event));
+    }
+
     /** Adds a components event. */
     void components(List<ComponentScanner.Component> components, long time) {
         StringBuilder event = null;

@@ -25,6 +25,8 @@ final class Reporter implements Runnable {
     private final Observations observations;
     private final CodeTransformer transformer;
     private final JarAliases aliases;
+    /** Non-null with methods=called. */
+    private final CalledMethods calledMethods;
     private final long startTime;
     private final CountDownLatch finished = new CountDownLatch(1);
     private volatile boolean stopping;
@@ -41,13 +43,15 @@ final class Reporter implements Runnable {
     private boolean unreadableLogged;
     private boolean transformFailuresLogged;
     private boolean droppedClassesLogged;
+    private boolean unprobedLogged;
 
-    Reporter(AgentOptions options, List<String> problems, Observations observations, CodeTransformer transformer, JarAliases aliases, long startTime) {
+    Reporter(AgentOptions options, List<String> problems, Observations observations, CodeTransformer transformer, JarAliases aliases, CalledMethods calledMethods, long startTime) {
         this.options = options;
         this.problems = problems;
         this.observations = observations;
         this.transformer = transformer;
         this.aliases = aliases;
+        this.calledMethods = calledMethods;
         this.startTime = startTime;
     }
 
@@ -169,6 +173,7 @@ final class Reporter implements Runnable {
         for (Observations.Location location = observations.pollLocation(); location != null; location = observations.pollLocation()) {
             components.scanLocation(location);
         }
+        List<CalledMethods.Call> calls = calledMethods == null ? List.of() : calledMethods.takeNewCalls();
         List<Events.DeclaredMethods> classes = new ArrayList<>();
         for (Observations.LoadedClass loaded = observations.pollClass(); loaded != null; loaded = observations.pollClass()) {
             try {
@@ -185,6 +190,7 @@ final class Reporter implements Runnable {
             for (String batch : events.takeBatches()) delivery.addKept(batch);
         }
         if (!classes.isEmpty()) events.code(classes, now);
+        if (!calls.isEmpty()) events.calls(calls);
         for (String batch : events.takeBatches()) delivery.add(batch);
         logAgentProblems();
     }
@@ -201,6 +207,10 @@ final class Reporter implements Runnable {
         if (!transformFailuresLogged && transformer.failures() > 0) {
             transformFailuresLogged = true;
             AgentLog.line("could not observe " + transformer.failures() + " class load(s); first: " + transformer.firstFailure());
+        }
+        if (!unprobedLogged && transformer.unprobedMethods() > 0) {
+            unprobedLogged = true;
+            AgentLog.line("left " + transformer.unprobedMethods() + " method(s) without a probe (type annotations in their code, or too long), their first calls go unreported; first in " + transformer.firstUnprobed());
         }
         if (!unreadableLogged && unreadableClasses > 0) {
             unreadableLogged = true;

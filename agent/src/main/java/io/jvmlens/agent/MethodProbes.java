@@ -1,0 +1,268 @@
+package io.jvmlens.agent;
+
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.IntUnaryOperator;
+
+/**
+ * Puts {@code io.jvmlens.probe.FirstCalls.hit(id)} at the entry of each method of a class file (methods=called).
+ * The probe is 8 bytes, {@code sipush id} or {@code ldc_w id}, {@code invokestatic}, two {@code nop}s: a multiple
+ * of 4, so the padding of tableswitch and lookupswitch stays right, and without a branch, so no stack map
+ * frame is added. Every code offset after it moves by 8: the exception table, the first stack map frame and every Uninitialized type,
+ * line numbers and local variable ranges. A method with any other attribute in its Code that holds code
+ * offsets (type annotations), or that would outgrow the 64 KiB code limit, keeps its code and is counted.
+ */
+final class MethodProbes {
+    static final String PROBE_CLASS = "io/jvmlens/probe/FirstCalls";
+    private static final int PROBE_LENGTH = 8;
+    private static final int MAX_CODE_LENGTH = 65_535;
+    private static final int MAX_CONSTANTS = 65_535;
+    private static final int ACC_BRIDGE = 0x0040;
+
+    /**
+     * The rewritten class: the probed methods in order, their ids consecutive from firstId, and how many
+     * methods with code were left without a probe.
+     */
+    record Result(byte[] bytes, int firstId, String[] names, String[] descriptors, int skipped) {}
+
+    private MethodProbes() {}
+
+    /**
+     * Rewrites a class file; `reserve` hands out `count` consecutive ids (or -1). Null when no method gets a
+     * probe. Throws IllegalArgumentException for a class file it cannot read.
+     */
+    static Result rewrite(byte[] bytes, IntUnaryOperator reserve) {
+        ClassFileReader.Layout layout = ClassFileReader.layout(bytes);
+        List<ClassFileReader.MethodInfo> probed = new ArrayList<>();
+        int skipped = 0;
+        for (ClassFileReader.MethodInfo method : layout.methods()) {
+            if (method.code() < 0 || method.name().equals("<clinit>") || (method.access() & ACC_BRIDGE) != 0) continue;
+            if (canProbe(bytes, method.code(), layout.reader())) probed.add(method);
+            else skipped++;
+        }
+        // Six constants for the probe's method reference, and one Integer per id that sipush cannot hold.
+        if (probed.isEmpty() || layout.constantPoolCount() + 6 + probed.size() > MAX_CONSTANTS) return null;
+        int firstId = reserve.applyAsInt(probed.size());
+        if (firstId < 0) return null;
+
+        ByteArrayOutputStream out = new ByteArrayOutputStream(bytes.length + probed.size() * 24 + 64);
+        int count = layout.constantPoolCount();
+        out.write(bytes, 0, 8);
+        // The new constants: Utf8 class name, Class, Utf8 "hit", Utf8 "(I)V", NameAndType, Methodref.
+        ByteArrayOutputStream constants = new ByteArrayOutputStream();
+        int className = count++;
+        utf8(constants, PROBE_CLASS);
+        int classRef = count++;
+        constants.write(7);
+        u2(constants, className);
+        int hitName = count++;
+        utf8(constants, "hit");
+        int hitType = count++;
+        utf8(constants, "(I)V");
+        int nameAndType = count++;
+        constants.write(12);
+        u2(constants, hitName);
+        u2(constants, hitType);
+        int methodRef = count++;
+        constants.write(10);
+        u2(constants, classRef);
+        u2(constants, nameAndType);
+        int[] idConstants = new int[probed.size()];
+        for (int i = 0; i < probed.size(); i++) {
+            int id = firstId + i;
+            if (id <= Short.MAX_VALUE) continue;
+            idConstants[i] = count++;
+            constants.write(3);
+            u4(constants, id);
+        }
+        u2(out, count);
+        out.write(bytes, 10, layout.constantPoolEnd() - 10);
+        out.write(constants.toByteArray(), 0, constants.size());
+
+        int copied = layout.constantPoolEnd();
+        String[] names = new String[probed.size()];
+        String[] descriptors = new String[probed.size()];
+        for (int i = 0; i < probed.size(); i++) {
+            ClassFileReader.MethodInfo method = probed.get(i);
+            names[i] = method.name();
+            descriptors[i] = method.descriptor();
+            out.write(bytes, copied, method.code() - copied);
+            writeCode(out, bytes, method.code(), probe(firstId + i, idConstants[i], methodRef), layout.reader());
+            copied = method.code() + 6 + u4At(bytes, method.code() + 2);
+        }
+        out.write(bytes, copied, bytes.length - copied);
+        return new Result(out.toByteArray(), firstId, names, descriptors, skipped);
+    }
+
+    /** Whether a Code attribute holds only what the rewriter moves, with room for the probe. */
+    private static boolean canProbe(byte[] bytes, int code, ClassFileReader reader) {
+        int codeLength = u4At(bytes, code + 10);
+        if (codeLength + PROBE_LENGTH > MAX_CODE_LENGTH) return false;
+        int at = code + 14 + codeLength;
+        at += 2 + 8 * u2At(bytes, at);
+        int attributes = u2At(bytes, at);
+        at += 2;
+        for (int i = 0; i < attributes; i++) {
+            int name = u2At(bytes, at);
+            if (!reader.isUtf8(name, "StackMapTable") && !reader.isUtf8(name, "LineNumberTable")
+                    && !reader.isUtf8(name, "LocalVariableTable") && !reader.isUtf8(name, "LocalVariableTypeTable")) return false;
+            at += 6 + u4At(bytes, at + 2);
+        }
+        return true;
+    }
+
+    private static byte[] probe(int id, int idConstant, int methodRef) {
+        byte[] probe = new byte[PROBE_LENGTH];
+        if (id <= Short.MAX_VALUE) {
+            probe[0] = 0x11; // sipush
+            probe[1] = (byte) (id >>> 8);
+            probe[2] = (byte) id;
+        } else {
+            probe[0] = 0x13; // ldc_w
+            probe[1] = (byte) (idConstant >>> 8);
+            probe[2] = (byte) idConstant;
+        }
+        probe[3] = (byte) 0xB8; // invokestatic
+        probe[4] = (byte) (methodRef >>> 8);
+        probe[5] = (byte) methodRef;
+        // probe[6], probe[7]: nop (0), to keep the length a multiple of 4
+        return probe;
+    }
+
+    /** Writes the Code attribute at `code` with the probe in front of its bytecode and every offset moved. */
+    private static void writeCode(ByteArrayOutputStream out, byte[] bytes, int code, byte[] probe, ClassFileReader reader) {
+        ByteArrayOutputStream body = new ByteArrayOutputStream(u4At(bytes, code + 2) + 32);
+        u2(body, Math.max(1, u2At(bytes, code + 6))); // max_stack: the probe pushes its id
+        u2(body, u2At(bytes, code + 8)); // max_locals
+        int codeLength = u4At(bytes, code + 10);
+        u4(body, codeLength + PROBE_LENGTH);
+        body.write(probe, 0, PROBE_LENGTH);
+        body.write(bytes, code + 14, codeLength);
+        int at = code + 14 + codeLength;
+        int handlers = u2At(bytes, at);
+        u2(body, handlers);
+        at += 2;
+        for (int i = 0; i < handlers; i++, at += 8) {
+            u2(body, u2At(bytes, at) + PROBE_LENGTH); // start_pc
+            u2(body, u2At(bytes, at + 2) + PROBE_LENGTH); // end_pc
+            u2(body, u2At(bytes, at + 4) + PROBE_LENGTH); // handler_pc
+            u2(body, u2At(bytes, at + 6)); // catch_type
+        }
+        int attributes = u2At(bytes, at);
+        u2(body, attributes);
+        at += 2;
+        for (int i = 0; i < attributes; i++) {
+            int name = u2At(bytes, at);
+            int length = u4At(bytes, at + 2);
+            int start = at + 6;
+            u2(body, name);
+            if (reader.isUtf8(name, "StackMapTable")) {
+                writeStackMapTable(body, bytes, start, length);
+            } else {
+                // LineNumberTable (4-byte entries) and LocalVariable(Type)Table (10-byte entries): start_pc first.
+                int entrySize = reader.isUtf8(name, "LineNumberTable") ? 4 : 10;
+                u4(body, length);
+                int entries = u2At(bytes, start);
+                u2(body, entries);
+                for (int e = 0; e < entries; e++) {
+                    int entry = start + 2 + e * entrySize;
+                    u2(body, u2At(bytes, entry) + PROBE_LENGTH);
+                    body.write(bytes, entry + 2, entrySize - 2);
+                }
+            }
+            at = start + length;
+        }
+        u2(out, u2At(bytes, code)); // attribute_name_index ("Code")
+        u4(out, body.size());
+        out.write(body.toByteArray(), 0, body.size());
+    }
+
+    /**
+     * The first frame's offset is absolute: it moves by the probe's length, in a longer form when it must.
+     * Every Uninitialized(offset) type, which names the offset of a {@code new}, moves too.
+     */
+    private static void writeStackMapTable(ByteArrayOutputStream body, byte[] bytes, int start, int length) {
+        int entries = u2At(bytes, start);
+        ByteArrayOutputStream frames = new ByteArrayOutputStream(length + 4);
+        int at = start + 2;
+        for (int e = 0; e < entries; e++) {
+            int type = bytes[at++] & 0xFF;
+            if (type < 128) { // same_frame, same_locals_1_stack_item_frame: offset_delta in the type
+                int delta = (type < 64 ? type : type - 64) + (e == 0 ? PROBE_LENGTH : 0);
+                if (delta < 64) {
+                    frames.write(type < 64 ? delta : 64 + delta);
+                } else {
+                    frames.write(type < 64 ? 251 : 247); // the extended forms
+                    u2(frames, delta);
+                }
+                if (type >= 64) at = copyTypes(frames, bytes, at, 1);
+                continue;
+            }
+            if (type < 247) throw new IllegalArgumentException("reserved stack map frame type " + type);
+            frames.write(type);
+            u2(frames, u2At(bytes, at) + (e == 0 ? PROBE_LENGTH : 0));
+            at += 2;
+            if (type == 247) {
+                at = copyTypes(frames, bytes, at, 1);
+            } else if (type >= 252 && type <= 254) {
+                at = copyTypes(frames, bytes, at, type - 251);
+            } else if (type == 255) {
+                int locals = u2At(bytes, at);
+                u2(frames, locals);
+                at = copyTypes(frames, bytes, at + 2, locals);
+                int stack = u2At(bytes, at);
+                u2(frames, stack);
+                at = copyTypes(frames, bytes, at + 2, stack);
+            }
+        }
+        if (at != start + length) throw new IllegalArgumentException("StackMapTable length does not match its frames");
+        u4(body, 2 + frames.size());
+        u2(body, entries);
+        body.write(frames.toByteArray(), 0, frames.size());
+    }
+
+    /** Copies `count` verification_type_info items, moving the offset of each Uninitialized one; the position after them. */
+    private static int copyTypes(ByteArrayOutputStream out, byte[] bytes, int at, int count) {
+        for (int i = 0; i < count; i++) {
+            int tag = bytes[at++] & 0xFF;
+            out.write(tag);
+            if (tag == 7) { // Object: a constant-pool class
+                u2(out, u2At(bytes, at));
+                at += 2;
+            } else if (tag == 8) { // Uninitialized: the offset of its new instruction
+                u2(out, u2At(bytes, at) + PROBE_LENGTH);
+                at += 2;
+            } else if (tag > 8) {
+                throw new IllegalArgumentException("unknown verification type " + tag);
+            }
+        }
+        return at;
+    }
+
+    private static void utf8(ByteArrayOutputStream out, String ascii) {
+        out.write(1);
+        u2(out, ascii.length());
+        for (int i = 0; i < ascii.length(); i++) out.write(ascii.charAt(i));
+    }
+
+    private static void u2(ByteArrayOutputStream out, int value) {
+        out.write(value >>> 8);
+        out.write(value);
+    }
+
+    private static void u4(ByteArrayOutputStream out, int value) {
+        out.write(value >>> 24);
+        out.write(value >>> 16);
+        out.write(value >>> 8);
+        out.write(value);
+    }
+
+    private static int u2At(byte[] bytes, int at) {
+        return ((bytes[at] & 0xFF) << 8) | (bytes[at + 1] & 0xFF);
+    }
+
+    private static int u4At(byte[] bytes, int at) {
+        return ((bytes[at] & 0xFF) << 24) | ((bytes[at + 1] & 0xFF) << 16) | ((bytes[at + 2] & 0xFF) << 8) | (bytes[at + 3] & 0xFF);
+    }
+}
