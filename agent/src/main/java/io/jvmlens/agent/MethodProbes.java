@@ -1,7 +1,7 @@
 package io.jvmlens.agent;
 
-import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.IntUnaryOperator;
 
@@ -46,11 +46,11 @@ final class MethodProbes {
         int firstId = reserve.applyAsInt(probed.size());
         if (firstId < 0) return null;
 
-        ByteArrayOutputStream out = new ByteArrayOutputStream(bytes.length + probed.size() * 24 + 64);
+        Buffer out = new Buffer(bytes.length + probed.size() * 16 + 64);
         int count = layout.constantPoolCount();
         out.write(bytes, 0, 8);
         // The new constants: Utf8 class name, Class, Utf8 "hit", Utf8 "(I)V", NameAndType, Methodref.
-        ByteArrayOutputStream constants = new ByteArrayOutputStream();
+        Buffer constants = new Buffer(64 + probed.size() * 5);
         int className = count++;
         utf8(constants, PROBE_CLASS);
         int classRef = count++;
@@ -78,7 +78,7 @@ final class MethodProbes {
         }
         u2(out, count);
         out.write(bytes, 10, layout.constantPoolEnd() - 10);
-        out.write(constants.toByteArray(), 0, constants.size());
+        out.write(constants.data, 0, constants.size);
 
         int copied = layout.constantPoolEnd();
         String[] names = new String[probed.size()];
@@ -131,99 +131,99 @@ final class MethodProbes {
     }
 
     /** Writes the Code attribute at `code` with the probe in front of its bytecode and every offset moved. */
-    private static void writeCode(ByteArrayOutputStream out, byte[] bytes, int code, byte[] probe, ClassFileReader reader) {
-        ByteArrayOutputStream body = new ByteArrayOutputStream(u4At(bytes, code + 2) + 32);
-        u2(body, Math.max(1, u2At(bytes, code + 6))); // max_stack: the probe pushes its id
-        u2(body, u2At(bytes, code + 8)); // max_locals
+    private static void writeCode(Buffer out, byte[] bytes, int code, byte[] probe, ClassFileReader reader) {
+        u2(out, u2At(bytes, code)); // attribute_name_index ("Code")
+        int lengthAt = out.size;
+        u4(out, 0); // attribute_length, set below
+        u2(out, Math.max(1, u2At(bytes, code + 6))); // max_stack: the probe pushes its id
+        u2(out, u2At(bytes, code + 8)); // max_locals
         int codeLength = u4At(bytes, code + 10);
-        u4(body, codeLength + PROBE_LENGTH);
-        body.write(probe, 0, PROBE_LENGTH);
-        body.write(bytes, code + 14, codeLength);
+        u4(out, codeLength + PROBE_LENGTH);
+        out.write(probe, 0, PROBE_LENGTH);
+        out.write(bytes, code + 14, codeLength);
         int at = code + 14 + codeLength;
         int handlers = u2At(bytes, at);
-        u2(body, handlers);
+        u2(out, handlers);
         at += 2;
         for (int i = 0; i < handlers; i++, at += 8) {
-            u2(body, u2At(bytes, at) + PROBE_LENGTH); // start_pc
-            u2(body, u2At(bytes, at + 2) + PROBE_LENGTH); // end_pc
-            u2(body, u2At(bytes, at + 4) + PROBE_LENGTH); // handler_pc
-            u2(body, u2At(bytes, at + 6)); // catch_type
+            u2(out, u2At(bytes, at) + PROBE_LENGTH); // start_pc
+            u2(out, u2At(bytes, at + 2) + PROBE_LENGTH); // end_pc
+            u2(out, u2At(bytes, at + 4) + PROBE_LENGTH); // handler_pc
+            u2(out, u2At(bytes, at + 6)); // catch_type
         }
         int attributes = u2At(bytes, at);
-        u2(body, attributes);
+        u2(out, attributes);
         at += 2;
         for (int i = 0; i < attributes; i++) {
             int name = u2At(bytes, at);
             int length = u4At(bytes, at + 2);
             int start = at + 6;
-            u2(body, name);
+            u2(out, name);
             if (reader.isUtf8(name, "StackMapTable")) {
-                writeStackMapTable(body, bytes, start, length);
+                writeStackMapTable(out, bytes, start, length);
             } else {
                 // LineNumberTable (4-byte entries) and LocalVariable(Type)Table (10-byte entries): start_pc first.
                 int entrySize = reader.isUtf8(name, "LineNumberTable") ? 4 : 10;
-                u4(body, length);
+                u4(out, length);
                 int entries = u2At(bytes, start);
-                u2(body, entries);
+                u2(out, entries);
                 for (int e = 0; e < entries; e++) {
                     int entry = start + 2 + e * entrySize;
-                    u2(body, u2At(bytes, entry) + PROBE_LENGTH);
-                    body.write(bytes, entry + 2, entrySize - 2);
+                    u2(out, u2At(bytes, entry) + PROBE_LENGTH);
+                    out.write(bytes, entry + 2, entrySize - 2);
                 }
             }
             at = start + length;
         }
-        u2(out, u2At(bytes, code)); // attribute_name_index ("Code")
-        u4(out, body.size());
-        out.write(body.toByteArray(), 0, body.size());
+        out.patchU4(lengthAt, out.size - lengthAt - 4);
     }
 
     /**
      * The first frame's offset is absolute: it moves by the probe's length, in a longer form when it must.
      * Every Uninitialized(offset) type, which names the offset of a {@code new}, moves too.
      */
-    private static void writeStackMapTable(ByteArrayOutputStream body, byte[] bytes, int start, int length) {
+    private static void writeStackMapTable(Buffer out, byte[] bytes, int start, int length) {
         int entries = u2At(bytes, start);
-        ByteArrayOutputStream frames = new ByteArrayOutputStream(length + 4);
+        int lengthAt = out.size;
+        u4(out, 0); // attribute_length, set below
+        u2(out, entries);
         int at = start + 2;
         for (int e = 0; e < entries; e++) {
             int type = bytes[at++] & 0xFF;
             if (type < 128) { // same_frame, same_locals_1_stack_item_frame: offset_delta in the type
                 int delta = (type < 64 ? type : type - 64) + (e == 0 ? PROBE_LENGTH : 0);
                 if (delta < 64) {
-                    frames.write(type < 64 ? delta : 64 + delta);
+                    out.write(type < 64 ? delta : 64 + delta);
                 } else {
-                    frames.write(type < 64 ? 251 : 247); // the extended forms
-                    u2(frames, delta);
+                    out.write(type < 64 ? 251 : 247); // the extended forms
+                    u2(out, delta);
                 }
-                if (type >= 64) at = copyTypes(frames, bytes, at, 1);
+                if (type >= 64) at = copyTypes(out, bytes, at, 1);
                 continue;
             }
             if (type < 247) throw new IllegalArgumentException("reserved stack map frame type " + type);
-            frames.write(type);
-            u2(frames, u2At(bytes, at) + (e == 0 ? PROBE_LENGTH : 0));
+            out.write(type);
+            u2(out, u2At(bytes, at) + (e == 0 ? PROBE_LENGTH : 0));
             at += 2;
             if (type == 247) {
-                at = copyTypes(frames, bytes, at, 1);
+                at = copyTypes(out, bytes, at, 1);
             } else if (type >= 252 && type <= 254) {
-                at = copyTypes(frames, bytes, at, type - 251);
+                at = copyTypes(out, bytes, at, type - 251);
             } else if (type == 255) {
                 int locals = u2At(bytes, at);
-                u2(frames, locals);
-                at = copyTypes(frames, bytes, at + 2, locals);
+                u2(out, locals);
+                at = copyTypes(out, bytes, at + 2, locals);
                 int stack = u2At(bytes, at);
-                u2(frames, stack);
-                at = copyTypes(frames, bytes, at + 2, stack);
+                u2(out, stack);
+                at = copyTypes(out, bytes, at + 2, stack);
             }
         }
         if (at != start + length) throw new IllegalArgumentException("StackMapTable length does not match its frames");
-        u4(body, 2 + frames.size());
-        u2(body, entries);
-        body.write(frames.toByteArray(), 0, frames.size());
+        out.patchU4(lengthAt, out.size - lengthAt - 4);
     }
 
     /** Copies `count` verification_type_info items, moving the offset of each Uninitialized one; the position after them. */
-    private static int copyTypes(ByteArrayOutputStream out, byte[] bytes, int at, int count) {
+    private static int copyTypes(Buffer out, byte[] bytes, int at, int count) {
         for (int i = 0; i < count; i++) {
             int tag = bytes[at++] & 0xFF;
             out.write(tag);
@@ -240,18 +240,50 @@ final class MethodProbes {
         return at;
     }
 
-    private static void utf8(ByteArrayOutputStream out, String ascii) {
+    /** A growable byte array without ByteArrayOutputStream's locking: one per rewrite, one thread. */
+    private static final class Buffer {
+        byte[] data;
+        int size;
+
+        Buffer(int capacity) {
+            data = new byte[capacity];
+        }
+
+        void write(int value) {
+            if (size == data.length) data = Arrays.copyOf(data, data.length * 2);
+            data[size++] = (byte) value;
+        }
+
+        void write(byte[] from, int offset, int length) {
+            if (size + length > data.length) data = Arrays.copyOf(data, Math.max(data.length * 2, size + length));
+            System.arraycopy(from, offset, data, size, length);
+            size += length;
+        }
+
+        void patchU4(int at, int value) {
+            data[at] = (byte) (value >>> 24);
+            data[at + 1] = (byte) (value >>> 16);
+            data[at + 2] = (byte) (value >>> 8);
+            data[at + 3] = (byte) value;
+        }
+
+        byte[] toByteArray() {
+            return size == data.length ? data : Arrays.copyOf(data, size);
+        }
+    }
+
+    private static void utf8(Buffer out, String ascii) {
         out.write(1);
         u2(out, ascii.length());
         for (int i = 0; i < ascii.length(); i++) out.write(ascii.charAt(i));
     }
 
-    private static void u2(ByteArrayOutputStream out, int value) {
+    private static void u2(Buffer out, int value) {
         out.write(value >>> 8);
         out.write(value);
     }
 
-    private static void u4(ByteArrayOutputStream out, int value) {
+    private static void u4(Buffer out, int value) {
         out.write(value >>> 24);
         out.write(value >>> 16);
         out.write(value >>> 8);
