@@ -3,10 +3,12 @@ package io.jvmlens.agent;
 import io.jvmlens.probe.FirstCalls;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.lang.instrument.Instrumentation;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
+import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.jar.JarFile;
@@ -59,9 +61,13 @@ public final class Agent {
     private static CalledMethods installProbe(Instrumentation instrumentation) {
         try (InputStream in = Agent.class.getResourceAsStream("jvmlens-probe.jar")) {
             if (in == null) throw new IOException("jvmlens-probe.jar is missing from the agent JAR");
-            Path jar = Files.createTempFile("jvmlens-probe-", ".jar");
+            // Not Files.createTempFile: its SecureRandom costs a short-lived JVM tens of milliseconds. CREATE_NEW
+            // (O_EXCL) refuses an existing file or link, so nobody can plant the bootstrap code under this name.
+            Path jar = Paths.get(System.getProperty("java.io.tmpdir"), "jvmlens-probe-" + ProcessHandle.current().pid() + "-" + System.nanoTime() + ".jar");
+            try (OutputStream out = Files.newOutputStream(jar, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                in.transferTo(out);
+            }
             jar.toFile().deleteOnExit();
-            Files.copy(in, jar, StandardCopyOption.REPLACE_EXISTING);
             instrumentation.appendToBootstrapClassLoaderSearch(new JarFile(jar.toFile()));
             // Loaded now, not inside the first transform.
             Class<?>[] classes = {FirstCalls.class, MethodProbes.class, MethodProbes.Result.class, CalledMethods.class, CalledMethods.Ids.class, CalledMethods.ProbedClass.class, ClassFileReader.class, ClassFileReader.Layout.class, ClassFileReader.MethodInfo.class};
