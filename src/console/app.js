@@ -1,6 +1,6 @@
 // The console's shell: sign-in with an API key, the navigation, and the hash routes to each page.
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useErrorBoundary, useState } from 'preact/hooks';
 import { api, session } from './api.js';
 import { CodePage } from './code.js';
 import { ComponentsPage } from './components.js';
@@ -54,6 +54,14 @@ function SignIn({ onSignedIn }) {
   </main>`;
 }
 
+/** A fault in a page's own code shows as an error with a way back, never as a blank page. */
+function Guard({ children, page }) {
+  const [error, reset] = useErrorBoundary();
+  useEffect(() => reset(), [page]);
+  if (error) return html`<${ErrorBox} error=${{ status: 0, message: String(error.message ?? error) }} title="This page failed in the browser" /><p><a href="#/fleet" onClick=${() => reset()}>Back to the fleet</a></p>`;
+  return children;
+}
+
 function Shell({ me, onSignOut }) {
   const [route, setRoute] = useState(readRoute());
   useEffect(() => {
@@ -84,7 +92,7 @@ function Shell({ me, onSignOut }) {
       <span class="user" title=${`scopes: ${me.scopes.join(', ')}`}>${me.userId}${canWrite ? '' : ' (read-only)'}</span>
       <button class="link" onClick=${onSignOut}>Sign out</button>
     </header>
-    <main>${content ? content() : html`<p>No page “${page}”. <a href="#/fleet">Go to the fleet</a>.</p>`}</main>
+    <main><${Guard} page=${location.hash}>${content ? content() : html`<p>No page “${page}”. <a href="#/fleet">Go to the fleet</a>.</p>`}<//></main>
   </div>`;
 }
 
