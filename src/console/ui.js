@@ -22,7 +22,9 @@ function describeDetail(detail) {
   const where = [detail.parameter, detail.entry !== undefined ? `entry ${detail.entry}` : null, detail.column !== undefined ? `column ${detail.column}` : null].filter(Boolean).join(', ');
   const text = detail.text !== undefined ? ` at “${detail.text}”` : '';
   const expected = detail.expected !== undefined ? `; expected ${Array.isArray(detail.expected) ? detail.expected.join(', ') : detail.expected}` : '';
-  return `${where}${text}${expected}${detail.message ? `: ${detail.message}` : ''}`;
+  const head = `${where}${text}${expected}`;
+  if (!detail.message) return head;
+  return head === '' ? detail.message : `${head}: ${detail.message}`;
 }
 
 export function Progress({ label, elapsedMs }) {
