@@ -246,7 +246,7 @@ export class CveIndex {
       const id = components[k] >>> 1;
       const record = encodedCves.record(id)!;
       const cves = encodedCves.cves(id);
-      // decisions §11: a component without CVEs only with showNotImpacted and no analysis-time filter.
+      // decisions §11: a component without CVEs only with showNotImpacted and no filter on CVEs.
       const count = cves.length === 0 ? (cveFilter ? 0 : 1) : cves.length;
       for (let c = 0; c < count; c++) {
         const cveId = cves.length === 0 ? null : cves[c].cveId;
@@ -274,26 +274,26 @@ export class CveIndex {
   #count(snapshot: CveSnapshot, rows: readonly number[], rest: VmFilter | null, filter: CveEventFilter): { totalCount: number; capped: boolean } {
     const perVm = filtersCves(filter) ? null : filter.showNotImpacted ? snapshot.allRows : snapshot.eventRows;
     // With a filter on CVEs: the CVEs of each component that pass it, counted once per query.
-    const inWindow = new Map<number, number>();
+    const passingPerComponent = new Map<number, number>();
     let total = 0;
     for (const row of rows) {
       if (rest !== null && !vmPasses(snapshot, row, rest)) continue;
-      total += perVm !== null ? perVm[row] : this.#rowsPassing(snapshot, row, filter, inWindow);
+      total += perVm !== null ? perVm[row] : this.#rowsPassing(snapshot, row, filter, passingPerComponent);
       if (total > COUNT_CAP) return { totalCount: COUNT_CAP, capped: true };
     }
     return { totalCount: total, capped: false };
   }
 
-  #rowsPassing(snapshot: CveSnapshot, row: number, filter: CveEventFilter, inWindow: Map<number, number>): number {
+  #rowsPassing(snapshot: CveSnapshot, row: number, filter: CveEventFilter, passingPerComponent: Map<number, number>): number {
     let rows = 0;
     // The component ids alone: USED does not count, so it need not be read.
     const { values, at, length } = snapshot.impacted;
     for (let k = at[row]; k < at[row] + length[row]; k++) {
       const id = values[k] >>> 1;
-      let count = inWindow.get(id);
+      let count = passingPerComponent.get(id);
       if (count === undefined) {
         count = snapshot.encodedCves.cves(id).filter((cve) => cvePasses(cve, filter)).length;
-        inWindow.set(id, count);
+        passingPerComponent.set(id, count);
       }
       rows += count;
     }
