@@ -24,13 +24,8 @@ mkdir -p "$work/classes/io/jvmlens/agent"
 # --release 17: runs on every JVM from 17 on, whichever JDK builds it.
 # -XDstringConcat=inline: string '+' as StringBuilder, so the agent never bootstraps
 # StringConcatFactory (an invokedynamic warm-up the application would pay for at start).
-# The probe (methods=called) goes into a JAR of its own, packed inside the agent's: the agent puts it on the
-# bootstrap class path at start, so its class must not also be on the agent's own class path.
-mkdir -p "$work/probe"
-javac --release 17 -encoding UTF-8 -Xlint:all -d "$work/probe" $(find "$here/src/probe/java" -name '*.java' | sort)
-javac --release 17 -XDstringConcat=inline -encoding UTF-8 -Xlint:all -cp "$work/probe" \
+javac --release 17 -XDstringConcat=inline -encoding UTF-8 -Xlint:all \
   -d "$work/classes" $(find "$here/src/main/java" -name '*.java' | sort)
-jar --create --file "$work/classes/io/jvmlens/agent/jvmlens-probe.jar" -C "$work/probe" .
 
 printf 'version=%s\nrevision=%s\n' "${version:-unknown}" "$revision" > "$work/classes/io/jvmlens/agent/agent.properties"
 cat > "$work/MANIFEST.MF" <<MANIFEST

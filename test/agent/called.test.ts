@@ -2,7 +2,8 @@
 // methods, among them the constructs whose code offsets the probe moves (switch padding, handlers, frames
 // with uninitialized objects, loops at offset 0, old class-file versions); the code report then holds
 // exactly the methods that ran, each with the time of its first call. A method whose code carries type
-// annotations keeps its code, is counted on standard error, and is not reported.
+// annotations keeps its code, is counted on standard error, and is not reported; so is a class whose loader
+// does not delegate to the application class loader (where the probe class is).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -105,9 +106,16 @@ public class Old {
 
 const MAIN = `package half;
 
+import java.net.URL;
+import java.net.URLClassLoader;
+
 public class Main {
     public static void main(String[] args) throws Exception {
         int sum = Generated.callEven() + Tricky.exercise() + Old.run();
+        // A loader whose parent is the bootstrap loader cannot see the probe: its class must run unchanged.
+        try (URLClassLoader isolated = new URLClassLoader(new URL[] {Main.class.getProtectionDomain().getCodeSource().getLocation()}, null)) {
+            sum += (int) isolated.loadClass("half.Isolated").getMethod("run").invoke(null);
+        }
         long before = System.currentTimeMillis();
         Thread.sleep(1200);
         // First called only now: its first-call time is at least 1.2 s after the others'.
@@ -120,6 +128,8 @@ class Late {
     static int never() { return 8; }
 }
 `;
+
+const ISOLATED = 'package half;\n\npublic class Isolated {\n    public static int run() { return 3; }\n}\n';
 
 type Json = Record<string, any>;
 
@@ -137,7 +147,7 @@ describe('methods=called', { skip }, () => {
     compileJar(old, { 'half/Old.java': OLD }, { jarName: 'old.jar' });
     // Recompile Old for Java 8 into the same classes folder the app JAR is made from.
     execFileSync('javac', ['--release', '8', '-nowarn', '-d', join(dir, 'app', 'classes'), join(old, 'src', 'half', 'Old.java')], { stdio: ['ignore', 'ignore', 'pipe'] });
-    const app = compileJar(join(dir, 'app'), { 'half/Generated.java': GENERATED, 'half/Tricky.java': TRICKY, 'half/Main.java': MAIN }, { jarName: 'half-app-1.0.jar', classPath: [join(dir, 'app', 'classes')] });
+    const app = compileJar(join(dir, 'app'), { 'half/Generated.java': GENERATED, 'half/Tricky.java': TRICKY, 'half/Main.java': MAIN, 'half/Isolated.java': ISOLATED }, { jarName: 'half-app-1.0.jar', classPath: [join(dir, 'app', 'classes')] });
     service = await startService();
     run = await runJava(['-Xverify:all', javaagent({ gateway: service.gatewayUrl, apiKey: service.apiKey, methods: 'called', flushMs: 100, stopWaitMs: 20000 }), '-cp', app, 'half.Main']);
     const report = await runReport(service, 'codeInventory', { filter: ['sourceName:half-app-1.0.jar'], from: '1d' });
@@ -149,12 +159,14 @@ describe('methods=called', { skip }, () => {
     if (dir !== '') rmSync(dir, { recursive: true, force: true });
   });
 
-  test('the application runs as without the agent; the one method left without a probe is counted', () => {
+  test('the application runs as without the agent; the method and the class left without probes are counted', () => {
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^\d+ 7 \d+\n$/);
+    assert.ok(!run.stderr.includes('VM warning'), `no JVM warning (the probe is not on the bootstrap class path): ${run.stderr}`);
     const lines = run.agentLines.filter((line) => !line.includes('vmId='));
-    assert.equal(lines.length, 1, run.stderr);
-    assert.match(lines[0], /left 1 method\(s\) without a probe .* first in half\/Tricky/);
+    assert.equal(lines.length, 2, run.stderr);
+    assert.match(lines.find((line) => line.includes('method(s)')) ?? '', /left 1 method\(s\) without a probe .* first in half\/Tricky/);
+    assert.match(lines.find((line) => line.includes('class(es)')) ?? '', /left 1 class\(es\) without probes .* first: half\/Isolated/);
   });
 
   test('exactly the methods that ran are reported', () => {
@@ -171,6 +183,7 @@ describe('methods=called', { skip }, () => {
     assert.deepEqual(methods('half/Old'), ['legacy(int)', 'run()']);
     assert.deepEqual(methods('half/Late'), ['call()']);
     assert.deepEqual(methods('half/Main'), ['main(java.lang.String[])']);
+    assert.deepEqual(methods('half/Isolated'), [], 'its loader cannot see the probe: left as it is, not reported');
   });
 
   test('firstSeen is the time of the first call', () => {

@@ -1,10 +1,14 @@
 package io.jvmlens.agent;
 
+import io.jvmlens.probe.FirstCalls;
 import java.lang.instrument.ClassFileTransformer;
 import java.net.URL;
 import java.security.CodeSource;
 import java.security.ProtectionDomain;
+import java.util.Collections;
+import java.util.Map;
 import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -30,6 +34,10 @@ final class CodeTransformer implements ClassFileTransformer {
     private final CalledMethods.Ids ids = new CalledMethods.Ids();
     private final AtomicLong unprobedMethods = new AtomicLong();
     private volatile String firstUnprobed;
+    /** Per class loader, whether it resolves FirstCalls to the agent's; weak, so loaders can still be collected. */
+    private final Map<ClassLoader, Boolean> probeVisible = Collections.synchronizedMap(new WeakHashMap<>());
+    private final AtomicLong unprobedClasses = new AtomicLong();
+    private volatile String firstUnprobedClass;
     private final ConcurrentHashMap<String, String> sourceNames = new ConcurrentHashMap<>();
     private final Set<String> seenClasses = ConcurrentHashMap.newKeySet();
     private final AtomicLong failures = new AtomicLong();
@@ -42,10 +50,10 @@ final class CodeTransformer implements ClassFileTransformer {
     }
 
     @Override
-    public byte[] transform(ClassLoader loader, String className, Class<?> classBeingRedefined,
+    public byte[] transform(Module module, ClassLoader loader, String className, Class<?> classBeingRedefined,
                             ProtectionDomain protectionDomain, byte[] classfileBuffer) {
         try {
-            return observe(className, classBeingRedefined, protectionDomain, classfileBuffer);
+            return observe(module, loader, className, classBeingRedefined, protectionDomain, classfileBuffer);
         } catch (Throwable failure) {
             if (failures.getAndIncrement() == 0) firstFailure = className + ": " + failure;
             return null;
@@ -53,7 +61,7 @@ final class CodeTransformer implements ClassFileTransformer {
     }
 
     /** The class's new bytes (methods=called), or null to leave it as it is. */
-    private byte[] observe(String className, Class<?> classBeingRedefined, ProtectionDomain protectionDomain, byte[] bytes) {
+    private byte[] observe(Module module, ClassLoader loader, String className, Class<?> classBeingRedefined, ProtectionDomain protectionDomain, byte[] bytes) {
         // Redefinitions are classes already seen; no code source means the JDK's bootstrap classes.
         if (className == null || classBeingRedefined != null || protectionDomain == null || bytes == null) return null;
         if (className.startsWith(OWN_PACKAGE) || className.equals("module-info")) return null;
@@ -63,13 +71,37 @@ final class CodeTransformer implements ClassFileTransformer {
         String sourceName = sourceName(url.toString());
         if (sourceName.isEmpty()) return null;
         // Each definition of a class gets its probes: the reporter sends a method's first call once per copy.
-        if (calledMethods != null) return probe(sourceName, className, bytes);
+        if (calledMethods != null) return probeable(module, loader, className) ? probe(sourceName, className, bytes) : null;
         // De-duplicate per (sourceName, className): a class defined by several loaders is one code record.
         String key = sourceName + '\u0000' + className;
         if (seenClasses.size() < MAX_SEEN_CLASSES ? !seenClasses.add(key) : seenClasses.contains(key)) return null;
 
         observations.classLoaded(new Observations.LoadedClass(sourceName, className, bytes));
         return null;
+    }
+
+    /**
+     * Whether the class's code can call FirstCalls (in the agent's JAR, on the application class path): its
+     * loader must resolve that name to the same class, which an isolated loader or an OSGi bundle's does not,
+     * and it must not be in a named module (which does not read the class path's unnamed module). Asked once
+     * per loader. Other classes keep their code, counted.
+     */
+    private boolean probeable(Module module, ClassLoader loader, String className) {
+        boolean visible = false;
+        if (loader != null && (module == null || !module.isNamed())) {
+            Boolean known = probeVisible.get(loader);
+            if (known == null) {
+                try {
+                    known = Class.forName(FirstCalls.class.getName(), false, loader) == FirstCalls.class;
+                } catch (Throwable invisible) {
+                    known = false;
+                }
+                probeVisible.put(loader, known);
+            }
+            visible = known;
+        }
+        if (!visible && unprobedClasses.getAndIncrement() == 0) firstUnprobedClass = className;
+        return visible;
     }
 
     private byte[] probe(String sourceName, String className, byte[] bytes) {
@@ -115,5 +147,14 @@ final class CodeTransformer implements ClassFileTransformer {
 
     String firstUnprobed() {
         return firstUnprobed;
+    }
+
+    /** Classes left without probes: their loader does not reach the application class loader, or a named module. */
+    long unprobedClasses() {
+        return unprobedClasses.get();
+    }
+
+    String firstUnprobedClass() {
+        return firstUnprobedClass;
     }
 }

@@ -44,6 +44,7 @@ final class Reporter implements Runnable {
     private boolean transformFailuresLogged;
     private boolean droppedClassesLogged;
     private boolean unprobedLogged;
+    private boolean unprobedClassesLogged;
 
     Reporter(AgentOptions options, List<String> problems, Observations observations, CodeTransformer transformer, JarAliases aliases, CalledMethods calledMethods, long startTime) {
         this.options = options;
@@ -207,6 +208,10 @@ final class Reporter implements Runnable {
         if (!transformFailuresLogged && transformer.failures() > 0) {
             transformFailuresLogged = true;
             AgentLog.line("could not observe " + transformer.failures() + " class load(s); first: " + transformer.firstFailure());
+        }
+        if (!unprobedClassesLogged && transformer.unprobedClasses() > 0) {
+            unprobedClassesLogged = true;
+            AgentLog.line("left " + transformer.unprobedClasses() + " class(es) without probes (a class loader that does not delegate to the application class loader, or a named module): their first calls go unreported; first: " + transformer.firstUnprobedClass());
         }
         if (!unprobedLogged && transformer.unprobedMethods() > 0) {
             unprobedLogged = true;

@@ -1,9 +1,10 @@
 package io.jvmlens.probe;
 
 /**
- * The probe of methods=called: every instrumented method starts with {@code FirstCalls.hit(id)}. The
- * agent puts this class on the bootstrap class path, so code of any class loader can call it. After a
- * method's first call, a call costs two array loads and a branch, which the JIT inlines.
+ * The probe of methods=called: every instrumented method starts with {@code FirstCalls.hit(id)}. It lives in
+ * the agent's JAR, which the JVM puts on the application class path, so the code of every class loader that
+ * delegates to the application class loader can call it (the agent probes no other). After a method's first
+ * call, a call costs two array loads and a branch, which the JIT inlines.
  * Ids are handed out in pages before the class that uses them is defined; a page is never replaced.
  */
 public final class FirstCalls {
