@@ -52,7 +52,7 @@ describe("the README's Maven and systemd examples", { skip }, () => {
     if (dir !== '') rmSync(dir, { recursive: true, force: true });
   });
 
-  test('Maven with the agent in MAVEN_OPTS', async () => {
+  test('Maven with the agent in MAVEN_OPTS, with methods=loaded and methods=called', async () => {
     const line = /^export MAVEN_OPTS="(.+)"$/m.exec(README);
     assert.ok(line, 'the README shows MAVEN_OPTS');
     const mavenOpts = `-Xverify:all ${localise(line[1], keyFile, service.gatewayUrl)}`;
@@ -75,6 +75,15 @@ describe("the README's Maven and systemd examples", { skip }, () => {
     const events = await request<Json>(`${service.apiUrl}/public/cve/events?vmId=${vm.vmId}&showNotImpacted=true&limit=1000`, { key: service.apiKey });
     const components = new Set((events.body.data as Json[]).map((item) => item.componentName));
     assert.ok(components.has('maven-core'), [...components].join(', '));
+
+    // The same with methods=called: Maven's class realms see the probe, so every class is rewritten, verified
+    // (-Xverify:all) and runs; the agent prints nothing but its start line.
+    const called = spawnSync('mvn', ['-B', '-v'], { env: { ...env, MAVEN_OPTS: `${mavenOpts},methods=called` }, encoding: 'utf8' });
+    assert.equal(called.status, 0, `${called.stdout}${called.stderr}`);
+    assert.match(called.stdout, /Apache Maven 3\./);
+    const agentLines = `${called.stdout}${called.stderr}`.split('\n').filter((line) => line.includes('jvmlens agent:') && !line.includes('vmId='));
+    assert.deepEqual(agentLines, [], 'no class left without probes, no failure');
+    assert.ok(!`${called.stdout}${called.stderr}`.includes('VM warning'));
   });
 
   test('the systemd unit: systemd-analyze accepts it, and its ExecStart with its Environment reports the VM', async (t) => {
