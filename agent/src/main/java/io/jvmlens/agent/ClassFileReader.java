@@ -13,12 +13,20 @@ final class ClassFileReader {
      * One method_info: its name, descriptor and access flags; where it starts and ends in the class file,
      * and where its Code attribute starts (-1 without one: abstract and native methods).
      */
-    record MethodInfo(String name, String descriptor, int access, int start, int end, int code) {}
+    record MethodInfo(String name, String descriptor, int access, int start, int end, int code) {
+        /**
+         * Whether the source declares it: <clinit> and bridge methods are compiler plumbing, and bridges would
+         * also repeat a declared method's name with the erased parameter types. Both modes report only these.
+         */
+        boolean declaredInSource() {
+            return !name.equals("<clinit>") && (access & ACC_BRIDGE) == 0;
+        }
+    }
 
     /** The layout of a class file, for a writer that copies it with changes (MethodProbes). */
     record Layout(int constantPoolCount, int constantPoolEnd, int methodsCount, List<MethodInfo> methods, int methodsEnd, ClassFileReader reader) {}
 
-    static final int ACC_BRIDGE = 0x0040;
+    private static final int ACC_BRIDGE = 0x0040;
 
     private final byte[] bytes;
     private int position;
@@ -152,7 +160,17 @@ final class ClassFileReader {
     }
 
     private int u2At(int at) {
+        return u2(bytes, at);
+    }
+
+    /** The big-endian unsigned 16-bit value at `at`. */
+    static int u2(byte[] bytes, int at) {
         return ((bytes[at] & 0xFF) << 8) | (bytes[at + 1] & 0xFF);
+    }
+
+    /** The big-endian 32-bit value at `at`. */
+    static int u4(byte[] bytes, int at) {
+        return ((bytes[at] & 0xFF) << 24) | ((bytes[at + 1] & 0xFF) << 16) | ((bytes[at + 2] & 0xFF) << 8) | (bytes[at + 3] & 0xFF);
     }
 
     private int u4() {

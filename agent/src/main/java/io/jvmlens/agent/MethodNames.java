@@ -16,9 +16,7 @@ final class MethodNames {
     static String[] declaredIn(byte[] classFile) {
         Set<String> names = new LinkedHashSet<>();
         for (ClassFileReader.MethodInfo method : ClassFileReader.methods(classFile)) {
-            // <clinit> and bridge methods are compiler plumbing, not methods the source declares;
-            // bridges would also repeat a declared method's name with the erased parameter types.
-            if (method.name().equals("<clinit>") || (method.access() & ClassFileReader.ACC_BRIDGE) != 0) continue;
+            if (!method.declaredInSource()) continue;
             names.add(of(method.name(), method.descriptor()));
         }
         return names.toArray(new String[0]);

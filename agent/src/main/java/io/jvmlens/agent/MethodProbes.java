@@ -18,7 +18,6 @@ final class MethodProbes {
     private static final int PROBE_LENGTH = 8;
     private static final int MAX_CODE_LENGTH = 65_535;
     private static final int MAX_CONSTANTS = 65_535;
-    private static final int ACC_BRIDGE = 0x0040;
 
     /**
      * The rewritten class: the probed methods in order, their ids consecutive from firstId, and how many
@@ -37,7 +36,7 @@ final class MethodProbes {
         List<ClassFileReader.MethodInfo> probed = new ArrayList<>();
         int skipped = 0;
         for (ClassFileReader.MethodInfo method : layout.methods()) {
-            if (method.code() < 0 || method.name().equals("<clinit>") || (method.access() & ACC_BRIDGE) != 0) continue;
+            if (method.code() < 0 || !method.declaredInSource()) continue;
             if (canProbe(bytes, method.code(), layout.reader())) probed.add(method);
             else skipped++;
         }
@@ -89,7 +88,7 @@ final class MethodProbes {
             descriptors[i] = method.descriptor();
             out.write(bytes, copied, method.code() - copied);
             writeCode(out, bytes, method.code(), probe(firstId + i, idConstants[i], methodRef), layout.reader());
-            copied = method.code() + 6 + u4At(bytes, method.code() + 2);
+            copied = method.code() + 6 + ClassFileReader.u4(bytes, method.code() + 2);
         }
         out.write(bytes, copied, bytes.length - copied);
         return new Result(out.toByteArray(), firstId, names, descriptors, skipped);
@@ -97,17 +96,17 @@ final class MethodProbes {
 
     /** Whether a Code attribute holds only what the rewriter moves, with room for the probe. */
     private static boolean canProbe(byte[] bytes, int code, ClassFileReader reader) {
-        int codeLength = u4At(bytes, code + 10);
+        int codeLength = ClassFileReader.u4(bytes, code + 10);
         if (codeLength + PROBE_LENGTH > MAX_CODE_LENGTH) return false;
         int at = code + 14 + codeLength;
-        at += 2 + 8 * u2At(bytes, at);
-        int attributes = u2At(bytes, at);
+        at += 2 + 8 * ClassFileReader.u2(bytes, at);
+        int attributes = ClassFileReader.u2(bytes, at);
         at += 2;
         for (int i = 0; i < attributes; i++) {
-            int name = u2At(bytes, at);
+            int name = ClassFileReader.u2(bytes, at);
             if (!reader.isUtf8(name, "StackMapTable") && !reader.isUtf8(name, "LineNumberTable")
                     && !reader.isUtf8(name, "LocalVariableTable") && !reader.isUtf8(name, "LocalVariableTypeTable")) return false;
-            at += 6 + u4At(bytes, at + 2);
+            at += 6 + ClassFileReader.u4(bytes, at + 2);
         }
         return true;
     }
@@ -132,31 +131,31 @@ final class MethodProbes {
 
     /** Writes the Code attribute at `code` with the probe in front of its bytecode and every offset moved. */
     private static void writeCode(Buffer out, byte[] bytes, int code, byte[] probe, ClassFileReader reader) {
-        u2(out, u2At(bytes, code)); // attribute_name_index ("Code")
+        u2(out, ClassFileReader.u2(bytes, code)); // attribute_name_index ("Code")
         int lengthAt = out.size;
         u4(out, 0); // attribute_length, set below
-        u2(out, Math.max(1, u2At(bytes, code + 6))); // max_stack: the probe pushes its id
-        u2(out, u2At(bytes, code + 8)); // max_locals
-        int codeLength = u4At(bytes, code + 10);
+        u2(out, Math.max(1, ClassFileReader.u2(bytes, code + 6))); // max_stack: the probe pushes its id
+        u2(out, ClassFileReader.u2(bytes, code + 8)); // max_locals
+        int codeLength = ClassFileReader.u4(bytes, code + 10);
         u4(out, codeLength + PROBE_LENGTH);
         out.write(probe, 0, PROBE_LENGTH);
         out.write(bytes, code + 14, codeLength);
         int at = code + 14 + codeLength;
-        int handlers = u2At(bytes, at);
+        int handlers = ClassFileReader.u2(bytes, at);
         u2(out, handlers);
         at += 2;
         for (int i = 0; i < handlers; i++, at += 8) {
-            u2(out, u2At(bytes, at) + PROBE_LENGTH); // start_pc
-            u2(out, u2At(bytes, at + 2) + PROBE_LENGTH); // end_pc
-            u2(out, u2At(bytes, at + 4) + PROBE_LENGTH); // handler_pc
-            u2(out, u2At(bytes, at + 6)); // catch_type
+            u2(out, ClassFileReader.u2(bytes, at) + PROBE_LENGTH); // start_pc
+            u2(out, ClassFileReader.u2(bytes, at + 2) + PROBE_LENGTH); // end_pc
+            u2(out, ClassFileReader.u2(bytes, at + 4) + PROBE_LENGTH); // handler_pc
+            u2(out, ClassFileReader.u2(bytes, at + 6)); // catch_type
         }
-        int attributes = u2At(bytes, at);
+        int attributes = ClassFileReader.u2(bytes, at);
         u2(out, attributes);
         at += 2;
         for (int i = 0; i < attributes; i++) {
-            int name = u2At(bytes, at);
-            int length = u4At(bytes, at + 2);
+            int name = ClassFileReader.u2(bytes, at);
+            int length = ClassFileReader.u4(bytes, at + 2);
             int start = at + 6;
             u2(out, name);
             if (reader.isUtf8(name, "StackMapTable")) {
@@ -165,11 +164,11 @@ final class MethodProbes {
                 // LineNumberTable (4-byte entries) and LocalVariable(Type)Table (10-byte entries): start_pc first.
                 int entrySize = reader.isUtf8(name, "LineNumberTable") ? 4 : 10;
                 u4(out, length);
-                int entries = u2At(bytes, start);
+                int entries = ClassFileReader.u2(bytes, start);
                 u2(out, entries);
                 for (int e = 0; e < entries; e++) {
                     int entry = start + 2 + e * entrySize;
-                    u2(out, u2At(bytes, entry) + PROBE_LENGTH);
+                    u2(out, ClassFileReader.u2(bytes, entry) + PROBE_LENGTH);
                     out.write(bytes, entry + 2, entrySize - 2);
                 }
             }
@@ -183,7 +182,7 @@ final class MethodProbes {
      * Every Uninitialized(offset) type, which names the offset of a {@code new}, moves too.
      */
     private static void writeStackMapTable(Buffer out, byte[] bytes, int start, int length) {
-        int entries = u2At(bytes, start);
+        int entries = ClassFileReader.u2(bytes, start);
         int lengthAt = out.size;
         u4(out, 0); // attribute_length, set below
         u2(out, entries);
@@ -203,17 +202,17 @@ final class MethodProbes {
             }
             if (type < 247) throw new IllegalArgumentException("reserved stack map frame type " + type);
             out.write(type);
-            u2(out, u2At(bytes, at) + (e == 0 ? PROBE_LENGTH : 0));
+            u2(out, ClassFileReader.u2(bytes, at) + (e == 0 ? PROBE_LENGTH : 0));
             at += 2;
             if (type == 247) {
                 at = copyTypes(out, bytes, at, 1);
             } else if (type >= 252 && type <= 254) {
                 at = copyTypes(out, bytes, at, type - 251);
             } else if (type == 255) {
-                int locals = u2At(bytes, at);
+                int locals = ClassFileReader.u2(bytes, at);
                 u2(out, locals);
                 at = copyTypes(out, bytes, at + 2, locals);
-                int stack = u2At(bytes, at);
+                int stack = ClassFileReader.u2(bytes, at);
                 u2(out, stack);
                 at = copyTypes(out, bytes, at + 2, stack);
             }
@@ -228,10 +227,10 @@ final class MethodProbes {
             int tag = bytes[at++] & 0xFF;
             out.write(tag);
             if (tag == 7) { // Object: a constant-pool class
-                u2(out, u2At(bytes, at));
+                u2(out, ClassFileReader.u2(bytes, at));
                 at += 2;
             } else if (tag == 8) { // Uninitialized: the offset of its new instruction
-                u2(out, u2At(bytes, at) + PROBE_LENGTH);
+                u2(out, ClassFileReader.u2(bytes, at) + PROBE_LENGTH);
                 at += 2;
             } else if (tag > 8) {
                 throw new IllegalArgumentException("unknown verification type " + tag);
@@ -288,13 +287,5 @@ final class MethodProbes {
         out.write(value >>> 16);
         out.write(value >>> 8);
         out.write(value);
-    }
-
-    private static int u2At(byte[] bytes, int at) {
-        return ((bytes[at] & 0xFF) << 8) | (bytes[at + 1] & 0xFF);
-    }
-
-    private static int u4At(byte[] bytes, int at) {
-        return ((bytes[at] & 0xFF) << 24) | ((bytes[at + 1] & 0xFF) << 16) | ((bytes[at + 2] & 0xFF) << 8) | (bytes[at + 3] & 0xFF);
     }
 }
