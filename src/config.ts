@@ -1,6 +1,6 @@
 // Service settings: every setting is a flag and an environment variable, the flag wins (decisions §1).
 import { readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { nearest } from './cli/nearest.ts';
 
 export interface Config {
@@ -22,6 +22,10 @@ export interface Config {
   testFaults: string[];
   /** Test-only: VM rows or code keys per report partition (0 = the engine's own sizes), to test merging. */
   testPartitionSize: number;
+  /** NATS server URLs of a cluster's JetStream; empty = single node, everything in the local data directory. */
+  cluster: string[];
+  /** This node's name in the cluster: unique per node, stable across restarts. */
+  nodeId: string;
 }
 
 interface Setting {
@@ -50,6 +54,19 @@ function keyFromFile(path: string): string {
   return key;
 }
 
+function natsUrls(raw: string): string[] {
+  const urls = raw.split(',').map((url) => url.trim()).filter(Boolean);
+  for (const url of urls) if (!/^(nats|tls):\/\/[^\s/]+$/.test(url)) throw new Error(`expected NATS URLs like nats://host:4222, got '${url}'`);
+  if (urls.length === 0) throw new Error('expected at least one NATS URL');
+  return urls;
+}
+
+/** Node ids appear in NATS subjects and KV keys: letters, digits, '-' and '_' only. */
+function nodeName(raw: string): string {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(raw)) throw new Error(`a node id is 1 to 64 letters, digits, '-' or '_', got '${raw}'`);
+  return raw;
+}
+
 export const SETTINGS: readonly Setting[] = [
   { key: 'host', flag: '--host', env: 'JVMLENS_HOST', parse: text, describe: 'address both listeners bind (0.0.0.0 to expose)' },
   { key: 'gatewayPort', flag: '--gateway-port', env: 'JVMLENS_GATEWAY_PORT', parse: integer(0), describe: 'gateway port: health, agent ingestion, metrics (0 = any free port)' },
@@ -65,6 +82,8 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'shutdownGraceMs', flag: '--shutdown-grace-ms', env: 'JVMLENS_SHUTDOWN_GRACE_MS', parse: integer(0), describe: 'time health answers DOWN before the listeners close on shutdown' },
   { key: 'readyDelayMs', flag: '--test-ready-delay-ms', env: 'JVMLENS_TEST_READY_DELAY_MS', parse: integer(0), describe: 'TEST ONLY: keep health DOWN this long after start' },
   { key: 'testPartitionSize', flag: '--test-partition-size', env: 'JVMLENS_TEST_PARTITION_SIZE', parse: integer(0), describe: 'TEST ONLY: VM rows or code keys per report partition' },
+  { key: 'cluster', flag: '--cluster', env: 'JVMLENS_CLUSTER', parse: natsUrls, describe: 'comma-separated NATS URLs: run as a cluster node on JetStream (README "Running a cluster")' },
+  { key: 'nodeId', flag: '--node-id', env: 'JVMLENS_NODE_ID', parse: nodeName, describe: 'this node\'s unique, stable name in the cluster (default: the host name)' },
   { key: 'testFaults', flag: '--test-faults', env: 'JVMLENS_TEST_FAULTS', parse: (raw) => raw.split(',').filter(Boolean), describe: 'TEST ONLY: comma-separated report faults to inject' },
 ];
 
@@ -84,6 +103,8 @@ export function defaultConfig(): Config {
     readyDelayMs: 0,
     testFaults: [],
     testPartitionSize: 0,
+    cluster: [],
+    nodeId: hostname().replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 64) || 'node',
   };
 }
 

@@ -30,6 +30,7 @@ export const ERROR_CODES = {
   QUEUE_FULL: { status: 429, description: '100 report jobs are waiting (see Retry-After)' },
   INTERNAL: { status: 500, description: 'a bug: the request id is in the log with its stack' },
   NOT_READY: { status: 503, description: 'starting, shutting down, or storage cannot be written (see Retry-After)' },
+  CLUSTER_UNAVAILABLE: { status: 503, description: 'cluster mode: JetStream did not take or answer within 10 s; nothing was acknowledged (see Retry-After)' },
   INSUFFICIENT_STORAGE: { status: 507, description: 'storage could not take the write; nothing was stored (see Retry-After)' },
 } as const satisfies Record<string, { status: number; description: string }>;
 

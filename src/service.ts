@@ -31,6 +31,8 @@ import { openStore, storageWriteFailure, writeSeq } from './storage/store.ts';
 import { FleetColumns } from './storage/fleet-columns.ts';
 import { InstanceCache } from './http/routes/instance-body.ts';
 import type { Store } from './storage/store.ts';
+import { localWrites } from './writes.ts';
+import { ClusterNode, CLUSTER_STEP } from './cluster/node.ts';
 
 const MIB = 1024 * 1024;
 /** How often the service checks that storage is writable and whether another process wrote to it. */
@@ -55,7 +57,8 @@ async function ensureAdminKey(store: Store, config: Config, clock: () => number)
 }
 
 export async function startService(config: Config, logger: Logger, clock: () => number = Date.now): Promise<RunningService> {
-  const readiness = new Readiness(['storage', 'workers', 'vulnerabilities', ...(config.readyDelayMs > 0 ? ['test delay'] : [])]);
+  const clustered = config.cluster.length > 0;
+  const readiness = new Readiness(['storage', ...(clustered ? [CLUSTER_STEP] : []), 'workers', 'vulnerabilities', ...(config.readyDelayMs > 0 ? ['test delay'] : [])]);
   const metrics = new Metrics();
   const store = openStore(config.dataDir);
   readiness.done('storage');
@@ -66,10 +69,9 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   const liveness = new Liveness(store);
   const cveIndex = new CveIndex(store, dict);
   const instances = new InstanceCache();
-  const context: ServiceContext = {
-    config, store, dict, clock, logger, metrics, readiness, liveness,
-    ingestor: new Ingestor(store, dict),
-    instances,
+  const ingestor = new Ingestor(store, dict);
+  const local = localWrites({
+    store, dict, ingestor, liveness, metrics,
     afterIngest: (result) => {
       fleet.refresh(result.touched.map((record) => record.row), result.componentsChanged);
       for (const record of result.touched) instances.invalidate(record.vmId);
@@ -84,7 +86,11 @@ export async function startService(config: Config, logger: Logger, clock: () => 
       fleet.refresh([row]);
       cveIndex.update([row], false);
     },
-  };
+  });
+  // Cluster mode: writes go through the JetStream log, which this node replays into its store with `local`.
+  const cluster = clustered ? new ClusterNode({ config, store, dict, local, readiness, logger }) : null;
+  if (cluster !== null) readiness.addCheck(() => cluster.problem());
+  const context: ServiceContext = { config, store, dict, clock, logger, metrics, readiness, liveness, instances, writes: cluster?.writes ?? local };
   metrics.gauge('jvmlens_vms:state', () => liveness.countByState(clock(), config.offlineAfterMs));
   const authenticator = new Authenticator(store, config.apiKey, clock);
   const common = {
@@ -93,6 +99,7 @@ export async function startService(config: Config, logger: Logger, clock: () => 
     notReadyReason: () => readiness.reason(),
     authenticate: (key: string | undefined) => authenticator.authenticate(key),
     onStorageFailure: (problem: string) => readiness.storageWritable(problem),
+    ...(cluster === null ? {} : { barrier: () => cluster.barrier() }),
   };
   const pool = new WorkerPool(config.dataDir, config.workers);
   // decisions §3: another process (a CLI) may have written: what this process keeps in memory is re-read.
@@ -113,15 +120,19 @@ export async function startService(config: Config, logger: Logger, clock: () => 
     noticeExternalWrites();
     return fleet.view();
   };
-  const jobs = new ReportJobs({ store, pool, fleetView, config, clock, logger });
-  const vulnerabilities = new Vulnerabilities({ store, pool, ingestor: context.ingestor, cveIndex, clock, logger });
+  const jobs = new ReportJobs({
+    store, pool, fleetView, config, clock, logger,
+    ...(cluster === null ? {} : { runsHere: (meta) => cluster.reports.runsHere(meta), onFinished: (meta) => cluster.reports.publishFinished(meta) }),
+  });
+  const vulnerabilities = new Vulnerabilities({ store, pool, ingestor, cveIndex, clock, logger });
   const gatewayRoutes: Route[] = [...healthRoutes(context), ...agentRoutes(context), ...metricsRoutes(context)];
-  const apiRoutes: Route[] = [...explorerRoutes(context), ...sbomRoutes(context), ...reportRoutes(context, jobs), ...cveRoutes(context, cveIndex), ...identityRoutes(), ...docsRoutes(SERVICE_VERSION), ...consoleRoutes()];
+  const apiRoutes: Route[] = [...explorerRoutes(context), ...sbomRoutes(context), ...reportRoutes(context, cluster?.reports ?? jobs), ...cveRoutes(context, cveIndex), ...identityRoutes(), ...docsRoutes(SERVICE_VERSION), ...consoleRoutes()];
   const gateway = new HttpServer({ ...common, routes: gatewayRoutes, bodyLimit: 16 * MIB });
   const api = new HttpServer({ ...common, routes: apiRoutes, bodyLimit: 1 * MIB });
   const gatewayPort = await gateway.listen(config.host, config.gatewayPort);
   const apiPort = await api.listen(config.host, config.apiPort);
-  const createdAdminKey = await ensureAdminKey(store, config, clock);
+  // A cluster's keys are created through the log (`jvmlens keys create --cluster`): nodes would each make one.
+  const createdAdminKey = cluster === null ? await ensureAdminKey(store, config, clock) : null;
 
   // lmdb-js rejects every pending write of a failed commit, including writes whose promise no caller keeps
   // (writes inside a transaction callback): those rejections are the storage failure the request already
@@ -134,6 +145,8 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   process.on('unhandledRejection', onUnhandled);
 
   const ready = (async () => {
+    // The replay applies ingestion and report records before report jobs start.
+    if (cluster !== null) await cluster.start(jobs, { gatewayPort, apiPort });
     // Worker threads start while the main thread builds the CVE events index (the vulnerabilities step): both take a few hundred ms.
     const workers = pool.warmUp(config.workers).then(async () => {
       await jobs.expire();
@@ -174,6 +187,7 @@ export async function startService(config: Config, logger: Logger, clock: () => 
       await new Promise((resolve) => setTimeout(resolve, config.shutdownGraceMs));
       await Promise.all([gateway.close(), api.close()]);
       await jobs.stop();
+      await cluster?.stop();
       await pool.destroy();
       await store.close();
       process.off('unhandledRejection', onUnhandled);

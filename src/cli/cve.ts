@@ -1,4 +1,5 @@
 // `jvmlens cve import PATH…`: OSV files, folders and zip archives into the data directory (decisions §11).
+import { ClusterLog } from '../cluster/log.ts';
 import type { Config } from '../config.ts';
 import { openStore } from '../storage/store.ts';
 import { putVulnerabilities } from '../storage/vulns.ts';
@@ -9,6 +10,7 @@ import { UsageError } from './args.ts';
 import { cveEventsCommand, CVE_EVENTS_USAGE } from './cve-events.ts';
 
 export const CVE_USAGE = `jvmlens cve import PATH...                                   import OSV JSON files, folders or zip archives
+  (with --cluster URLS instead of --data-dir: into a cluster)
 ${CVE_EVENTS_USAGE}`;
 
 const BATCH = 2_000;
@@ -17,7 +19,9 @@ export async function cveCommand(config: Config, args: readonly string[], env: N
   const [action, ...paths] = args;
   if (action === 'events') return cveEventsCommand(paths, env);
   if (action !== 'import' || paths.length === 0) throw new UsageError(`usage:\n${CVE_USAGE}`);
-  const store = openStore(config.dataDir);
+  // A cluster's import goes through its log: every node applies it.
+  const log = config.cluster.length > 0 ? await ClusterLog.open(config.cluster, 'jvmlens-cli') : null;
+  const store = log === null ? openStore(config.dataDir) : null;
   const started = Date.now();
   let imported = 0;
   let replaced = 0;
@@ -26,7 +30,8 @@ export async function cveCommand(config: Config, args: readonly string[], env: N
   let lastProgress = 0;
   const flush = async () => {
     if (pending.length === 0) return;
-    replaced += await putVulnerabilities(store, pending);
+    if (store !== null) replaced += await putVulnerabilities(store, pending);
+    else await log!.appendSplit(pending, (records) => ({ kind: 'vulns', records: [...records] }));
     imported += pending.length;
     pending = [];
   };
@@ -47,11 +52,12 @@ export async function cveCommand(config: Config, args: readonly string[], env: N
     }
     await flush();
   } finally {
-    await store.close();
+    await store?.close();
+    await log?.close();
   }
   const seconds = (Date.now() - started) / 1000;
   process.stdout.write(
-    `imported ${imported} OSV records (${replaced} replaced stored ones), skipped ${skipped}, in ${seconds.toFixed(1)} s (${Math.round(imported / Math.max(seconds, 0.001))} records/s)\n` +
-      'a running service applies them within 10 seconds\n',
+    `imported ${imported} OSV records${store === null ? ' into the cluster\'s log' : ` (${replaced} replaced stored ones)`}, skipped ${skipped}, in ${seconds.toFixed(1)} s (${Math.round(imported / Math.max(seconds, 0.001))} records/s)\n` +
+      `${store === null ? 'every node applies them' : 'a running service applies them'} within 10 seconds\n`,
   );
 }

@@ -1,44 +1,55 @@
 // `jvmlens keys create|list|revoke`: API key management on the data directory (decisions §2).
 import type { Config } from '../config.ts';
-import { createKey, listKeys, revokeKey } from '../storage/keys.ts';
+import { ClusterLog } from '../cluster/log.ts';
+import { KEYS_SUBJECT } from '../cluster/commands.ts';
+import { createKey, listKeys, newKey, revokeKey } from '../storage/keys.ts';
 import { SCOPES } from '../storage/records.ts';
-import type { Scope } from '../storage/records.ts';
+import type { ApiKeyRecord, Scope } from '../storage/records.ts';
 import { openStore } from '../storage/store.ts';
 import { parseArgs, UsageError } from './args.ts';
 
 export const KEYS_USAGE = `jvmlens keys create --user ID [--scopes read,write,ingest]   create a key (printed once)
 jvmlens keys list                                            list keys (never the keys themselves)
-jvmlens keys revoke KEY_ID                                   revoke a key (effective within 10 s)`;
+jvmlens keys revoke KEY_ID                                   revoke a key (effective within 10 s)
+  (with --cluster URLS instead of --data-dir: on every node of a cluster)`;
+
+function parseScopes(raw: string | undefined): Scope[] {
+  const scopes = (raw ?? 'read').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const scope of scopes) {
+    if (!(SCOPES as readonly string[]).includes(scope)) throw new UsageError(`unknown scope '${scope}'; scopes: ${SCOPES.join(', ')}`);
+  }
+  return scopes as Scope[];
+}
+
+function printCreated(key: string, record: ApiKeyRecord): void {
+  process.stdout.write(`key id: ${record.keyId}\nuser:   ${record.userId}\nscopes: ${record.scopes.join(',')}\nkey:    ${key}\n(the key is shown only now; keep it)\n`);
+}
+
+function printKeys(keys: readonly ApiKeyRecord[]): void {
+  process.stdout.write('KEY ID        USER                 SCOPES               CREATED                   REVOKED\n');
+  for (const key of keys) {
+    const revoked = key.revokedAt === null ? '-' : new Date(key.revokedAt).toISOString();
+    process.stdout.write(`${key.keyId.padEnd(13)} ${key.userId.padEnd(20)} ${key.scopes.join(',').padEnd(20)} ${new Date(key.createdAt).toISOString()}  ${revoked}\n`);
+  }
+}
 
 export async function keysCommand(config: Config, args: readonly string[]): Promise<void> {
   const [action, ...rest] = args;
   const parsed = parseArgs(rest, ['user', 'scopes']);
+  if (config.cluster.length > 0) return clusterKeys(config, action, parsed);
   const store = openStore(config.dataDir);
   try {
     switch (action) {
       case 'create': {
-        const userId = parsed.options.get('user');
-        if (userId === undefined || userId === '') throw new UsageError('keys create needs --user ID');
-        const scopes = (parsed.options.get('scopes') ?? 'read').split(',').map((s) => s.trim()).filter(Boolean);
-        for (const scope of scopes) {
-          if (!(SCOPES as readonly string[]).includes(scope)) throw new UsageError(`unknown scope '${scope}'; scopes: ${SCOPES.join(', ')}`);
-        }
-        const { key, record } = await createKey(store, userId, scopes as Scope[], Date.now());
-        process.stdout.write(`key id: ${record.keyId}\nuser:   ${record.userId}\nscopes: ${record.scopes.join(',')}\nkey:    ${key}\n(the key is shown only now; keep it)\n`);
+        const { key, record } = await createKey(store, requiredUser(parsed.options.get('user')), parseScopes(parsed.options.get('scopes')), Date.now());
+        printCreated(key, record);
         return;
       }
-      case 'list': {
-        const keys = listKeys(store);
-        process.stdout.write('KEY ID        USER                 SCOPES               CREATED                   REVOKED\n');
-        for (const key of keys) {
-          const revoked = key.revokedAt === null ? '-' : new Date(key.revokedAt).toISOString();
-          process.stdout.write(`${key.keyId.padEnd(13)} ${key.userId.padEnd(20)} ${key.scopes.join(',').padEnd(20)} ${new Date(key.createdAt).toISOString()}  ${revoked}\n`);
-        }
+      case 'list':
+        printKeys(listKeys(store));
         return;
-      }
       case 'revoke': {
-        const keyId = parsed.positional[0];
-        if (keyId === undefined) throw new UsageError('keys revoke needs a KEY_ID (see keys list)');
+        const keyId = requiredKeyId(parsed.positional[0]);
         if (!(await revokeKey(store, keyId, Date.now()))) throw new UsageError(`no key with id '${keyId}'`);
         process.stdout.write(`revoked ${keyId}\n`);
         return;
@@ -48,5 +59,57 @@ export async function keysCommand(config: Config, args: readonly string[]): Prom
     }
   } finally {
     await store.close();
+  }
+}
+
+function requiredUser(userId: string | undefined): string {
+  if (userId === undefined || userId === '') throw new UsageError('keys create needs --user ID');
+  return userId;
+}
+
+function requiredKeyId(keyId: string | undefined): string {
+  if (keyId === undefined) throw new UsageError('keys revoke needs a KEY_ID (see keys list)');
+  return keyId;
+}
+
+/** The cluster's keys, folded from the key commands of its log. */
+async function clusterKeyRecords(log: ClusterLog): Promise<ApiKeyRecord[]> {
+  const keys = new Map<string, ApiKeyRecord>();
+  for (const command of await log.read(KEYS_SUBJECT)) {
+    if (command.kind === 'key.put') keys.set(command.record.keyId, command.record);
+    else if (command.kind === 'key.revoke') {
+      const record = keys.get(command.keyId);
+      if (record !== undefined && record.revokedAt === null) keys.set(command.keyId, { ...record, revokedAt: command.at });
+    }
+  }
+  return [...keys.values()];
+}
+
+/** The same actions on a cluster: through its log, so every node applies them (within seconds). */
+async function clusterKeys(config: Config, action: string | undefined, parsed: ReturnType<typeof parseArgs>): Promise<void> {
+  const log = await ClusterLog.open(config.cluster, 'jvmlens-cli');
+  try {
+    switch (action) {
+      case 'create': {
+        const { key, record } = newKey(requiredUser(parsed.options.get('user')), parseScopes(parsed.options.get('scopes')), Date.now());
+        await log.append({ kind: 'key.put', record });
+        printCreated(key, record);
+        return;
+      }
+      case 'list':
+        printKeys(await clusterKeyRecords(log));
+        return;
+      case 'revoke': {
+        const keyId = requiredKeyId(parsed.positional[0]);
+        if (!(await clusterKeyRecords(log)).some((record) => record.keyId === keyId)) throw new UsageError(`no key with id '${keyId}'`);
+        await log.append({ kind: 'key.revoke', keyId, at: Date.now() });
+        process.stdout.write(`revoked ${keyId}\n`);
+        return;
+      }
+      default:
+        throw new UsageError(`usage:\n${KEYS_USAGE}`);
+    }
+  } finally {
+    await log.close();
   }
 }

@@ -14,7 +14,9 @@ export async function serveCommand(config: Config): Promise<void> {
     lines.push(`jvmlens: created the first API key (user admin, every scope); it is shown only now: ${service.createdAdminKey}`);
     logger.info('created the first admin API key and printed it once on stdout');
   } else if (config.apiKey === null) {
-    lines.push('jvmlens: API keys: `jvmlens keys create --user ID --scopes read,write,ingest` (or start with --api-key)');
+    lines.push(config.cluster.length > 0
+      ? 'jvmlens: API keys: `jvmlens keys create --cluster URLS --user ID --scopes read,write,ingest` (or start with --api-key)'
+      : 'jvmlens: API keys: `jvmlens keys create --user ID --scopes read,write,ingest` (or start with --api-key)');
   }
   process.stdout.write(lines.join('\n') + '\n');
   service.ready.then(() => {

@@ -7,6 +7,7 @@ export class Readiness {
   readonly timings: Record<string, number> = {};
   #shuttingDown = false;
   #storageProblem: string | null = null;
+  readonly #checks: (() => string | null)[] = [];
 
   constructor(steps: readonly string[]) {
     for (const step of steps) this.#pending.add(step);
@@ -28,9 +29,18 @@ export class Readiness {
     this.#storageProblem = problem;
   }
 
+  /** A condition asked at every probe (cluster mode: joining, the NATS connection). */
+  addCheck(check: () => string | null): void {
+    this.#checks.push(check);
+  }
+
   /** null when UP, else the reason for DOWN. */
   reason(): string | null {
     if (this.#shuttingDown) return 'shutting down';
+    for (const check of this.#checks) {
+      const problem = check();
+      if (problem !== null) return problem;
+    }
     if (this.#pending.size > 0) return `starting: waiting for ${[...this.#pending].join(', ')}`;
     if (this.#storageProblem !== null) return `storage cannot be written: ${this.#storageProblem}`;
     return null;

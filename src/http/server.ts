@@ -22,6 +22,8 @@ export interface ServerOptions {
   authenticate: (apiKey: string | undefined) => Principal;
   /** A write failed in storage (disk full, I/O error): health turns DOWN until a write succeeds again. */
   onStorageFailure: (problem: string) => void;
+  /** Cluster mode: what a data route awaits first, so it sees every write acknowledged before it (read your writes). */
+  barrier?: () => Promise<void>;
 }
 
 const STATUS_LINES = new Map<number, string>();
@@ -201,6 +203,19 @@ export class HttpServer {
   }
 
   #run(exchange: Exchange, route: Route): void {
+    const barrier = this.#options.barrier;
+    if (barrier === undefined || !route.needsReady) {
+      this.#handle(exchange, route);
+      return;
+    }
+    this.#watch(exchange);
+    barrier().then(
+      () => this.#handle(exchange, route),
+      (error: unknown) => this.#respond(exchange, this.#errorResponse(error, exchange.request)),
+    );
+  }
+
+  #handle(exchange: Exchange, route: Route): void {
     let result: ApiResponse | Promise<ApiResponse>;
     try {
       result = route.handler(exchange.request);

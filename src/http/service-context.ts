@@ -3,8 +3,8 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { Dictionary } from '../storage/dictionary.ts';
 import type { Liveness } from '../storage/liveness.ts';
-import type { IngestResult, Ingestor } from '../storage/ingest.ts';
 import type { Store } from '../storage/store.ts';
+import type { Writes } from '../writes.ts';
 import type { InstanceCache } from './routes/instance-body.ts';
 import type { Metrics } from './metrics.ts';
 import type { Readiness } from './readiness.ts';
@@ -13,15 +13,12 @@ export interface ServiceContext {
   config: Config;
   store: Store;
   dict: Dictionary;
-  ingestor: Ingestor;
   instances: InstanceCache;
   clock: () => number;
   logger: Logger;
   metrics: Metrics;
   readiness: Readiness;
   liveness: Liveness;
-  /** Called after every committed ingestion batch (vulnerability matching hooks in here). */
-  afterIngest: (result: IngestResult) => void;
-  /** Called after tags of a VM changed through the API. */
-  afterTagsChange: (vmId: string) => void;
+  /** Agent batches and tag edits: into this node's store, or through the cluster's log. */
+  writes: Writes;
 }

@@ -37,7 +37,7 @@ export class UnknownVmsError extends Error {
 }
 
 /** Every event for an unknown vmId must follow a vm.start for it in the same batch. */
-function checkKnownVms(store: Store, events: readonly AgentEvent[]): void {
+export function checkKnownVms(store: Store, events: readonly AgentEvent[]): void {
   const started = new Set<string>();
   const details: { index: number; message: string }[] = [];
   events.forEach((event, index) => {

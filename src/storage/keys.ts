@@ -7,17 +7,28 @@ export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 
-/** Creates a key and returns it in clear text: the only time it is ever seen. */
-export async function createKey(store: Store, userId: string, scopes: readonly Scope[], now: number): Promise<{ key: string; record: ApiKeyRecord }> {
+/** A new key in clear text (the only time it is ever seen) and the record that stores its hash. */
+export function newKey(userId: string, scopes: readonly Scope[], now: number): { key: string; record: ApiKeyRecord } {
   const keyId = randomBytes(6).toString('hex');
   const key = `jvl_${randomBytes(24).toString('base64url')}`;
-  const record: ApiKeyRecord = { keyId, userId, scopes: [...scopes], hash: hashKey(key), createdAt: now, revokedAt: null };
+  return { key, record: { keyId, userId, scopes: [...scopes], hash: hashKey(key), createdAt: now, revokedAt: null } };
+}
+
+/** Creates a key and returns it in clear text: the only time it is ever seen. */
+export async function createKey(store: Store, userId: string, scopes: readonly Scope[], now: number): Promise<{ key: string; record: ApiKeyRecord }> {
+  const created = newKey(userId, scopes, now);
+  await putKey(store, created.record);
+  return created;
+}
+
+/** Stores a key record (a cluster node applies the ones other nodes created). */
+export async function putKey(store: Store, record: ApiKeyRecord): Promise<void> {
   await store.env.transaction(() => {
+    const keyId = record.keyId;
     store.keys.put(keyId, record);
     store.keyHashes.put(record.hash, keyId);
   });
   await store.env.flushed;
-  return { key, record };
 }
 
 export function listKeys(store: Store): ApiKeyRecord[] {

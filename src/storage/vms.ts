@@ -39,11 +39,36 @@ function tagRecords(tags: ReadonlyMap<string, string>): TagRecord[] {
   return [...tags].map(([key, value]) => ({ key, value }));
 }
 
+/** A tag change as a value: the API applies it directly, or a cluster node applies it from the log. */
+export type TagEdit =
+  | { vmId: string; op: 'merge' | 'replace'; records: TagRecord[] }
+  | { vmId: string; op: 'remove'; key: string };
+
+/** The VM has no tag with that key (a `remove` edit). */
+export class MissingTagError extends Error {}
+
+/** Applies a tag edit durably and returns the VM's tags (undefined: no such VM). */
+export function editTags(store: Store, dict: Dictionary, edit: TagEdit): Promise<TagRecord[] | undefined> {
+  if (edit.op !== 'remove') {
+    const { op, records } = edit;
+    return updateTags(store, dict, edit.vmId, (current) => {
+      const tags = op === 'replace' ? new Map<string, string>() : current;
+      for (const { key, value } of records) tags.set(key, value);
+      return tags;
+    });
+  }
+  const { vmId, key } = edit;
+  return updateTags(store, dict, vmId, (current) => {
+    if (!current.delete(key)) throw new MissingTagError(`VM '${vmId}' has no tag '${key}'`);
+    return current;
+  });
+}
+
 /**
  * Changes the tags of a VM in one durable transaction and returns them all (undefined: no such VM).
  * `change` gets the current tags and returns the new ones, or throws.
  */
-export async function updateTags(
+async function updateTags(
   store: Store,
   dict: Dictionary,
   vmId: string,

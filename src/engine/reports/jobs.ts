@@ -56,9 +56,21 @@ export interface JobsOptions {
   config: Config;
   clock: () => number;
   logger: Logger;
+  /** Which unfinished reports this process re-runs at start (cluster mode: those it coordinates); default all. */
+  runsHere?: (meta: ReportMeta) => boolean;
+  /** Called once a report's final state and pages are stored (cluster mode: they are published). */
+  onFinished?: (meta: ReportMeta) => Promise<void>;
 }
 
-export class ReportJobs {
+/** What the report routes need: a single node's job queue, or a cluster node's (src/cluster/reports.ts). */
+export interface Reports {
+  create(family: ReportFamily, parsed: ParsedReportRequest, userId: string): Promise<ReportMeta>;
+  find(reportId: string, family: ReportFamily): ReportMeta | undefined;
+  list(family: ReportFamily): ReportMeta[];
+  delete(reportId: string, family: ReportFamily): Promise<boolean>;
+}
+
+export class ReportJobs implements Reports {
   readonly #store: Store;
   readonly #pool: WorkerPool;
   readonly #fleetView: () => FleetColumnsView;
@@ -68,6 +80,8 @@ export class ReportJobs {
   readonly #waiting: string[] = [];
   readonly #running = new Map<string, RunningJob>();
   readonly #faults: TestFault[];
+  readonly #runsHere: (meta: ReportMeta) => boolean;
+  readonly #onFinished: (meta: ReportMeta) => Promise<void>;
   /** Jobs accepted but not yet saved: they count against MAX_WAITING so concurrent POSTs cannot overfill it. */
   #reserved = 0;
   #accepting = false;
@@ -81,12 +95,14 @@ export class ReportJobs {
     this.#clock = options.clock;
     this.#logger = options.logger;
     this.#faults = options.config.testFaults as TestFault[];
+    this.#runsHere = options.runsHere ?? (() => true);
+    this.#onFinished = options.onFinished ?? (() => Promise.resolve());
   }
 
   /** Starts taking jobs; re-runs those left PROCESSING by a previous process (decisions §6). */
   async start(): Promise<void> {
     this.#accepting = true;
-    const unfinished = [...this.#store.reports.getRange()].map(({ value }) => value as unknown as ReportMeta).filter((meta) => meta.state === 'PROCESSING');
+    const unfinished = [...this.#store.reports.getRange()].map(({ value }) => value as unknown as ReportMeta).filter((meta) => meta.state === 'PROCESSING' && this.#runsHere(meta));
     unfinished.sort((a, b) => a.requestTime - b.requestTime);
     for (const meta of unfinished) {
       const request = plannedRequest(meta.request);
@@ -100,9 +116,16 @@ export class ReportJobs {
 
   /** Queues a report; throws JobRefused while not taking jobs or when MAX_WAITING wait already. */
   async create(family: ReportFamily, parsed: ParsedReportRequest, userId: string): Promise<ReportMeta> {
+    const meta = this.newReport(family, parsed, userId);
+    await this.accept(meta);
+    return meta;
+  }
+
+  /** A new report's record, not yet stored; throws JobRefused while not taking jobs or when MAX_WAITING wait already. */
+  newReport(family: ReportFamily, parsed: ParsedReportRequest, userId: string): ReportMeta {
     if (!this.#accepting) throw new JobRefused('stopped');
     if (this.#waiting.length + this.#reserved >= MAX_WAITING) throw new JobRefused('full');
-    const meta: ReportMeta = {
+    return {
       reportId: randomUUID(),
       family,
       state: 'PROCESSING',
@@ -119,6 +142,10 @@ export class ReportJobs {
       totalPages: 0,
       summary: null,
     };
+  }
+
+  /** Stores a new report and queues it here. */
+  async accept(meta: ReportMeta): Promise<void> {
     this.#reserved++;
     try {
       await this.#save(meta);
@@ -127,7 +154,17 @@ export class ReportJobs {
     }
     this.#waiting.push(meta.reportId);
     this.#pump();
-    return meta;
+  }
+
+  /** Stores a report's record as another node made it (cluster mode): its pages arrive separately. */
+  async record(meta: ReportMeta): Promise<void> {
+    await this.#save(meta);
+  }
+
+  /** A report this process now generates from scratch (cluster mode: its coordinator died). */
+  async rerun(meta: ReportMeta): Promise<void> {
+    await deletePages(this.#store, meta.reportId);
+    await this.accept(meta);
   }
 
   /** The report of this family with this id, or undefined. */
@@ -300,6 +337,7 @@ export class ReportJobs {
       if (job.cancelled) return;
       meta.finishTime = this.#clock();
       await this.#save(meta);
+      await this.#onFinished(meta);
       phase('finishSaveMs');
       this.#logger.info('report finished', { reportId, family: meta.family, state: meta.state, queuedMs: meta.startTime! - meta.requestTime, partitions: partitions.length, ...phases });
     } finally {

@@ -117,8 +117,8 @@ export async function writeItemPages(store: Store, reportId: string, pageBytes: 
   return writer.finish();
 }
 
-/** Stores one page's data in both encodings. */
-function putPage(store: Store, reportId: string, page: number, msgpack: Uint8Array, json: Uint8Array): Promise<boolean>[] {
+/** Stores one page in both encodings (a cluster node stores the pages its report coordinator published). */
+export function putPage(store: Store, reportId: string, page: number, msgpack: Uint8Array, json: Uint8Array): Promise<boolean>[] {
   return [store.pages.put([reportId, page], msgpack as Buffer), store.pageJson.put([reportId, page], json as Buffer)];
 }
 

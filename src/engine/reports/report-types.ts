@@ -48,6 +48,8 @@ export interface ReportMeta {
   totalPages: number;
   /** Component reports: distinct VMs and components of the filtered population (decisions §9). */
   summary: { vmCount: number; componentCount: number } | null;
+  /** Cluster mode: the node that generates it (src/cluster/reports.ts); absent on a single node. */
+  coordinator?: string;
 }
 
 /** A slice of the work: a range of VM rows, or a range of code keys. */

@@ -11,7 +11,7 @@ type Json = Record<string, unknown>;
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 
 /** Every route behind a key can answer these. */
-const KEYED: ErrorCode[] = ['UNAUTHORIZED', 'FORBIDDEN', 'URI_TOO_LONG', 'NOT_READY', 'INTERNAL'];
+const KEYED: ErrorCode[] = ['UNAUTHORIZED', 'FORBIDDEN', 'URI_TOO_LONG', 'NOT_READY', 'CLUSTER_UNAVAILABLE', 'INTERNAL'];
 /** A route that reads a JSON body can also answer these. */
 const BODY: ErrorCode[] = ['MALFORMED_JSON', 'MALFORMED_BODY', 'BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];
 /** A route that writes can also find storage full. */

@@ -15,18 +15,14 @@ export function agentRoutes(context: ServiceContext): Route[] {
       handler: async (request) => {
         const contentType = request.headers['content-type'] ?? '';
         const now = context.clock();
-        let result;
         try {
           // A write that storage cannot take is answered 507 by the server, which turns health DOWN.
-          result = await context.ingestor.ingest(() => validateEvents(decodeEventBody(request.body, contentType), now));
+          const accepted = await context.writes.events(() => validateEvents(decodeEventBody(request.body, contentType), now));
+          return { status: 200, body: { accepted } };
         } catch (error) {
           if (error instanceof UnknownVmsError) throw new ApiError('UNKNOWN_VM', error.message, error.details);
           throw error;
         }
-        for (const record of result.touched) context.liveness.update(record);
-        for (const [type, count] of result.eventCounts) context.metrics.recordEvents(type, count);
-        context.afterIngest(result);
-        return { status: 200, body: { accepted: result.accepted } };
       },
     },
   ];

@@ -1,8 +1,8 @@
 // The VM instance explorer under /public/instance (interface §4.2, decisions §5).
 import { ApiError } from '../../errors.ts';
 import { validateTagKey, validateTagValue } from '../../ingest/tag-rules.ts';
-import { updateTags, vmAnnotations, vmTags } from '../../storage/vms.ts';
-import type { TagRecord } from '../../storage/vms.ts';
+import { MissingTagError, vmAnnotations, vmTags } from '../../storage/vms.ts';
+import type { TagEdit, TagRecord } from '../../storage/vms.ts';
 import { readJson } from '../body.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { vmNotFound } from './instance-body.ts';
@@ -45,6 +45,14 @@ export function explorerRoutes(context: ServiceContext): Route[] {
   const { store, dict } = context;
   const read = { scope: 'read', needsReady: true } as const;
   const write = { scope: 'write', needsReady: true } as const;
+  const edit = async (change: TagEdit): Promise<TagRecord[]> => {
+    try {
+      return (await context.writes.tags(change)) ?? throwNotFound(change.vmId);
+    } catch (error) {
+      if (error instanceof MissingTagError) throw new ApiError('TAG_NOT_FOUND', error.message);
+      throw error;
+    }
+  };
   return [
     {
       method: 'GET',
@@ -68,34 +76,20 @@ export function explorerRoutes(context: ServiceContext): Route[] {
       method: 'POST',
       pattern: '/public/instance/:vmId/tags',
       ...write,
-      handler: async (request) => {
-        const records = parseTagRecords(readJson(request), false);
-        const tags = (await updateTags(store, dict, request.params.vmId, (current) => {
-          for (const { key, value } of records) current.set(key, value);
-          return current;
-        })) ?? throwNotFound(request.params.vmId);
-        context.afterTagsChange(request.params.vmId);
-        return { status: 200, body: tags };
-      },
+      handler: async (request) => ({ status: 200, body: await edit({ vmId: request.params.vmId, op: 'merge', records: parseTagRecords(readJson(request), false) }) }),
     },
     {
       method: 'PUT',
       pattern: '/public/instance/:vmId/tags',
       ...write,
-      handler: async (request) => {
-        const records = parseTagRecords(readJson(request), true);
-        const tags = (await updateTags(store, dict, request.params.vmId, () => new Map(records.map((r) => [r.key, r.value])))) ?? throwNotFound(request.params.vmId);
-        context.afterTagsChange(request.params.vmId);
-        return { status: 200, body: tags };
-      },
+      handler: async (request) => ({ status: 200, body: await edit({ vmId: request.params.vmId, op: 'replace', records: parseTagRecords(readJson(request), true) }) }),
     },
     {
       method: 'DELETE',
       pattern: '/public/instance/:vmId/tags',
       ...write,
       handler: async (request) => {
-        (await updateTags(store, dict, request.params.vmId, () => new Map())) ?? throwNotFound(request.params.vmId);
-        context.afterTagsChange(request.params.vmId);
+        await edit({ vmId: request.params.vmId, op: 'replace', records: [] });
         return { status: 204 };
       },
     },
@@ -104,12 +98,7 @@ export function explorerRoutes(context: ServiceContext): Route[] {
       pattern: '/public/instance/:vmId/tags/:tag',
       ...write,
       handler: async (request) => {
-        const { vmId, tag } = request.params;
-        (await updateTags(store, dict, vmId, (current) => {
-          if (!current.delete(tag)) throw new ApiError('TAG_NOT_FOUND', `VM '${vmId}' has no tag '${tag}'`);
-          return current;
-        })) ?? throwNotFound(vmId);
-        context.afterTagsChange(vmId);
+        await edit({ vmId: request.params.vmId, op: 'remove', key: request.params.tag });
         return { status: 204 };
       },
     },

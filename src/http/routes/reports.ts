@@ -2,7 +2,7 @@
 import { ApiError } from '../../errors.ts';
 import { afterTokenFor, creationBody, listItem, pageEnvelope, pageJson, pageMsgpack, pageOfAfterToken } from '../../engine/reports/envelope.ts';
 import { JobRefused } from '../../engine/reports/jobs.ts';
-import type { ReportJobs } from '../../engine/reports/jobs.ts';
+import type { Reports } from '../../engine/reports/jobs.ts';
 import { parseReportRequest } from '../../engine/reports/report-request.ts';
 import type { ReportFamily, ReportMeta, ReportState } from '../../engine/reports/report-types.ts';
 import { FINAL_STATES } from '../../engine/reports/report-types.ts';
@@ -31,7 +31,7 @@ function reportNotFound(family: ReportFamily, reportId: string): ApiError {
 }
 
 /** decisions §6: a refused job is a 503 while stopping, a 429 when the queue is full. */
-async function queue(jobs: ReportJobs, family: ReportFamily, parsed: ReturnType<typeof parseReportRequest>, userId: string): Promise<ReportMeta> {
+async function queue(jobs: Reports, family: ReportFamily, parsed: ReturnType<typeof parseReportRequest>, userId: string): Promise<ReportMeta> {
   try {
     return await jobs.create(family, parsed, userId);
   } catch (error) {
@@ -41,7 +41,7 @@ async function queue(jobs: ReportJobs, family: ReportFamily, parsed: ReturnType<
   }
 }
 
-function getPage(context: ServiceContext, jobs: ReportJobs, family: ReportFamily, request: ApiRequest): ApiResponse {
+function getPage(context: ServiceContext, jobs: Reports, family: ReportFamily, request: ApiRequest): ApiResponse {
   const meta = jobs.find(request.params.reportId, family);
   if (meta === undefined) throw reportNotFound(family, request.params.reportId);
   const token = request.query.get('afterToken');
@@ -66,7 +66,7 @@ interface ListCursor {
   id: string;
 }
 
-function listReports(jobs: ReportJobs, family: ReportFamily, request: ApiRequest, now: number): ApiResponse {
+function listReports(jobs: Reports, family: ReportFamily, request: ApiRequest, now: number): ApiResponse {
   const limit = nonNegativeInteger(request, 'limit', 100, 1000);
   if (limit < 1) throw new ApiError('BAD_PARAMETER', "'limit' must be at least 1", [{ parameter: 'limit' }]);
   const userId = request.query.get('userId');
@@ -104,7 +104,7 @@ function listReports(jobs: ReportJobs, family: ReportFamily, request: ApiRequest
   return { status: 200, body };
 }
 
-export function reportRoutes(context: ServiceContext, jobs: ReportJobs): Route[] {
+export function reportRoutes(context: ServiceContext, jobs: Reports): Route[] {
   const routes: Route[] = [];
   for (const { family, base, create } of FAMILIES) {
     routes.push(

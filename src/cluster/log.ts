@@ -1,0 +1,155 @@
+// The cluster's log on NATS JetStream: one replicated stream that every change goes through, in one order.
+import { createHash } from 'node:crypto';
+import { connect } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, JetStreamApiError } from '@nats-io/jetstream';
+import type { ConsumerMessages, JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { decodeCommand, encodeCommand, STREAM, STREAM_SUBJECTS, subjectOf } from './commands.ts';
+import type { Command } from './commands.ts';
+
+/** How long a write waits for JetStream's quorum before the client is told to retry (issue 15: about 10 s). */
+export const PUBLISH_TIMEOUT_MS = 10_000;
+const DUPLICATE_WINDOW_NS = 120e9;
+const STARTUP_WAIT_MS = 60_000;
+
+/** JetStream could not take a write in time: nothing is acknowledged, the client retries. */
+export class LogUnavailableError extends Error {}
+
+/** A command too large for the servers' max_payload even after splitting. */
+export class CommandTooLargeError extends Error {}
+
+export interface LogEntry {
+  seq: number;
+  command: Command;
+}
+
+export class ClusterLog {
+  readonly nc: NatsConnection;
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+  #connected = true;
+
+  private constructor(nc: NatsConnection, jsm: JetStreamManager) {
+    this.nc = nc;
+    this.jsm = jsm;
+    this.js = jetstream(nc, { timeout: PUBLISH_TIMEOUT_MS });
+    void this.#watchStatus();
+  }
+
+  async #watchStatus(): Promise<void> {
+    for await (const status of this.nc.status()) {
+      if (status.type === 'disconnect') this.#connected = false;
+      else if (status.type === 'reconnect') this.#connected = true;
+    }
+  }
+
+  /** Whether a NATS server is connected now (the client reconnects by itself). */
+  get connected(): boolean {
+    return this.#connected;
+  }
+
+  /** Connects to any of `servers` (reconnecting forever) and makes sure the log's stream exists. */
+  static async open(servers: readonly string[], name: string): Promise<ClusterLog> {
+    const nc = await connect({ servers: [...servers], name, maxReconnectAttempts: -1, reconnectTimeWait: 500, waitOnFirstConnect: true });
+    const jsm = await jetstreamManager(nc, { timeout: PUBLISH_TIMEOUT_MS });
+    const log = new ClusterLog(nc, jsm);
+    // A cluster just started elects its JetStream meta leader first: until then stream requests fail.
+    const deadline = Date.now() + STARTUP_WAIT_MS;
+    for (;;) {
+      try {
+        await log.#ensureStream(Math.min(3, servers.length));
+        return log;
+      } catch (error) {
+        if (Date.now() > deadline) {
+          await nc.close();
+          throw new LogUnavailableError(`JetStream did not answer within ${STARTUP_WAIT_MS / 1000} s: ${(error as Error).message}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  }
+
+  async #ensureStream(replicas: number): Promise<void> {
+    try {
+      await this.jsm.streams.info(STREAM);
+    } catch (error) {
+      if (!(error instanceof JetStreamApiError) || error.status !== 404) throw error;
+      try {
+        await this.jsm.streams.add({ name: STREAM, subjects: STREAM_SUBJECTS, num_replicas: replicas, duplicate_window: DUPLICATE_WINDOW_NS });
+      } catch (raced) {
+        // Another node created it first.
+        if (!(raced instanceof JetStreamApiError)) throw raced;
+        await this.jsm.streams.info(STREAM);
+      }
+    }
+  }
+
+  /** The largest message the servers take. */
+  get maxPayload(): number {
+    return this.nc.info?.max_payload ?? 1024 * 1024;
+  }
+
+  /**
+   * Appends a command and resolves with its sequence once a quorum of JetStream servers stored it. The
+   * message id (by default a hash of the content) makes a retry of the same write within two minutes a no-op.
+   */
+  async append(command: Command, msgId?: string): Promise<number> {
+    const bytes = encodeCommand(command);
+    if (bytes.length > this.maxPayload - 4096) throw new CommandTooLargeError(`a ${command.kind} command of ${bytes.length} bytes exceeds the servers' max_payload of ${this.maxPayload}`);
+    try {
+      const msgID = msgId ?? createHash('sha1').update(bytes).digest('hex');
+      const ack = await this.js.publish(subjectOf(command), bytes, { msgID, timeout: PUBLISH_TIMEOUT_MS });
+      return ack.seq;
+    } catch (error) {
+      throw new LogUnavailableError(`the cluster's log did not take the write: ${(error as Error).message}`);
+    }
+  }
+
+  /** Appends `items` as one command, or as consecutive halves where one would exceed max_payload; the last sequence. */
+  async appendSplit<T>(items: readonly T[], command: (part: readonly T[]) => Command): Promise<number> {
+    try {
+      return await this.append(command(items));
+    } catch (error) {
+      if (!(error instanceof CommandTooLargeError) || items.length < 2) throw error;
+      const middle = items.length >> 1;
+      await this.appendSplit(items.slice(0, middle), command);
+      return this.appendSplit(items.slice(middle), command);
+    }
+  }
+
+  /** The sequence of the last command in the log: what a reader must have applied to see every acknowledged write. */
+  async lastSeq(): Promise<number> {
+    try {
+      return (await this.jsm.streams.info(STREAM)).state.last_seq;
+    } catch (error) {
+      throw new LogUnavailableError(`the cluster's log did not answer: ${(error as Error).message}`);
+    }
+  }
+
+  /** Every command from `fromSeq` on, in log order, now and as they arrive; `subject` narrows them to one family. */
+  async follow(fromSeq: number, subject?: string): Promise<ConsumerMessages> {
+    const consumer = await this.js.consumers.get(STREAM, { opt_start_seq: Math.max(1, fromSeq), ...(subject === undefined ? {} : { filter_subjects: subject }) });
+    return consumer.consume({ max_messages: 64 });
+  }
+
+  /** The commands of one family as the log holds them now (no waiting for new ones). */
+  async read(subject: string): Promise<Command[]> {
+    const last = await this.lastSeq();
+    const commands: Command[] = [];
+    if (last === 0) return commands;
+    const consumer = await this.js.consumers.get(STREAM, { filter_subjects: subject });
+    for (;;) {
+      const message = await consumer.next({ expires: 2_000 });
+      if (message === null) return commands;
+      commands.push(decodeCommand(message.data));
+      if (message.info.pending === 0) return commands;
+    }
+  }
+
+  async close(): Promise<void> {
+    // Draining needs a server; without one, close at once.
+    if (this.#connected) await this.nc.drain().catch(() => this.nc.close());
+    else await this.nc.close();
+  }
+}
+

@@ -1,0 +1,101 @@
+// Local `nats-server` processes with JetStream, clustered on loopback: for `npm run cluster:local`, the
+// cluster tests and the cluster benches. Production servers are configured from deploy/cluster/.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { connect as tcpConnect, createServer } from 'node:net';
+import { join } from 'node:path';
+
+export interface NatsServer {
+  name: string;
+  url: string;
+  /** Stops the process (SIGKILL to simulate a crash); its store directory stays. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts it again on the same ports and store. */
+  start(): Promise<void>;
+  readonly running: boolean;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = tcpConnect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** The configuration of one server: JetStream on, 8 MiB messages (a report page), routes to the others. */
+export function natsConfig(name: string, port: number, clusterPort: number, routes: readonly number[], storeDir: string): string {
+  const cluster = routes.length === 0 ? '' : `
+cluster {
+  name: "jvmlens"
+  listen: "127.0.0.1:${clusterPort}"
+  routes: [${routes.map((route) => `"nats://127.0.0.1:${route}"`).join(', ')}]
+}`;
+  return `server_name: "${name}"
+listen: "127.0.0.1:${port}"
+max_payload: 8MB
+jetstream {
+  store_dir: "${storeDir}"
+}${cluster}
+`;
+}
+
+/** Starts `count` servers under `dir` (one is a stand-alone JetStream server) and waits until each accepts connections. */
+export async function startNatsServers(count: number, dir: string, binary = 'nats-server'): Promise<NatsServer[]> {
+  const ports = await Promise.all(Array.from({ length: count }, () => freePort()));
+  const clusterPorts = await Promise.all(Array.from({ length: count }, () => freePort()));
+  const servers = ports.map((port, index) => {
+    const name = `s${index + 1}`;
+    const configFile = join(dir, `${name}.conf`);
+    const storeDir = join(dir, name);
+    mkdirSync(storeDir, { recursive: true });
+    const routes = count === 1 ? [] : clusterPorts.filter((_, other) => other !== index);
+    writeFileSync(configFile, natsConfig(name, port, clusterPorts[index], routes, storeDir));
+    let child: ChildProcess | null = null;
+    let exited: Promise<void> = Promise.resolve();
+    const server: NatsServer = {
+      name,
+      url: `nats://127.0.0.1:${port}`,
+      get running() {
+        return child !== null;
+      },
+      async start() {
+        const process = spawn(binary, ['-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+        let log = '';
+        process.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000)));
+        child = process;
+        exited = new Promise((resolve) => process.once('exit', () => resolve()));
+        const deadline = Date.now() + 20_000;
+        while (!(await accepts(port))) {
+          if (process.exitCode !== null) throw new Error(`nats-server ${name} exited: ${log}`);
+          if (Date.now() > deadline) throw new Error(`nats-server ${name} did not listen on ${port}: ${log}`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      },
+      async stop(signal: NodeJS.Signals = 'SIGTERM') {
+        if (child === null) return;
+        child.kill(signal);
+        await exited;
+        child = null;
+      },
+    };
+    return server;
+  });
+  await Promise.all(servers.map((server) => server.start()));
+  return servers;
+}

@@ -1,0 +1,156 @@
+// A jvmlens node of a cluster: its writes go through the JetStream log, its reads wait until its replica
+// has applied every write acknowledged before them, and its reports are coordinated through the log.
+import type { Config } from '../config.ts';
+import { ApiError } from '../errors.ts';
+import type { ReportJobs } from '../engine/reports/jobs.ts';
+import type { Readiness } from '../http/readiness.ts';
+import type { Logger } from '../log.ts';
+import { checkKnownVms } from '../storage/ingest.ts';
+import type { Store } from '../storage/store.ts';
+import { findVm, vmTags } from '../storage/vms.ts';
+import type { Dictionary } from '../storage/dictionary.ts';
+import { readTags } from '../storage/vm-tags.ts';
+import { MissingTagError } from '../storage/vms.ts';
+import type { Writes } from '../writes.ts';
+import type { Command } from './commands.ts';
+import { ClusterLog, LogUnavailableError } from './log.ts';
+import { Membership } from './membership.ts';
+import { Replica } from './replica.ts';
+import { ClusterReports } from './reports.ts';
+
+const RETRY_AFTER_S = '5';
+const JOIN_RETRY_MS = 1_000;
+const STOP_WAIT_MS = 2_000;
+export const CLUSTER_STEP = 'cluster log';
+
+export interface ClusterNodeOptions {
+  config: Config;
+  store: Store;
+  dict: Dictionary;
+  /** How this node applies commands to its own store (the single node's code). */
+  local: Writes;
+  readiness: Readiness;
+  logger: Logger;
+}
+
+/** A write or read the log could not serve: 503, nothing acknowledged, retry. */
+function unavailable(error: unknown): never {
+  if (error instanceof LogUnavailableError) throw new ApiError('CLUSTER_UNAVAILABLE', `${error.message}; nothing was acknowledged, retry`, undefined, { 'Retry-After': RETRY_AFTER_S });
+  throw error;
+}
+
+export class ClusterNode {
+  readonly #options: ClusterNodeOptions;
+  #log: ClusterLog | null = null;
+  #replica: Replica | null = null;
+  #membership: Membership | null = null;
+  /** The log's last sequence when this node joined: health is UP once it is applied. */
+  #target = 0;
+  #joinProblem: string | null = null;
+  #stopped = false;
+  readonly reports: ClusterReports;
+  /** The writes routes make: into the log. */
+  readonly writes: Writes;
+
+  constructor(options: ClusterNodeOptions) {
+    this.#options = options;
+    this.reports = new ClusterReports({
+      nodeId: options.config.nodeId,
+      append: (command, msgId) => this.#append(command, msgId).catch(unavailable),
+      store: options.store,
+      logger: options.logger,
+      waitFor: (seq) => this.#requireReplica().waitFor(seq),
+    });
+    this.writes = {
+      events: async (decode) => {
+        const events = decode();
+        checkKnownVms(options.store, events);
+        // A batch over the servers' max_payload goes as consecutive halves, applied in log order.
+        await this.#requireLog().appendSplit(events, (part) => ({ kind: 'events', events: part })).catch(unavailable);
+        return events.length;
+      },
+      tags: async (edit) => {
+        const record = findVm(options.store, edit.vmId);
+        if (record === undefined) return undefined;
+        if (edit.op === 'remove' && !readTags(options.store, options.dict, record.row).has(edit.key)) throw new MissingTagError(`VM '${edit.vmId}' has no tag '${edit.key}'`);
+        await this.#requireReplica().waitFor(await this.#append({ kind: 'tags', edit }).catch(unavailable));
+        return vmTags(options.store, options.dict, edit.vmId);
+      },
+    };
+  }
+
+  #requireLog(): ClusterLog {
+    if (this.#log === null) throw new LogUnavailableError('not connected to the cluster yet');
+    return this.#log;
+  }
+
+  #requireReplica(): Replica {
+    if (this.#replica === null) throw new LogUnavailableError('not connected to the cluster yet');
+    return this.#replica;
+  }
+
+  #append(command: Command, msgId?: string): Promise<number> {
+    return this.#requireLog().append(command, msgId);
+  }
+
+  /**
+   * Connects, replays the log into this node's store, joins the membership and starts taking reports,
+   * retrying until it can (NATS down, a JetStream cluster still electing its leaders). Health stays DOWN
+   * (CLUSTER_STEP, and the last failure in its note) until the replica has applied everything the log held.
+   */
+  async start(jobs: ReportJobs, ports: { gatewayPort: number; apiPort: number }): Promise<void> {
+    for (let attempt = 1; !this.#stopped; attempt++) {
+      try {
+        await this.#join(jobs, ports);
+        this.#joinProblem = null;
+        return;
+      } catch (error) {
+        this.#joinProblem = `joining the cluster failed (attempt ${attempt}): ${(error as Error).message}`;
+        this.#options.logger.warn('joining the cluster failed; retrying', { attempt, reason: (error as Error).message });
+        await new Promise((resolve) => setTimeout(resolve, JOIN_RETRY_MS));
+      }
+    }
+  }
+
+  async #join(jobs: ReportJobs, ports: { gatewayPort: number; apiPort: number }): Promise<void> {
+    const { config, store, local, logger, readiness } = this.#options;
+    this.#log ??= await ClusterLog.open(config.cluster, `jvmlens-${config.nodeId}`);
+    const log = this.#log;
+    this.#membership ??= await Membership.join(log.nc, { nodeId: config.nodeId, ...ports, startedAt: Date.now() }, Math.min(3, config.cluster.length));
+    if (this.#replica === null) {
+      this.reports.attach(jobs, this.#membership);
+      this.#replica = new Replica({ log, store, writes: local, applyReport: (command) => this.reports.apply(command), logger });
+      this.#target = await log.lastSeq();
+      logger.info('replaying the cluster log', { from: this.#replica.applied + 1, to: this.#target });
+      this.#replica.start();
+    }
+    await this.#replica.waitFor(this.#target);
+    logger.info('cluster log replayed', { applied: this.#replica.applied });
+    readiness.done(CLUSTER_STEP);
+  }
+
+  /** Read your writes: resolves once this node applied every write acknowledged before the call. */
+  async barrier(): Promise<void> {
+    await this.#requireReplica().caughtUp().catch(unavailable);
+  }
+
+  /** Why this node cannot serve (health's note), or null. */
+  problem(): string | null {
+    const log = this.#log;
+    if (log === null) return this.#joinProblem;
+    if (log.nc.isClosed()) return 'the connection to NATS is closed';
+    return log.connected ? null : 'not connected to any NATS server (reconnecting)';
+  }
+
+  /** Leaves the cluster; bounded, since a NATS that is down would keep a clean leave waiting forever. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.reports.close();
+    const leave = (async () => {
+      await this.#membership?.leave();
+      await this.#replica?.stop();
+    })();
+    await Promise.race([leave, new Promise((resolve) => setTimeout(resolve, STOP_WAIT_MS))]);
+    await this.#log?.close();
+  }
+}

@@ -1,0 +1,162 @@
+// A node's replica of the whole log: applies each command, in log order, through the same code a single
+// node's API uses (src/writes.ts), and remembers the last applied sequence in its store.
+import type { Logger } from '../log.ts';
+import { UnknownVmsError } from '../storage/ingest.ts';
+import { putKey, revokeKey } from '../storage/keys.ts';
+import type { Store } from '../storage/store.ts';
+import { MissingTagError } from '../storage/vms.ts';
+import { putVulnerabilities } from '../storage/vulns.ts';
+import type { Writes } from '../writes.ts';
+import { decodeCommand } from './commands.ts';
+import type { Command } from './commands.ts';
+import { LogUnavailableError } from './log.ts';
+import type { ClusterLog } from './log.ts';
+
+/** The store's meta key holding the last applied log sequence. */
+const APPLIED_SEQ = 'logSeq';
+const RETRY_MS = 1_000;
+/** A consumer that delivers nothing this long while the log has more is replaced (its server died, say). */
+const STALL_MS = 3_000;
+/** How long a read waits for this node to catch up before answering 503. */
+const CATCH_UP_MS = 10_000;
+
+export interface ReplicaOptions {
+  log: ClusterLog;
+  store: Store;
+  writes: Writes;
+  /** Applies report commands (src/cluster/reports.ts). */
+  applyReport: (command: Command) => Promise<void>;
+  logger: Logger;
+}
+
+export class Replica {
+  readonly #options: ReplicaOptions;
+  #applied: number;
+  readonly #waiters: { seq: number; resolve: () => void }[] = [];
+  #stopped = false;
+  #stop: (() => void) | null = null;
+  #running: Promise<void> = Promise.resolve();
+  #progressAt = Date.now();
+  #watchdog: ReturnType<typeof setInterval> | null = null;
+
+  constructor(options: ReplicaOptions) {
+    this.#options = options;
+    this.#applied = (options.store.meta.get(APPLIED_SEQ) as number | undefined) ?? 0;
+  }
+
+  /** The last sequence applied to this node's store. */
+  get applied(): number {
+    return this.#applied;
+  }
+
+  start(): void {
+    this.#running = this.#follow();
+    this.#watchdog = setInterval(() => void this.#checkProgress(), STALL_MS);
+    this.#watchdog.unref();
+  }
+
+  /** An ordered consumer whose server died can stay silent: when the log is ahead and nothing came, start a new one. */
+  async #checkProgress(): Promise<void> {
+    if (this.#stopped || Date.now() - this.#progressAt < STALL_MS) return;
+    const last = await this.#options.log.lastSeq().catch(() => -1);
+    if (last <= this.#applied || Date.now() - this.#progressAt < STALL_MS) return;
+    this.#options.logger.warn('the cluster log consumer stalled; starting a new one', { applied: this.#applied, last });
+    this.#progressAt = Date.now();
+    this.#stop?.();
+  }
+
+  /** Resolves once everything up to `seq` is applied here. */
+  waitFor(seq: number): Promise<void> {
+    if (this.#applied >= seq) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push({ seq, resolve }));
+  }
+
+  /** Resolves once every write the log acknowledged before this call is applied here (read your writes). */
+  async caughtUp(): Promise<void> {
+    const target = await this.#options.log.lastSeq();
+    if (this.#applied >= target) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new LogUnavailableError(`this node has applied the cluster log up to ${this.#applied} of ${target} and did not catch up within ${CATCH_UP_MS / 1000} s`)), CATCH_UP_MS);
+    });
+    try {
+      await Promise.race([this.waitFor(target), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async #follow(): Promise<void> {
+    const { log, logger } = this.#options;
+    while (!this.#stopped) {
+      try {
+        this.#progressAt = Date.now();
+        const messages = await log.follow(this.#applied + 1);
+        this.#stop = () => messages.stop();
+        if (this.#stopped) messages.stop();
+        for await (const message of messages) {
+          // An ordered consumer restarted by the library may deliver what is applied already.
+          if (message.seq <= this.#applied) continue;
+          await this.#apply(message.seq, decodeCommand(message.data));
+        }
+      } catch (error) {
+        if (this.#stopped) return;
+        logger.error('applying the cluster log failed; retrying from the last applied command', { applied: this.#applied, stack: (error as Error).stack });
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+      }
+    }
+  }
+
+  async #apply(seq: number, command: Command): Promise<void> {
+    const { store, writes, logger } = this.#options;
+    let seqWritten = false;
+    try {
+      switch (command.kind) {
+        case 'events':
+          // The sequence commits in the batch's own transaction: a restart never applies a batch twice.
+          await writes.events(() => {
+            store.meta.put(APPLIED_SEQ, seq);
+            seqWritten = true;
+            return command.events;
+          });
+          break;
+        case 'tags':
+          await writes.tags(command.edit);
+          break;
+        case 'key.put':
+          await putKey(store, command.record);
+          break;
+        case 'key.revoke':
+          await revokeKey(store, command.keyId, command.at);
+          break;
+        case 'vulns':
+          await putVulnerabilities(store, command.records);
+          break;
+        default:
+          await this.#options.applyReport(command);
+      }
+    } catch (error) {
+      // Decided by the data the log put before it, so every replica skips the same command.
+      if (!(error instanceof UnknownVmsError || error instanceof MissingTagError)) throw error;
+      logger.warn('a logged command does not apply and is skipped', { seq, kind: command.kind, reason: error.message });
+      seqWritten = false;
+    }
+    // The other commands are idempotent: applied again after a crash, they leave the same state.
+    if (!seqWritten) await store.meta.put(APPLIED_SEQ, seq);
+    this.#applied = seq;
+    this.#progressAt = Date.now();
+    for (let i = this.#waiters.length - 1; i >= 0; i--) {
+      if (this.#waiters[i].seq <= seq) {
+        this.#waiters[i].resolve();
+        this.#waiters.splice(i, 1);
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#watchdog !== null) clearInterval(this.#watchdog);
+    this.#stop?.();
+    await this.#running;
+  }
+}

@@ -1,0 +1,165 @@
+// Reports in a cluster: the node that takes the POST coordinates it (generates it with the existing engine)
+// and publishes its pages and final record through the log, so every node serves the same pages.
+import type { ReportJobs, Reports } from '../engine/reports/jobs.ts';
+import type { ParsedReportRequest } from '../engine/reports/report-request.ts';
+import type { ReportFamily, ReportMeta } from '../engine/reports/report-types.ts';
+import { putPage } from '../engine/reports/pages.ts';
+import type { Logger } from '../log.ts';
+import type { Store } from '../storage/store.ts';
+import type { Command } from './commands.ts';
+import type { Membership } from './membership.ts';
+
+const PUBLISH_RETRY_MS = 1_000;
+const TAKEOVER_CHECK_MS = 5_000;
+
+export interface ClusterReportsOptions {
+  nodeId: string;
+  /** Appends to the cluster's log; resolves with the sequence (src/cluster/log.ts). */
+  append: (command: Command, msgId?: string) => Promise<number>;
+  store: Store;
+  logger: Logger;
+  /** Resolves once this node applied the log up to `seq`. */
+  waitFor: (seq: number) => Promise<void>;
+}
+
+
+export class ClusterReports implements Reports {
+  readonly #options: ClusterReportsOptions;
+  #jobs: ReportJobs | null = null;
+  #membership: Membership | null = null;
+  #timer: ReturnType<typeof setInterval> | null = null;
+  #closed = false;
+
+  constructor(options: ClusterReportsOptions) {
+    this.#options = options;
+  }
+
+  /** The job queue this node generates its reports with; reports are only taken over once both are known. */
+  attach(jobs: ReportJobs, membership: Membership): void {
+    this.#jobs = jobs;
+    this.#membership = membership;
+    this.#timer = setInterval(() => this.#takeOver().catch((error: Error) => this.#options.logger.error('report takeover failed', { stack: error.stack })), TAKEOVER_CHECK_MS);
+    this.#timer.unref();
+  }
+
+  get #queue(): ReportJobs {
+    if (this.#jobs === null) throw new Error('cluster reports used before the job queue was attached');
+    return this.#jobs;
+  }
+
+  /** Reports this node re-runs after a restart: the ones it coordinates. */
+  runsHere(meta: ReportMeta): boolean {
+    return meta.coordinator === this.#options.nodeId;
+  }
+
+  async create(family: ReportFamily, parsed: ParsedReportRequest, userId: string): Promise<ReportMeta> {
+    const meta: ReportMeta = { ...this.#queue.newReport(family, parsed, userId), coordinator: this.#options.nodeId };
+    await this.#options.waitFor(await this.#options.append({ kind: 'report.create', meta }));
+    return meta;
+  }
+
+  find(reportId: string, family: ReportFamily): ReportMeta | undefined {
+    return this.#queue.find(reportId, family);
+  }
+
+  list(family: ReportFamily): ReportMeta[] {
+    return this.#queue.list(family);
+  }
+
+  async delete(reportId: string, family: ReportFamily): Promise<boolean> {
+    if (this.find(reportId, family) === undefined) return false;
+    await this.#options.waitFor(await this.#options.append({ kind: 'report.delete', reportId }));
+    return true;
+  }
+
+  /** Called by the job queue on the coordinator: its pages, then its final record, go to every node. */
+  async publishFinished(meta: ReportMeta): Promise<void> {
+    const { store, append, logger } = this.#options;
+    const range = { start: [meta.reportId], end: [meta.reportId, Number.MAX_SAFE_INTEGER] };
+    const commands: Command[] = [];
+    for (const { key, value } of store.pages.getRange(range)) {
+      const page = key[1] as number;
+      const json = store.pageJson.get([meta.reportId, page]);
+      if (json !== undefined) commands.push({ kind: 'report.page', reportId: meta.reportId, page, msgpack: value, json });
+    }
+    commands.push({ kind: 'report.final', meta });
+    for (const [index, command] of commands.entries()) {
+      // Until the log takes it: a report's pages must reach every node, or the others serve it PROCESSING.
+      for (;;) {
+        try {
+          await append(command, `${meta.reportId}.${meta.startTime}.${index}`);
+          break;
+        } catch (error) {
+          if (this.#closed) return;
+          logger.warn('publishing a finished report failed; retrying', { reportId: meta.reportId, reason: (error as Error).message });
+          await new Promise((resolve) => setTimeout(resolve, PUBLISH_RETRY_MS));
+        }
+      }
+    }
+  }
+
+  /** Applies a report command from the log to this node's store. */
+  async apply(command: Command): Promise<void> {
+    const jobs = this.#queue;
+    const self = this.#options.nodeId;
+    switch (command.kind) {
+      case 'report.create': {
+        // Applied again after a restart: the record is there already (and may be finished).
+        if (this.#stored(command.meta.reportId) !== undefined) return;
+        if (command.meta.coordinator === self) await jobs.accept(command.meta);
+        else await jobs.record(command.meta);
+        return;
+      }
+      case 'report.page': {
+        const stored = this.#stored(command.reportId);
+        // The coordinator wrote its pages itself; a deleted report takes no pages.
+        if (stored === undefined || stored.coordinator === self) return;
+        await Promise.all(putPage(this.#options.store, command.reportId, command.page, command.msgpack, command.json));
+        return;
+      }
+      case 'report.final': {
+        const stored = this.#stored(command.meta.reportId);
+        if (stored === undefined || stored.coordinator !== command.meta.coordinator || stored.coordinator === self) return;
+        await jobs.record(command.meta);
+        return;
+      }
+      case 'report.claim': {
+        const stored = this.#stored(command.reportId);
+        if (stored === undefined || stored.state !== 'PROCESSING') return;
+        const meta = { ...stored, coordinator: command.coordinator };
+        if (command.coordinator === self) await jobs.rerun(meta);
+        else await jobs.record(meta);
+        return;
+      }
+      case 'report.delete': {
+        const stored = this.#stored(command.reportId);
+        if (stored !== undefined) await jobs.delete(command.reportId, stored.family);
+        return;
+      }
+      default:
+        throw new Error(`not a report command: ${command.kind}`);
+    }
+  }
+
+  #stored(reportId: string): ReportMeta | undefined {
+    return this.#options.store.reports.get(reportId) as unknown as ReportMeta | undefined;
+  }
+
+  /** The lowest live node claims the unfinished reports of coordinators whose heartbeat expired. */
+  async #takeOver(): Promise<void> {
+    if (this.#membership === null) return;
+    const live = await this.#membership.live();
+    if (live[0] !== this.#options.nodeId) return;
+    for (const { value } of this.#options.store.reports.getRange()) {
+      const meta = value as unknown as ReportMeta;
+      if (meta.state !== 'PROCESSING' || meta.coordinator === undefined || live.includes(meta.coordinator)) continue;
+      this.#options.logger.info('taking over a report whose coordinator left', { reportId: meta.reportId, coordinator: meta.coordinator });
+      await this.#options.append({ kind: 'report.claim', reportId: meta.reportId, coordinator: this.#options.nodeId }, `claim.${meta.reportId}.${meta.coordinator}`);
+    }
+  }
+
+  close(): void {
+    this.#closed = true;
+    if (this.#timer !== null) clearInterval(this.#timer);
+  }
+}

@@ -1,0 +1,265 @@
+// Cluster mode on real processes: three nats-server (JetStream, R3) and three jvmlens nodes on loopback,
+// against a single node fed the same events. What a user relies on: any node takes writes and answers
+// reads with every acknowledged write in them, reports and CVE events equal the single node's, keys and
+// tags reach every node, and killing a node or a NATS server loses nothing acknowledged.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { after, before, test } from 'node:test';
+import { startNatsServers } from '../../src/cluster/nats-servers.ts';
+import type { NatsServer } from '../../src/cluster/nats-servers.ts';
+import { codeEvent, componentsEvent, GROUP, startEvent, walkEvents, writeAdvisories, CVSS, cveImport } from '../helpers/cve.ts';
+import type { EventQuery, SyntheticCve } from '../helpers/cve.ts';
+import { ingest } from '../helpers/events.ts';
+import { createReport, runReport, waitFinal } from '../helpers/reports.ts';
+import type { Family } from '../helpers/reports.ts';
+import { request, ROOT, runCli, startService, tempDir, waitForHealth } from '../helpers/service.ts';
+import type { RunningService } from '../helpers/service.ts';
+
+const missing = spawnSync('nats-server', ['--version']).error !== undefined;
+// CI installs nats-server (.ci/run): there a missing one is a failure, not a skip.
+if (missing && process.env.CI === 'true') throw new Error('nats-server is not installed (apt-get install nats-server)');
+const KEY = 'cluster_test_key_0123456789';
+const T0 = Date.now() - 3_600_000;
+
+const ADVISORIES: SyntheticCve[] = [
+  { osvId: 'GHSA-cl01', cveId: 'CVE-2026-1001', groupId: GROUP, artifactId: 'parser-lib', versions: ['1.0.0', '1.1.0'], severity: CVSS.score98 },
+  { osvId: 'GHSA-cl02', cveId: 'CVE-2026-1002', groupId: GROUP, artifactId: 'net-lib', versions: ['2.0.0'], severity: CVSS.score75 },
+];
+
+/** A deterministic fleet: each VM starts with tags, carries components (some vulnerable) and loads code from them. */
+function fleetBatch(index: number): unknown[] {
+  const vmId = `c1a5e7e0-0000-4000-8000-${String(index).padStart(12, '0')}`;
+  const time = T0 + index * 1000;
+  const parser = index % 3 === 0 ? '1.0.0' : index % 3 === 1 ? '1.1.0' : '1.2.0';
+  const components = [
+    { componentName: 'parser-lib', componentVersion: parser, groupId: GROUP, sourceName: `parser-lib-${parser}.jar` },
+    { componentName: 'net-lib', componentVersion: index % 2 === 0 ? '2.0.0' : '2.1.0', groupId: GROUP, sourceName: 'net-lib.jar' },
+  ];
+  return [
+    startEvent(vmId, time, `host-${index % 5}`, { env: index % 2 === 0 ? 'prod' : 'test', team: `team-${index % 4}` }),
+    componentsEvent(vmId, time + 1, components),
+    codeEvent(vmId, time + 2, index % 4 === 0 ? ['net-lib.jar', `parser-lib-${parser}.jar`] : [`parser-lib-${parser}.jar`]),
+  ];
+}
+
+const REPORTS: { family: Family; body: Record<string, unknown> }[] = [
+  { family: 'jvmInventory', body: {} },
+  { family: 'jvmInventory', body: { from: '30d', groupBy: ['tags.env'] } },
+  { family: 'codeInventory', body: { from: '30d' } },
+  { family: 'component', body: { groupBy: ['tags.team'] } },
+  { family: 'component', body: { filter: ["tags.env = 'prod'"] } },
+];
+
+let dir: string;
+let nats: NatsServer[] = [];
+let nodes: RunningService[] = [];
+let single: RunningService;
+let urls: string;
+
+async function startNode(index: number, extra: string[] = []): Promise<RunningService> {
+  const service = await startService({ noStaticKey: true, dataDir: `${dir}/n${index}`, args: ['--api-key', KEY, '--cluster', urls, '--node-id', `n${index}`, ...extra] });
+  return { ...service, apiKey: KEY };
+}
+
+async function ingestOk(service: RunningService, batch: unknown[]): Promise<void> {
+  const result = await ingest(service.gatewayUrl, KEY, batch);
+  assert.equal(result.status, 200, JSON.stringify(result.body));
+}
+
+before(async () => {
+  if (missing) return;
+  dir = tempDir('jvmlens-cluster-');
+  nats = await startNatsServers(3, dir);
+  urls = nats.map((server) => server.url).join(',');
+  // n3 generates reports slowly (300 ms per partition), so that it can die while coordinating one.
+  nodes = await Promise.all([1, 2, 3].map((index) => startNode(index, index === 3 ? ['--test-faults', 'slow-partition'] : [])));
+  single = { ...(await startService({ noStaticKey: true, args: ['--api-key', KEY] })), apiKey: KEY };
+  const osv = writeAdvisories(ADVISORIES);
+  const imported = await runCli(['cve', 'import', osv, '--cluster', urls]);
+  assert.equal(imported.code, 0, imported.stdout + imported.stderr);
+  await cveImport(single.dataDir, [osv]);
+});
+
+after(async () => {
+  await Promise.all([...nodes, single].filter(Boolean).map((service) => service.stop()));
+  await Promise.all(nats.map((server) => server.stop()));
+});
+
+test('a write through one node is in the next read through any other', { skip: missing && 'nats-server is not installed' }, async () => {
+  for (let index = 0; index < 12; index++) {
+    const batch = fleetBatch(index);
+    await ingestOk(nodes[index % 3], batch);
+    await ingestOk(single, batch);
+    const vmId = (batch[0] as { vmId: string }).vmId;
+    for (const node of nodes) {
+      const got = await request(`${node.apiUrl}/public/instance/${vmId}`, { key: KEY });
+      assert.equal(got.status, 200, `VM ${index} through ${node.apiUrl}: ${got.text}`);
+    }
+  }
+});
+
+test('reports through any node equal a single node\'s for the same events, and every node serves their pages', { skip: missing && 'nats-server is not installed' }, async () => {
+  for (const [index, { family, body }] of REPORTS.entries()) {
+    const coordinator = nodes[index % 3];
+    const clustered = await runReport(coordinator, family, body);
+    const alone = await runReport(single, family, body);
+    assert.deepEqual(clustered.items, alone.items, `${family} ${JSON.stringify(body)}`);
+    assert.ok(clustered.items.length > 0, `${family} has items`);
+    for (const other of nodes) {
+      const page = await waitFinal(other, family, clustered.reportId);
+      assert.equal(page.body.state, 'SUCCEEDED', `${family} through another node`);
+      assert.deepEqual(page.body.data, clustered.pages[0].body.data, 'the same page on every node');
+    }
+  }
+});
+
+test('CVE events through every node equal a single node\'s, page by page', { skip: missing && 'nats-server is not installed' }, async () => {
+  const withoutAnalysisTime = (items: any[]) => items.map(({ cveAnalysisTime, ...rest }) => rest);
+  const queries: EventQuery[] = [{ limit: 5 }, { limit: 3, 'tags.env': 'prod' }];
+  for (const query of queries) {
+    // An import is matched against the fleet within 10 s (decisions §11), on a single node as on a cluster.
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const alone = withoutAnalysisTime((await walkEvents(single, query)).items);
+      const clustered = await Promise.all(nodes.map(async (node) => withoutAnalysisTime((await walkEvents(node, query)).items)));
+      const equal = alone.length > 0 && clustered.every((items) => JSON.stringify(items) === JSON.stringify(alone));
+      if (equal) break;
+      if (Date.now() > deadline) {
+        for (const items of clustered) assert.deepEqual(items, alone, JSON.stringify(query));
+        assert.ok(alone.length > 0, 'the fleet has CVE events');
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+});
+
+test('a tag edit through one node and a key created or revoked on the cluster reach every node', { skip: missing && 'nats-server is not installed' }, async () => {
+  const vmId = (fleetBatch(1)[0] as { vmId: string }).vmId;
+  const put = await request(`${nodes[0].apiUrl}/public/instance/${vmId}/tags`, { method: 'PUT', key: KEY, body: { owner: 'payments', env: 'prod' } });
+  assert.equal(put.status, 200, put.text);
+  for (const node of nodes) {
+    const tags = await request(`${node.apiUrl}/public/instance/${vmId}/tags`, { key: KEY });
+    assert.deepEqual(tags.body, [{ key: 'env', value: 'prod' }, { key: 'owner', value: 'payments' }]);
+  }
+  const removed = await request(`${nodes[1].apiUrl}/public/instance/${vmId}/tags/owner`, { method: 'DELETE', key: KEY });
+  assert.equal(removed.status, 204);
+  const again = await request(`${nodes[2].apiUrl}/public/instance/${vmId}/tags/owner`, { method: 'DELETE', key: KEY });
+  assert.equal(again.status, 404, 'the removal is seen by the next node');
+
+  const created = await runCli(['keys', 'create', '--cluster', urls, '--user', 'ops', '--scopes', 'read']);
+  assert.equal(created.code, 0, created.stderr);
+  const key = /key: +(\S+)/.exec(created.stdout)![1];
+  const keyId = /key id: +(\S+)/.exec(created.stdout)![1];
+  const statusOn = (node: RunningService) => request(`${node.apiUrl}/public/me`, { key }).then((response) => response.status);
+  for (const node of nodes) assert.equal(await statusOn(node), 200, 'a key created on the cluster works on every node');
+  const listed = await runCli(['keys', 'list', '--cluster', urls]);
+  assert.match(listed.stdout, new RegExp(`${keyId} +ops`));
+  const revoked = await runCli(['keys', 'revoke', keyId, '--cluster', urls]);
+  assert.equal(revoked.code, 0, revoked.stderr);
+  const deadline = Date.now() + 10_000;
+  for (const node of nodes) {
+    while ((await statusOn(node)) !== 401) {
+      assert.ok(Date.now() < deadline, 'a revoked key is refused by every node within 10 s');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+});
+
+test('killing a jvmlens node and a NATS server during ingestion and a report loses nothing acknowledged', { skip: missing && 'nats-server is not installed' }, async (t) => {
+  // A report coordinated by the node about to die.
+  const report = await createReport(nodes[2], 'component', { groupBy: ['tags.env'] });
+  assert.equal(report.status, 202, report.text);
+  const acknowledged: number[] = [];
+  let refused = 0;
+  let index = 100;
+  const writer = (async () => {
+    while (index < 160) {
+      const batch = fleetBatch(index);
+      const result = await ingest(nodes[index % 2].gatewayUrl, KEY, batch).catch((error: Error) => ({ status: 0, body: error.message }));
+      if (result.status === 200) acknowledged.push(index);
+      else {
+        assert.ok([503].includes(result.status), `a write is acknowledged or refused with 503, got ${result.status} ${JSON.stringify(result.body)}`);
+        refused++;
+      }
+      index++;
+    }
+  })();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  await nodes[2].stop({ keepData: true, signal: 'SIGKILL' });
+  await nats[2].stop('SIGKILL');
+  await writer;
+  assert.ok(acknowledged.length > 0, `writes went on (${refused} refused)`);
+
+  t.diagnostic(`${acknowledged.length} batches acknowledged, ${refused} refused with 503 while a node and a NATS server died`);
+
+  // The report is taken over by the lowest live node (n1) once n3's heartbeat expires, and finishes.
+  const finished = await waitFinal(nodes[0], 'component', report.body.reportId, 60_000);
+  assert.equal(finished.body.state, 'SUCCEEDED', finished.text.slice(0, 500));
+  assert.ok(finished.body.totalCount > 0);
+  assert.match(nodes[0].stderr(), /taking over a report whose coordinator left/);
+  assert.equal((await waitFinal(nodes[1], 'component', report.body.reportId)).body.totalCount, finished.body.totalCount, 'the other node serves the same report');
+
+  // The NATS server and the node come back; the node catches up with what it missed.
+  await nats[2].start();
+  nodes[2] = await startNode(3);
+  await waitForHealth(nodes[2], 200, 60_000);
+  for (const node of nodes) {
+    for (const acked of acknowledged) {
+      const vmId = (fleetBatch(acked)[0] as { vmId: string }).vmId;
+      const got = await request(`${node.apiUrl}/public/instance/${vmId}`, { key: KEY });
+      assert.equal(got.status, 200, `acknowledged VM ${acked} through ${node.apiUrl}`);
+    }
+  }
+  const health = await request(`${nodes[2].gatewayUrl}/opthub-health`);
+  assert.equal(health.body.healthState, 'UP');
+});
+
+test('without a JetStream majority a write is refused with 503 and Retry-After, and accepted again once it returns', { skip: missing && 'nats-server is not installed' }, async () => {
+  await nats[0].stop('SIGKILL');
+  await nats[1].stop('SIGKILL');
+  try {
+    const started = Date.now();
+    for (const node of nodes) {
+      const refused = await request(`${node.gatewayUrl}/agent/v1/events`, { method: 'POST', key: KEY, body: fleetBatch(200) });
+      assert.equal(refused.status, 503, refused.text);
+      // A node whose NATS server died is DOWN (NOT_READY) until it reconnects; one still connected finds no quorum.
+      assert.ok(['CLUSTER_UNAVAILABLE', 'NOT_READY'].includes(refused.body.error), refused.text);
+      assert.ok(Number(refused.headers.get('retry-after')) > 0, 'Retry-After says when to retry');
+    }
+    assert.ok(Date.now() - started < 3 * 15_000, 'each refused within about 10 s');
+  } finally {
+    await nats[0].start();
+    await nats[1].start();
+  }
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const result = await ingest(nodes[2].gatewayUrl, KEY, fleetBatch(201));
+    if (result.status === 200) break;
+    assert.equal(result.status, 503);
+    assert.ok(Date.now() < deadline, 'writes are accepted again once the servers are back');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  const vmId = (fleetBatch(201)[0] as { vmId: string }).vmId;
+  for (const node of nodes) assert.equal((await request(`${node.apiUrl}/public/instance/${vmId}`, { key: KEY })).status, 200);
+});
+
+test('the deployment\'s nats-server configurations are valid', { skip: missing && 'nats-server is not installed' }, () => {
+  for (const index of [1, 2, 3]) {
+    const checked = spawnSync('nats-server', ['-c', `${ROOT}deploy/cluster/nats-${index}.conf`, '-t'], { encoding: 'utf8' });
+    assert.equal(checked.status, 0, checked.stdout + checked.stderr);
+  }
+});
+
+test('a node that cannot reach NATS stays DOWN and says why', { skip: missing && 'nats-server is not installed' }, async () => {
+  const lonely = await startService({ noStaticKey: true, waitReady: false, args: ['--api-key', KEY, '--cluster', 'nats://127.0.0.1:9', '--node-id', 'lonely'] });
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const health = await request(`${lonely.gatewayUrl}/opthub-health`);
+    assert.equal(health.status, 503);
+    assert.match(health.body.note, /cluster/);
+    const write = await ingest(lonely.gatewayUrl, KEY, fleetBatch(300));
+    assert.equal(write.status, 503);
+  } finally {
+    await lonely.stop();
+  }
+});
