@@ -137,12 +137,18 @@ export interface JvmlensService {
   /** Milliseconds from spawn to the first 200 of /opthub-health. */
   readyMs: number;
   stop(): Promise<void>;
+  /** SIGKILL: a crash, as the cluster suite simulates one. */
+  kill(): Promise<void>;
 }
 
 export interface JvmlensOptions {
   dataDir: string;
   /** Report worker threads. */
   workers: number;
+  /** The static key (default: a random one). */
+  apiKey?: string;
+  /** More flags, e.g. a cluster node's --cluster and --node-id. */
+  args?: readonly string[];
 }
 
 async function healthStatus(gatewayUrl: string): Promise<number | null> {
@@ -157,11 +163,11 @@ async function healthStatus(gatewayUrl: string): Promise<number | null> {
 
 /** Starts `jvmlens serve` on free ports and resolves once health answers 200, timing it from the spawn. */
 export async function startJvmlens(options: JvmlensOptions, timeoutMs = 120_000): Promise<JvmlensService> {
-  const apiKey = `bench_${randomBytes(12).toString('hex')}`;
+  const apiKey = options.apiKey ?? `bench_${randomBytes(12).toString('hex')}`;
   const spawnedAt = performance.now();
   const child = spawnChild(process.execPath, [
     MAIN, 'serve', '--gateway-port', '0', '--api-port', '0', '--data-dir', options.dataDir,
-    '--api-key', apiKey, '--workers', String(options.workers), '--shutdown-grace-ms', '0',
+    '--api-key', apiKey, '--workers', String(options.workers), '--shutdown-grace-ms', '0', ...(options.args ?? []),
   ]);
   try {
     const gateway = await waitForLine(child, /jvmlens: gateway (http:\/\/\S+)/, timeoutMs);
@@ -173,7 +179,11 @@ export async function startJvmlens(options: JvmlensOptions, timeoutMs = 120_000)
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     const readyMs = performance.now() - spawnedAt;
-    return { gatewayUrl: gateway[1], apiUrl: api[1], apiKey, pid: child.process.pid!, readyMs, stop: () => child.stop() };
+    const kill = async () => {
+      child.process.kill('SIGKILL');
+      await child.exited;
+    };
+    return { gatewayUrl: gateway[1], apiUrl: api[1], apiKey, pid: child.process.pid!, readyMs, stop: () => child.stop(), kill };
   } catch (error) {
     await child.stop();
     throw error;

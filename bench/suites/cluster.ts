@@ -1,0 +1,282 @@
+// Cluster mode (issue 15) beside a single node in the same run: three nats-server processes (JetStream, R3)
+// and three jvmlens nodes on this one machine. Ingestion acknowledged and applied, a component report, CVE
+// event pages, a killed node back UP, and the write pause when a NATS server dies.
+import { ClusterLog } from '../../src/cluster/log.ts';
+import { STREAM } from '../../src/cluster/commands.ts';
+import { startNatsServers } from '../../src/cluster/nats-servers.ts';
+import type { NatsServer } from '../../src/cluster/nats-servers.ts';
+import { describeFleet, fleetSize, fleetSpec, FLEET_SEED, temporaryDir } from '../fleet.ts';
+import type { FleetSize } from '../fleet.ts';
+import { progress, wanted } from '../harness.ts';
+import type { BenchOptions, BenchRow, Suite } from '../harness.ts';
+import { buildIngestPayloads, stampTime } from '../ingest-payloads.ts';
+import { runPostLoad } from '../post-load.ts';
+import type { PostLoadResult } from '../post-load.ts';
+import { MAIN, processRssMb, spawnChild, startJvmlens } from '../service.ts';
+import type { JvmlensService } from '../service.ts';
+import { round1, summarize } from '../stats.ts';
+
+const NAME = 'cluster';
+const INGEST = 'cluster: ingestion, NDJSON batches of 10,000 code items, acknowledged';
+const REPORT = 'cluster: component report, groupBy tags.env: POST to SUCCEEDED';
+const CVE = 'cluster: CVE events page of 100, tag filter';
+const REJOIN = 'cluster: a killed node restarted to UP, having replayed what it missed';
+const PAUSE = 'cluster: acknowledged-write pause when the log\'s leader nats-server dies';
+const KEY = 'bench_cluster_key_0123456789';
+const CONNECTIONS = 4;
+
+const INGEST_FLEET: Record<'quick' | 'full', FleetSize> = {
+  quick: { vms: 1_000, componentsPerVm: 20, methods: 100_000 },
+  full: { vms: 10_000, componentsPerVm: 20, methods: 1_000_000 },
+};
+/** Issue 15 asks for the component report on 100k VMs x 100 components; quick runs stay small. */
+const REPORT_FLEET: Record<'quick' | 'full', FleetSize> = {
+  quick: { vms: 1_000, componentsPerVm: 20, methods: 1_000 },
+  full: { vms: 100_000, componentsPerVm: 100, methods: 10_000 },
+};
+const PLAN = {
+  quick: { bodies: 6, seconds: 3, reportRuns: 2, pages: 50 },
+  full: { bodies: 60, seconds: 15, reportRuns: 5, pages: 500 },
+};
+
+interface Deployment {
+  label: string;
+  /** Where the nodes' data directories are. */
+  dir: string;
+  nodes: JvmlensService[];
+  nats: NatsServer[];
+  stop(): Promise<void>;
+}
+
+async function singleNode(): Promise<Deployment> {
+  const node = await startJvmlens({ dataDir: temporaryDir('single-'), workers: 1, apiKey: KEY });
+  return { label: 'single node', dir: '', nodes: [node], nats: [], stop: () => node.stop() };
+}
+
+function nodeOptions(dir: string, urls: string, index: number) {
+  return { dataDir: `${dir}/n${index}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index}`] };
+}
+
+async function threeNodes(): Promise<Deployment> {
+  const dir = temporaryDir('cluster-');
+  const nats = await startNatsServers(3, dir);
+  const urls = nats.map((server) => server.url).join(',');
+  const nodes: JvmlensService[] = [];
+  try {
+    for (const index of [1, 2, 3]) nodes.push(await startJvmlens(nodeOptions(dir, urls, index)));
+  } catch (error) {
+    await Promise.all(nodes.map((node) => node.stop()));
+    await Promise.all(nats.map((server) => server.stop()));
+    throw error;
+  }
+  return {
+    label: '3 nodes, 3 nats-server (R3)',
+    dir,
+    nodes,
+    nats,
+    async stop() {
+      await Promise.all(nodes.map((node) => node.stop()));
+      await Promise.all(nats.map((server) => server.stop()));
+    },
+  };
+}
+
+/** Resolves once the node answers a data request: then it has applied every write acknowledged before it (read your writes). */
+async function caughtUp(node: JvmlensService): Promise<void> {
+  for (;;) {
+    const response = await fetch(`${node.apiUrl}/public/me`, { headers: { 'x-api-key': KEY } });
+    await response.arrayBuffer();
+    if (response.status === 200) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function ingestRow(deployment: Deployment, size: FleetSize, plan: (typeof PLAN)['quick']): Promise<BenchRow> {
+  const payloads = buildIngestPayloads(fleetSpec(size), 10_000, plan.bodies);
+  const gateways = deployment.nodes.map((node) => `${node.gatewayUrl}/agent/v1/events`);
+  for (const setup of payloads.setup) {
+    const response = await fetch(gateways[0], { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: setup });
+    if (response.status !== 200) throw new Error(`set-up batch answered ${response.status}: ${await response.text()}`);
+  }
+  let clock = 0;
+  const send = (index: number) => {
+    const body = payloads.bodies[index % payloads.bodies.length];
+    clock = Math.max(Date.now(), clock + 1);
+    return { bytes: stampTime(body, clock), items: body.items };
+  };
+  // The same 4 connections in total, spread over the gateways as a load balancer would.
+  const shares = gateways.map((_, index) => Math.floor(CONNECTIONS / gateways.length) + (index < CONNECTIONS % gateways.length ? 1 : 0));
+  const started = performance.now();
+  const results: PostLoadResult[] = await Promise.all(gateways.map((url, index) => runPostLoad({ url, headers: { 'x-api-key': KEY, 'content-type': 'application/x-ndjson' }, connections: shares[index], seconds: plan.seconds, next: send })));
+  const loadSeconds = (performance.now() - started) / 1000;
+  await Promise.all(deployment.nodes.map((node) => caughtUp(node)));
+  const appliedSeconds = (performance.now() - started) / 1000;
+  const items = results.reduce((sum, result) => sum + result.items, 0);
+  const latencies = summarize(results.flatMap((result) => [...result.latencies.values()]));
+  return {
+    suite: NAME, name: `${INGEST}, ${deployment.label}`, size: `${describeFleet(size)}, ${plan.seconds} s of batches`,
+    rate: items / loadSeconds, unit: 'items/s', meanMs: latencies.mean, p50Ms: latencies.p50, p99Ms: latencies.p99,
+    rssMb: Math.max(...deployment.nodes.map((node) => processRssMb(node.pid))),
+    extra: { appliedOnEveryNodeItemsPerS: Math.round(items / appliedSeconds), applyLagS: round1(appliedSeconds - loadSeconds), load: `node:http, ${CONNECTIONS} connections over ${gateways.length} gateway(s)` },
+  };
+}
+
+async function seedFleet(deployment: Deployment, size: FleetSize): Promise<void> {
+  progress(`${NAME}: seeding ${describeFleet(size)} into the ${deployment.label} through its gateway`);
+  const started = performance.now();
+  const child = spawnChild(process.execPath, [MAIN, 'seed', '--gateway', deployment.nodes[0].gatewayUrl, '--key', KEY, '--vms', String(size.vms), '--components-per-vm', String(size.componentsPerVm), '--methods', String(size.methods), '--seed', String(FLEET_SEED)]);
+  const code = await child.exited;
+  if (code !== 0) throw new Error(`jvmlens seed exited with ${code}:\n${child.output()}`);
+  await Promise.all(deployment.nodes.map((node) => caughtUp(node)));
+  progress(`${NAME}: seeded and applied on every node in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+
+/** POST → SUCCEEDED through the second node (the first on a single node), then until every node serves it. */
+async function reportRow(deployment: Deployment, size: FleetSize, runs: number): Promise<BenchRow> {
+  const coordinator = deployment.nodes[1 % deployment.nodes.length];
+  const headers = { 'x-api-key': KEY, 'content-type': 'application/json' };
+  const ms: number[] = [];
+  const everywhere: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    const started = performance.now();
+    const created = await fetch(`${coordinator.apiUrl}/public/component/report/schedule`, { method: 'POST', headers, body: JSON.stringify({ groupBy: ['tags.env'], filter: ["componentName = 'log4j-core'"] }) });
+    if (created.status !== 202) throw new Error(`POST answered ${created.status}: ${await created.text()}`);
+    const { reportId } = (await created.json()) as { reportId: string };
+    for (const [index, node] of [coordinator, ...deployment.nodes.filter((other) => other !== coordinator)].entries()) {
+      for (;;) {
+        const body = (await (await fetch(`${node.apiUrl}/public/component/report/${reportId}`, { headers })).json()) as { state: string };
+        if (body.state === 'SUCCEEDED') break;
+        if (body.state !== 'PROCESSING') throw new Error(`report ${reportId} ended ${body.state}`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      if (index === 0) ms.push(performance.now() - started);
+    }
+    everywhere.push(performance.now() - started);
+  }
+  const summary = summarize(ms);
+  return {
+    suite: NAME, name: `${REPORT}, ${deployment.label}`, size: describeFleet(size),
+    rate: 1000 / summary.mean, unit: 'ops/s', meanMs: summary.mean, p50Ms: summary.p50, p99Ms: summary.max,
+    rssMb: Math.max(...deployment.nodes.map((node) => processRssMb(node.pid))),
+    extra: { servedByEveryNodeMeanMs: round1(summarize(everywhere).mean), runs },
+  };
+}
+
+async function cveRow(deployment: Deployment, size: FleetSize, pages: number): Promise<BenchRow> {
+  const times: number[] = [];
+  for (let index = 0; index < pages; index++) {
+    const node = deployment.nodes[index % deployment.nodes.length];
+    const started = performance.now();
+    const response = await fetch(`${node.apiUrl}/public/cve/events?limit=100&tags.env=prod`, { headers: { 'x-api-key': KEY } });
+    await response.arrayBuffer();
+    if (response.status !== 200) throw new Error(`CVE events answered ${response.status}`);
+    times.push(performance.now() - started);
+  }
+  const summary = summarize(times);
+  return {
+    suite: NAME, name: `${CVE}, ${deployment.label}`, size: describeFleet(size),
+    rate: 1000 / summary.mean, unit: 'req/s', meanMs: summary.mean, p50Ms: summary.p50, p99Ms: summary.p99,
+    rssMb: Math.max(...deployment.nodes.map((node) => processRssMb(node.pid))),
+    extra: { requests: pages, client: 'one fetch at a time, nodes in turn' },
+  };
+}
+
+/** SIGKILL the third node, ingest while it is down, restart it: spawn to UP, the missed commands replayed. */
+async function rejoinRow(deployment: Deployment, size: FleetSize): Promise<BenchRow> {
+  await deployment.nodes[2].kill();
+  const urls = deployment.nats.map((server) => server.url).join(',');
+  const payloads = buildIngestPayloads(fleetSpec({ ...size, vms: Math.min(size.vms, 2_000) }), 10_000, 10);
+  const post = async (body: Uint8Array<ArrayBuffer> | string, contentType: string) => {
+    const response = await fetch(`${deployment.nodes[0].gatewayUrl}/agent/v1/events`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': contentType }, body });
+    if (response.status !== 200) throw new Error(`batch answered ${response.status}: ${await response.text()}`);
+  };
+  for (const setup of payloads.setup) await post(setup, 'application/json');
+  for (const body of payloads.bodies) await post(new Uint8Array(stampTime(body, Date.now())), 'application/x-ndjson');
+  const restarted = await startJvmlens(nodeOptions(deployment.dir, urls, 3));
+  deployment.nodes[2] = restarted;
+  return {
+    suite: NAME, name: REJOIN, size: `${payloads.bodies.length} batches of 10,000 items missed`,
+    rate: 1000 / restarted.readyMs, unit: 'ops/s', meanMs: restarted.readyMs, p50Ms: restarted.readyMs, p99Ms: restarted.readyMs,
+    rssMb: processRssMb(restarted.pid),
+    extra: { note: 'the other two nodes served every request meanwhile (each holds all the data)' },
+  };
+}
+
+/** One writer posts small batches back to back; the stream's leader server is killed; the longest gap between acknowledgements. */
+async function pauseRow(deployment: Deployment): Promise<BenchRow> {
+  const log = await ClusterLog.open(deployment.nats.map((server) => server.url), 'jvmlens-bench');
+  const leader = (await log.jsm.streams.info(STREAM)).cluster?.leader;
+  await log.close();
+  const victim = deployment.nats.find((server) => server.name === leader);
+  if (victim === undefined) throw new Error(`no nats-server named '${String(leader)}' leads ${STREAM}`);
+  const url = `${deployment.nodes[0].gatewayUrl}/agent/v1/events`;
+  let acknowledgedAt = performance.now();
+  let longest = 0;
+  let refused = 0;
+  let acknowledged = 0;
+  let killedAt = 0;
+  const vmId = '0b5e55ed-0000-4000-8000-000000000001';
+  const start = { type: 'vm.start', vmId, time: Date.now(), agentVersion: '1', agentRevision: 'x', mailbox: 'm', inventory: { hostName: 'pause', mainMethod: 'Main', systemProperties: {} } };
+  const deadline = performance.now() + 12_000;
+  const writer = (async () => {
+    while (performance.now() < deadline) {
+      const response = await fetch(url, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify([{ ...start, time: Date.now() }]) }).catch(() => null);
+      await response?.arrayBuffer();
+      if (response?.status === 200) {
+        const now = performance.now();
+        if (killedAt > 0) longest = Math.max(longest, now - acknowledgedAt);
+        acknowledgedAt = now;
+        acknowledged++;
+      } else refused++;
+    }
+  })();
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  killedAt = performance.now();
+  await victim.stop('SIGKILL');
+  await writer;
+  await victim.start();
+  return {
+    suite: NAME, name: PAUSE, size: 'one connection, one-event batches',
+    rate: acknowledged / 12, unit: 'req/s', meanMs: longest, p50Ms: longest, p99Ms: longest, rssMb: 0,
+    extra: { longestGapMs: Math.round(longest), refusedWith503: refused, killed: victim.name },
+  };
+}
+
+export const suite: Suite = {
+  name: NAME,
+  rows: [INGEST, REPORT, CVE, REJOIN, PAUSE],
+  async run(options: BenchOptions) {
+    const plan = options.quick ? PLAN.quick : PLAN.full;
+    const rows: BenchRow[] = [];
+    const want = (row: string) => wanted(options, NAME, row);
+    if (want(INGEST)) {
+      const size = fleetSize(options, INGEST_FLEET);
+      for (const start of [singleNode, threeNodes]) {
+        const deployment = await start();
+        try {
+          rows.push(await ingestRow(deployment, size, plan));
+        } finally {
+          await deployment.stop();
+        }
+      }
+    }
+    if (want(REPORT) || want(CVE) || want(REJOIN) || want(PAUSE)) {
+      const size = fleetSize(options, REPORT_FLEET);
+      for (const start of [singleNode, threeNodes]) {
+        const deployment = await start();
+        try {
+          await seedFleet(deployment, size);
+          if (want(REPORT)) rows.push(await reportRow(deployment, size, plan.reportRuns));
+          if (want(CVE)) rows.push(await cveRow(deployment, size, plan.pages));
+          if (deployment.nats.length > 0) {
+            if (want(REJOIN)) rows.push(await rejoinRow(deployment, size));
+            if (want(PAUSE)) rows.push(await pauseRow(deployment));
+          }
+        } finally {
+          await deployment.stop();
+        }
+      }
+    }
+    return rows;
+  },
+};
