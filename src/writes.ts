@@ -1,6 +1,6 @@
 // The writes every reader must see, applied to this node's store: by the API on a single node, or by a
 // cluster node replaying its log (src/cluster/replica.ts). One code path either way.
-import type { AgentEvent } from './ingest/events.ts';
+import { decodeEventBody, validateEvents } from './ingest/events.ts';
 import type { Metrics } from './http/metrics.ts';
 import type { Dictionary } from './storage/dictionary.ts';
 import type { IngestResult, Ingestor } from './storage/ingest.ts';
@@ -9,9 +9,19 @@ import type { Store } from './storage/store.ts';
 import { editTags } from './storage/vms.ts';
 import type { TagEdit, TagRecord } from './storage/vms.ts';
 
+/** An agent batch as the gateway received it, with the service clock it is validated against. */
+export interface AgentBatch {
+  body: Uint8Array;
+  contentType: string;
+  now: number;
+}
+
 export interface Writes {
-  /** Stores a batch of agent events (`decode` gives them or throws the batch's 400); the number accepted once durable. */
-  events(decode: () => readonly AgentEvent[]): Promise<number>;
+  /**
+   * Stores an agent batch (or throws its 400); the number of events accepted once durable. `inTransaction`
+   * runs inside the batch's write transaction (a cluster node records the log sequence there).
+   */
+  events(batch: AgentBatch, inTransaction?: () => void): Promise<number>;
   /** Applies a tag edit; the VM's tags after it, undefined when there is no such VM. */
   tags(edit: TagEdit): Promise<TagRecord[] | undefined>;
 }
@@ -29,8 +39,13 @@ export interface LocalWriteParts {
 
 export function localWrites(parts: LocalWriteParts): Writes {
   return {
-    async events(decode) {
-      const result = await parts.ingestor.ingest(decode);
+    async events(batch, inTransaction) {
+      // Decoded inside the write transaction: see Ingestor.ingest.
+      const result = await parts.ingestor.ingest(() => {
+        const events = validateEvents(decodeEventBody(Buffer.from(batch.body.buffer, batch.body.byteOffset, batch.body.byteLength), batch.contentType), batch.now);
+        inTransaction?.();
+        return events;
+      });
       for (const record of result.touched) parts.liveness.update(record);
       for (const [type, count] of result.eventCounts) parts.metrics.recordEvents(type, count);
       parts.afterIngest(result);

@@ -12,7 +12,7 @@ import type { BenchOptions, BenchRow, Suite } from '../harness.ts';
 import { buildIngestPayloads, stampTime } from '../ingest-payloads.ts';
 import { runPostLoad } from '../post-load.ts';
 import type { PostLoadResult } from '../post-load.ts';
-import { MAIN, processRssMb, spawnChild, startJvmlens } from '../service.ts';
+import { MAIN, processCpuSeconds, processRssMb, spawnChild, startJvmlens } from '../service.ts';
 import type { JvmlensService } from '../service.ts';
 import { round1, summarize } from '../stats.ts';
 
@@ -105,6 +105,9 @@ async function ingestRow(deployment: Deployment, size: FleetSize, plan: (typeof 
     return { bytes: stampTime(body, clock), items: body.items };
   };
   // The same 4 connections in total, spread over the gateways as a load balancer would.
+  const pids = { nodes: deployment.nodes.map((node) => node.pid), nats: deployment.nats.map((server) => server.pid!) };
+  const cpu = (list: number[]) => list.reduce((sum, pid) => sum + (processCpuSeconds(pid) ?? 0), 0);
+  const cpuBefore = { nodes: cpu(pids.nodes), nats: cpu(pids.nats) };
   const shares = gateways.map((_, index) => Math.floor(CONNECTIONS / gateways.length) + (index < CONNECTIONS % gateways.length ? 1 : 0));
   const started = performance.now();
   const results: PostLoadResult[] = await Promise.all(gateways.map((url, index) => runPostLoad({ url, headers: { 'x-api-key': KEY, 'content-type': 'application/x-ndjson' }, connections: shares[index], seconds: plan.seconds, next: send })));
@@ -112,12 +115,16 @@ async function ingestRow(deployment: Deployment, size: FleetSize, plan: (typeof 
   await Promise.all(deployment.nodes.map((node) => caughtUp(node)));
   const appliedSeconds = (performance.now() - started) / 1000;
   const items = results.reduce((sum, result) => sum + result.items, 0);
+  const cpuPerItem = (seconds: number) => round1((seconds / items) * 1e6);
   const latencies = summarize(results.flatMap((result) => [...result.latencies.values()]));
   return {
     suite: NAME, name: `${INGEST}, ${deployment.label}`, size: `${describeFleet(size)}, ${plan.seconds} s of batches`,
     rate: items / loadSeconds, unit: 'items/s', meanMs: latencies.mean, p50Ms: latencies.p50, p99Ms: latencies.p99,
     rssMb: Math.max(...deployment.nodes.map((node) => processRssMb(node.pid))),
-    extra: { appliedOnEveryNodeItemsPerS: Math.round(items / appliedSeconds), applyLagS: round1(appliedSeconds - loadSeconds), load: `node:http, ${CONNECTIONS} connections over ${gateways.length} gateway(s)` },
+    extra: {
+      appliedOnEveryNodeItemsPerS: Math.round(items / appliedSeconds), applyLagS: round1(appliedSeconds - loadSeconds),
+      jvmlensCpuUsPerItem: cpuPerItem(cpu(pids.nodes) - cpuBefore.nodes), natsCpuUsPerItem: cpuPerItem(cpu(pids.nats) - cpuBefore.nats),
+      load: `node:http, ${CONNECTIONS} connections over ${gateways.length} gateway(s)` },
   };
 }
 
@@ -182,10 +189,10 @@ async function cveRow(deployment: Deployment, size: FleetSize, pages: number): P
 }
 
 /** SIGKILL the third node, ingest while it is down, restart it: spawn to UP, the missed commands replayed. */
-async function rejoinRow(deployment: Deployment, size: FleetSize): Promise<BenchRow> {
+async function rejoinRow(deployment: Deployment, size: FleetSize, bodies: number): Promise<BenchRow> {
   await deployment.nodes[2].kill();
   const urls = deployment.nats.map((server) => server.url).join(',');
-  const payloads = buildIngestPayloads(fleetSpec({ ...size, vms: Math.min(size.vms, 2_000) }), 10_000, 10);
+  const payloads = buildIngestPayloads(fleetSpec(size), 10_000, bodies);
   const post = async (body: Uint8Array<ArrayBuffer> | string, contentType: string) => {
     const response = await fetch(`${deployment.nodes[0].gatewayUrl}/agent/v1/events`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': contentType }, body });
     if (response.status !== 200) throw new Error(`batch answered ${response.status}: ${await response.text()}`);
@@ -195,7 +202,7 @@ async function rejoinRow(deployment: Deployment, size: FleetSize): Promise<Bench
   const restarted = await startJvmlens(nodeOptions(deployment.dir, urls, 3));
   deployment.nodes[2] = restarted;
   return {
-    suite: NAME, name: REJOIN, size: `${payloads.bodies.length} batches of 10,000 items missed`,
+    suite: NAME, name: REJOIN, size: `${payloads.bodies.length} batches of 10,000 code items missed (${describeFleet(size)})`,
     rate: 1000 / restarted.readyMs, unit: 'ops/s', meanMs: restarted.readyMs, p50Ms: restarted.readyMs, p99Ms: restarted.readyMs,
     rssMb: processRssMb(restarted.pid),
     extra: { note: 'the other two nodes served every request meanwhile (each holds all the data)' },
@@ -269,7 +276,7 @@ export const suite: Suite = {
           if (want(REPORT)) rows.push(await reportRow(deployment, size, plan.reportRuns));
           if (want(CVE)) rows.push(await cveRow(deployment, size, plan.pages));
           if (deployment.nats.length > 0) {
-            if (want(REJOIN)) rows.push(await rejoinRow(deployment, size));
+            if (want(REJOIN)) rows.push(await rejoinRow(deployment, fleetSize(options, INGEST_FLEET), plan.bodies));
             if (want(PAUSE)) rows.push(await pauseRow(deployment));
           }
         } finally {

@@ -2,13 +2,14 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { Packr } from 'msgpackr';
 import type { ReportMeta } from '../engine/reports/report-types.ts';
-import type { AgentEvent } from '../ingest/events.ts';
+import type { AgentBatch } from '../writes.ts';
 import type { ApiKeyRecord } from '../storage/records.ts';
 import type { TagEdit } from '../storage/vms.ts';
 import type { Vulnerability } from '../vuln/osv.ts';
 
 export type Command =
-  | { kind: 'events'; events: readonly AgentEvent[] }
+  /** An agent batch as its gateway received and validated it: each node decodes and validates it again against the same clock. */
+  | { kind: 'events'; batch: AgentBatch }
   | { kind: 'tags'; edit: TagEdit }
   | { kind: 'key.put'; record: ApiKeyRecord }
   | { kind: 'key.revoke'; keyId: string; at: number }

@@ -14,6 +14,8 @@ export interface NatsServer {
   /** Starts it again on the same ports and store. */
   start(): Promise<void>;
   readonly running: boolean;
+  /** The process id while running (the benches read its CPU time). */
+  readonly pid: number | undefined;
 }
 
 function freePort(): Promise<number> {
@@ -73,6 +75,9 @@ export async function startNatsServers(count: number, dir: string, binary = 'nat
       url: `nats://127.0.0.1:${port}`,
       get running() {
         return child !== null;
+      },
+      get pid() {
+        return child?.pid;
       },
       async start() {
         const process = spawn(binary, ['-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });

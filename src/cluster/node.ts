@@ -13,7 +13,9 @@ import { readTags } from '../storage/vm-tags.ts';
 import { MissingTagError } from '../storage/vms.ts';
 import type { Writes } from '../writes.ts';
 import type { Command } from './commands.ts';
-import { ClusterLog, LogUnavailableError } from './log.ts';
+import { ClusterLog, CommandTooLargeError, LogUnavailableError } from './log.ts';
+import { decodeEventBody, validateEvents } from '../ingest/events.ts';
+import type { AgentEvent } from '../ingest/events.ts';
 import { Membership } from './membership.ts';
 import { Replica } from './replica.ts';
 import { ClusterReports } from './reports.ts';
@@ -62,11 +64,19 @@ export class ClusterNode {
       waitFor: (seq) => this.#requireReplica().waitFor(seq),
     });
     this.writes = {
-      events: async (decode) => {
-        const events = decode();
+      events: async (batch) => {
+        // The 400s of a single node, before anything is published; the log then carries the bytes as received.
+        const events = validateEvents(decodeEventBody(Buffer.from(batch.body.buffer, batch.body.byteOffset, batch.body.byteLength), batch.contentType), batch.now);
         checkKnownVms(options.store, events);
-        // A batch over the servers' max_payload goes as consecutive halves, applied in log order.
-        await this.#requireLog().appendSplit(events, (part) => ({ kind: 'events', events: part })).catch(unavailable);
+        const log = this.#requireLog();
+        try {
+          await log.append({ kind: 'events', batch });
+        } catch (error) {
+          if (!(error instanceof CommandTooLargeError)) unavailable(error);
+          // Over the servers' max_payload even compressed: consecutive NDJSON parts, applied in log order.
+          const part = (slice: readonly AgentEvent[]) => ({ kind: 'events' as const, batch: { ...batch, contentType: 'application/x-ndjson', body: Buffer.from(slice.map((event) => JSON.stringify(event)).join('\n')) } });
+          await log.appendSplit(events, part).catch(unavailable);
+        }
         return events.length;
       },
       tags: async (edit) => {

@@ -114,10 +114,9 @@ export class Replica {
       switch (command.kind) {
         case 'events':
           // The sequence commits in the batch's own transaction: a restart never applies a batch twice.
-          await writes.events(() => {
+          await writes.events(command.batch, () => {
             store.meta.put(APPLIED_SEQ, seq);
             seqWritten = true;
-            return command.events;
           });
           break;
         case 'tags':
