@@ -11,6 +11,7 @@ import type { Command } from './commands.ts';
 export const PUBLISH_TIMEOUT_MS = 10_000;
 const DUPLICATE_WINDOW_NS = 120e9;
 const STARTUP_WAIT_MS = 60_000;
+const CONSUME_AHEAD = 32;
 
 /** JetStream could not take a write in time: nothing is acknowledged, the client retries. */
 export class LogUnavailableError extends Error {}
@@ -126,10 +127,21 @@ export class ClusterLog {
     }
   }
 
+  /** What is degraded about the log's stream (a replica offline or behind, no leader), or null when all is well. */
+  async degradation(): Promise<string | null> {
+    const cluster = (await this.jsm.streams.info(STREAM)).cluster;
+    if (cluster === undefined) return null;
+    if (cluster.leader === undefined || cluster.leader === '') return 'the cluster log has no leader (JetStream is electing one)';
+    const lagging = (cluster.replicas ?? []).filter((peer) => peer.offline || !peer.current);
+    if (lagging.length === 0) return null;
+    return `degraded: the cluster log's replica on ${lagging.map((peer) => `nats-server ${peer.name} (${peer.offline ? 'offline' : 'catching up'})`).join(', ')}; writes go on while a majority of servers is up`;
+  }
+
   /** Every command from `fromSeq` on, in log order, now and as they arrive; `subject` narrows them to one family. */
   async follow(fromSeq: number, subject?: string): Promise<ConsumerMessages> {
     const consumer = await this.js.consumers.get(STREAM, { opt_start_seq: Math.max(1, fromSeq), ...(subject === undefined ? {} : { filter_subjects: subject }) });
-    return consumer.consume({ max_messages: 64 });
+    // A few messages ahead: a report page can be megabytes (nats-server 2.9 stalls byte-bounded pulls here).
+    return consumer.consume({ max_messages: CONSUME_AHEAD });
   }
 
   /** The commands of one family as the log holds them now (no waiting for new ones). */

@@ -23,6 +23,7 @@ import { ClusterReports } from './reports.ts';
 const RETRY_AFTER_S = '5';
 const JOIN_RETRY_MS = 1_000;
 const STOP_WAIT_MS = 2_000;
+const DEGRADATION_CHECK_MS = 2_000;
 export const CLUSTER_STEP = 'cluster log';
 
 export interface ClusterNodeOptions {
@@ -50,6 +51,9 @@ export class ClusterNode {
   #target = 0;
   #joinProblem: string | null = null;
   #stopped = false;
+  /** What health notes while UP, refreshed every few seconds from the stream's cluster info. */
+  #degradation: string | null = null;
+  #watch: ReturnType<typeof setInterval> | null = null;
   readonly reports: ClusterReports;
   /** The writes routes make: into the log. */
   readonly writes: Writes;
@@ -137,6 +141,14 @@ export class ClusterNode {
     await this.#replica.waitFor(this.#target);
     logger.info('cluster log replayed', { applied: this.#replica.applied });
     readiness.done(CLUSTER_STEP);
+    readiness.setDegradation(() => this.#degradation);
+    this.#watch ??= setInterval(() => {
+      log.degradation().then(
+        (degradation) => (this.#degradation = degradation),
+        (error: Error) => (this.#degradation = `degraded: the cluster log's state is unknown (${error.message})`),
+      );
+    }, DEGRADATION_CHECK_MS);
+    this.#watch.unref();
   }
 
   /** Read your writes: resolves once this node applied every write acknowledged before the call. */
@@ -155,6 +167,7 @@ export class ClusterNode {
   /** Leaves the cluster; bounded, since a NATS that is down would keep a clean leave waiting forever. */
   async stop(): Promise<void> {
     this.#stopped = true;
+    if (this.#watch !== null) clearInterval(this.#watch);
     this.reports.close();
     const leave = (async () => {
       await this.#membership?.leave();

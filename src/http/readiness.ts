@@ -8,6 +8,7 @@ export class Readiness {
   #shuttingDown = false;
   #storageProblem: string | null = null;
   readonly #checks: (() => string | null)[] = [];
+  #degradation: () => string | null = () => null;
 
   constructor(steps: readonly string[]) {
     for (const step of steps) this.#pending.add(step);
@@ -32,6 +33,15 @@ export class Readiness {
   /** A condition asked at every probe (cluster mode: joining, the NATS connection). */
   addCheck(check: () => string | null): void {
     this.#checks.push(check);
+  }
+
+  /** What works but at reduced strength while UP (cluster mode: a log replica offline), for health's note. */
+  setDegradation(describe: () => string | null): void {
+    this.#degradation = describe;
+  }
+
+  degradation(): string | null {
+    return this.#degradation();
   }
 
   /** null when UP, else the reason for DOWN. */

@@ -6,14 +6,15 @@ const HEADERS = { 'Cache-Control': 'no-store' };
 
 export function healthRoutes(context: ServiceContext): Route[] {
   // Probes call this constantly: the body is serialised once per distinct state.
-  let last: { reason: string | null; raw: string } | null = null;
+  let last: { note: string; raw: string } | null = null;
   const handler = () => {
     const reason = context.readiness.reason();
     const up = reason === null;
     const status = up ? 200 : 503;
-    if (last === null || last.reason !== reason) {
-      const body = { healthState: up ? 'UP' : 'DOWN', code: status, message: up ? 'jvmlens is ready' : 'jvmlens is not ready', note: reason ?? '' };
-      last = { reason, raw: JSON.stringify(body) };
+    const note = reason ?? context.readiness.degradation() ?? '';
+    if (last === null || last.note !== note) {
+      const body = { healthState: up ? 'UP' : 'DOWN', code: status, message: up ? 'jvmlens is ready' : 'jvmlens is not ready', note };
+      last = { note, raw: JSON.stringify(body) };
     }
     return { status, headers: HEADERS, raw: last.raw, contentType: 'application/json' };
   };
