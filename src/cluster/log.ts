@@ -10,6 +10,9 @@ import type { Command } from './commands.ts';
 /** How long a write waits for JetStream's quorum before the client is told to retry (issue 15: about 10 s). */
 export const PUBLISH_TIMEOUT_MS = 10_000;
 const DUPLICATE_WINDOW_NS = 120e9;
+/** One publish attempt; a stream leader election takes a few seconds. */
+const ATTEMPT_MS = 1_500;
+const RETRY_PAUSE_MS = 100;
 const STARTUP_WAIT_MS = 60_000;
 const CONSUME_AHEAD = 32;
 
@@ -52,7 +55,7 @@ export class ClusterLog {
   /** Connects to any of `servers` (reconnecting forever) and makes sure the log's stream exists. */
   static async open(servers: readonly string[], name: string): Promise<ClusterLog> {
     const nc = await connect({ servers: [...servers], name, maxReconnectAttempts: -1, reconnectTimeWait: 500, waitOnFirstConnect: true });
-    const jsm = await jetstreamManager(nc, { timeout: PUBLISH_TIMEOUT_MS });
+    const jsm = await jetstreamManager(nc, { timeout: ATTEMPT_MS });
     const log = new ClusterLog(nc, jsm);
     // A cluster just started elects its JetStream meta leader first: until then stream requests fail.
     const deadline = Date.now() + STARTUP_WAIT_MS;
@@ -97,12 +100,19 @@ export class ClusterLog {
   async append(command: Command, msgId?: string): Promise<number> {
     const bytes = encodeCommand(command);
     if (bytes.length > this.maxPayload - 4096) throw new CommandTooLargeError(`a ${command.kind} command of ${bytes.length} bytes exceeds the servers' max_payload of ${this.maxPayload}`);
-    try {
-      const msgID = msgId ?? createHash('sha1').update(bytes).digest('hex');
-      const ack = await this.js.publish(subjectOf(command), bytes, { msgID, timeout: PUBLISH_TIMEOUT_MS });
-      return ack.seq;
-    } catch (error) {
-      throw new LogUnavailableError(`the cluster's log did not take the write: ${(error as Error).message}`);
+    const msgID = msgId ?? createHash('sha1').update(bytes).digest('hex');
+    // Short attempts with the same message id (so a retry of a write that did land is stored once): a
+    // publish sent to a leader that just died is answered by nobody, and the next leader is elected in seconds.
+    const deadline = Date.now() + PUBLISH_TIMEOUT_MS;
+    for (;;) {
+      const remaining = deadline - Date.now();
+      try {
+        const ack = await this.js.publish(subjectOf(command), bytes, { msgID, timeout: Math.max(1, Math.min(ATTEMPT_MS, remaining)) });
+        return ack.seq;
+      } catch (error) {
+        if (Date.now() + RETRY_PAUSE_MS >= deadline) throw new LogUnavailableError(`the cluster's log did not take the write within ${PUBLISH_TIMEOUT_MS / 1000} s: ${(error as Error).message}`);
+        await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
+      }
     }
   }
 
@@ -120,10 +130,14 @@ export class ClusterLog {
 
   /** The sequence of the last command in the log: what a reader must have applied to see every acknowledged write. */
   async lastSeq(): Promise<number> {
-    try {
-      return (await this.jsm.streams.info(STREAM)).state.last_seq;
-    } catch (error) {
-      throw new LogUnavailableError(`the cluster's log did not answer: ${(error as Error).message}`);
+    const deadline = Date.now() + PUBLISH_TIMEOUT_MS;
+    for (;;) {
+      try {
+        return (await this.jsm.streams.info(STREAM)).state.last_seq;
+      } catch (error) {
+        if (Date.now() + RETRY_PAUSE_MS >= deadline) throw new LogUnavailableError(`the cluster's log did not answer within ${PUBLISH_TIMEOUT_MS / 1000} s: ${(error as Error).message}`);
+        await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
+      }
     }
   }
 
