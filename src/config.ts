@@ -1,7 +1,7 @@
 // Service settings: every setting is a flag and an environment variable, the flag wins (decisions §1).
 import { readFileSync } from 'node:fs';
 import { availableParallelism, hostname } from 'node:os';
-import { nearest } from './cli/nearest.ts';
+import { nearest } from './nearest.ts';
 
 export interface Config {
   host: string;

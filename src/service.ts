@@ -71,7 +71,10 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   const instances = new InstanceCache();
   const ingestor = new Ingestor(store, dict);
   const local = localWrites({
-    store, dict, ingestor, liveness, metrics,
+    store, dict, ingestor, liveness,
+    countEvents: (counts) => {
+      for (const [type, count] of counts) metrics.recordEvents(type, count);
+    },
     afterIngest: (result) => {
       fleet.refresh(result.touched.map((record) => record.row), result.componentsChanged);
       for (const record of result.touched) instances.invalidate(record.vmId);

@@ -1,7 +1,7 @@
 // The writes every reader must see, applied to this node's store: by the API on a single node, or by a
 // cluster node replaying its log (src/cluster/replica.ts). One code path either way.
 import { decodeEventBody, validateEvents } from './ingest/events.ts';
-import type { Metrics } from './http/metrics.ts';
+import type { AgentEvent } from './ingest/events.ts';
 import type { Dictionary } from './storage/dictionary.ts';
 import type { IngestResult, Ingestor } from './storage/ingest.ts';
 import type { Liveness } from './storage/liveness.ts';
@@ -31,7 +31,8 @@ export interface LocalWriteParts {
   dict: Dictionary;
   ingestor: Ingestor;
   liveness: Liveness;
-  metrics: Metrics;
+  /** Events of a stored batch by type (the service counts them in its metrics). */
+  countEvents: (counts: ReadonlyMap<AgentEvent['type'], number>) => void;
   /** What the in-memory views (fleet columns, CVE index, instance cache) do after a batch or a tag edit. */
   afterIngest: (result: IngestResult) => void;
   afterTagsChange: (vmId: string) => void;
@@ -47,7 +48,7 @@ export function localWrites(parts: LocalWriteParts): Writes {
         return events;
       });
       for (const record of result.touched) parts.liveness.update(record);
-      for (const [type, count] of result.eventCounts) parts.metrics.recordEvents(type, count);
+      parts.countEvents(result.eventCounts);
       parts.afterIngest(result);
       return result.accepted;
     },

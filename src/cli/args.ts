@@ -1,6 +1,6 @@
 // Small argument reader for sub-commands: `--name value`, `--name=value` and positional words.
 import { SETTINGS } from '../config.ts';
-import { nearest } from './nearest.ts';
+import { nearest } from '../nearest.ts';
 
 export class UsageError extends Error {}
 

@@ -3,8 +3,9 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { connect as tcpConnect, createServer } from 'node:net';
+import { connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from '../free-port.ts';
 
 export interface NatsServer {
   name: string;
@@ -16,17 +17,6 @@ export interface NatsServer {
   readonly running: boolean;
   /** The process id while running (the benches read its CPU time). */
   readonly pid: number | undefined;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function accepts(port: number): Promise<boolean> {

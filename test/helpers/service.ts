@@ -4,7 +4,6 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,17 +38,7 @@ export interface StartOptions {
   deno?: boolean;
 }
 
-/** A TCP port free on 127.0.0.1 at the time of asking. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../src/free-port.ts';
 
 export function tempDir(prefix = 'jvmlens-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
