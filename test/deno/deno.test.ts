@@ -1,11 +1,12 @@
 // The same source runs on Deno 2 (architecture.md): start it from src/main.ts and use it over HTTP; Deno type-checks it.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { ingest, vmStart } from '../helpers/events.ts';
-import { request, ROOT, startService } from '../helpers/service.ts';
+import { request, ROOT, startService, tempDir } from '../helpers/service.ts';
+import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 
 test('`deno run -A src/main.ts serve` serves health, ingestion, the explorer and the console', { timeout: 180_000 }, async () => {
   const service = await startService({ deno: true });
@@ -34,4 +35,23 @@ test('`deno check` type-checks the source, the tests and the bench (deno.json gi
   // Rejects with Deno's type errors in the message when the check fails.
   const { stderr } = await promisify(execFile)(deno, ['check', 'src/', 'test/', 'bench/'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 16 * 1024 * 1024 });
   assert.match(stderr, /Check .*src\/main\.ts/);
+});
+
+test('a cluster node runs under Deno too: NATS client, JetStream log, read your writes', { timeout: 180_000, skip: spawnSync('nats-server', ['--version']).error !== undefined && 'nats-server is not installed' }, async () => {
+  const dir = tempDir('jvmlens-deno-cluster-');
+  const [nats] = await startNatsServers(1, dir);
+  const key = 'deno_cluster_key_0123456789';
+  try {
+    const node = await startService({ deno: true, noStaticKey: true, dataDir: join(dir, 'n1'), args: ['--api-key', key, '--cluster', nats.url, '--node-id', 'deno1'] });
+    try {
+      const vmId = 'de9001e0-0000-4000-8000-000000000001';
+      const accepted = await ingest(node.gatewayUrl, key, [vmStart(vmId, Date.now())]);
+      assert.equal(accepted.status, 200, JSON.stringify(accepted.body));
+      assert.equal((await request(`${node.apiUrl}/public/instance/${vmId}`, { key })).status, 200);
+    } finally {
+      assert.equal(await node.stop(), 0, 'a clean exit under Deno');
+    }
+  } finally {
+    await nats.stop();
+  }
 });
