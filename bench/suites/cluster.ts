@@ -10,6 +10,7 @@ import type { FleetSize } from '../fleet.ts';
 import { progress, wanted } from '../harness.ts';
 import type { BenchOptions, BenchRow, Suite } from '../harness.ts';
 import { buildIngestPayloads, stampTime } from '../ingest-payloads.ts';
+import { loadNote, loadPlan, runLoad } from '../load.ts';
 import { runPostLoad } from '../post-load.ts';
 import type { PostLoadResult } from '../post-load.ts';
 import { MAIN, processCpuSeconds, processRssMb, spawnChild, startJvmlens } from '../service.ts';
@@ -20,6 +21,7 @@ const NAME = 'cluster';
 const INGEST = 'cluster: ingestion, NDJSON batches of 10,000 code items, acknowledged';
 const REPORT = 'cluster: component report, groupBy tags.env: POST to SUCCEEDED';
 const CVE = 'cluster: CVE events page of 100, tag filter';
+const CVE_LOAD = 'cluster: CVE events page of 100, tag filter, 10 connections on one node';
 const REJOIN = 'cluster: a killed node restarted to UP, having replayed what it missed';
 const PAUSE = 'cluster: acknowledged-write pause when the log\'s leader nats-server dies';
 const KEY = 'bench_cluster_key_0123456789';
@@ -188,6 +190,19 @@ async function cveRow(deployment: Deployment, size: FleetSize, pages: number): P
   };
 }
 
+/** The same page under concurrent load through the first node: the read barrier's round trips are shared. */
+async function cveLoadRow(deployment: Deployment, size: FleetSize, options: BenchOptions): Promise<BenchRow> {
+  const plan = loadPlan(options);
+  const result = await runLoad(deployment.nodes[0].apiUrl, { paths: ['/public/cve/events?limit=100&tags.env=prod'], headers: { 'x-api-key': KEY }, connections: plan.connections, seconds: plan.seconds * plan.rounds });
+  const latency = summarize(result.latencies.values());
+  return {
+    suite: NAME, name: `${CVE_LOAD}, ${deployment.label}`, size: describeFleet(size),
+    rate: result.requests / result.seconds, unit: 'req/s', meanMs: latency.mean, p50Ms: latency.p50, p99Ms: latency.p99,
+    rssMb: processRssMb(deployment.nodes[0].pid),
+    extra: { load: loadNote(plan), stealPercent: result.stealPercent ?? 'unknown' },
+  };
+}
+
 /** SIGKILL the third node, ingest while it is down, restart it: spawn to UP, the missed commands replayed. */
 async function rejoinRow(deployment: Deployment, size: FleetSize, bodies: number): Promise<BenchRow> {
   await deployment.nodes[2].kill();
@@ -259,7 +274,7 @@ async function pauseRow(deployment: Deployment): Promise<BenchRow> {
 
 export const suite: Suite = {
   name: NAME,
-  rows: [INGEST, REPORT, CVE, REJOIN, PAUSE],
+  rows: [INGEST, REPORT, CVE, CVE_LOAD, REJOIN, PAUSE],
   async run(options: BenchOptions) {
     const plan = options.quick ? PLAN.quick : PLAN.full;
     const rows: BenchRow[] = [];
@@ -275,7 +290,7 @@ export const suite: Suite = {
         }
       }
     }
-    if (want(REPORT) || want(CVE) || want(REJOIN) || want(PAUSE)) {
+    if (want(REPORT) || want(CVE) || want(CVE_LOAD) || want(REJOIN) || want(PAUSE)) {
       const size = fleetSize(options, REPORT_FLEET);
       for (const start of [singleNode, threeNodes]) {
         const deployment = await start();
@@ -283,6 +298,7 @@ export const suite: Suite = {
           await seedFleet(deployment, size);
           if (want(REPORT)) rows.push(await reportRow(deployment, size, plan.reportRuns));
           if (want(CVE)) rows.push(await cveRow(deployment, size, plan.pages));
+          if (want(CVE_LOAD)) rows.push(await cveLoadRow(deployment, size, options));
           if (deployment.nats.length > 0) {
             if (want(REJOIN)) rows.push(await rejoinRow(deployment, fleetSize(options, INGEST_FLEET), plan.bodies));
             if (want(PAUSE)) rows.push(await pauseRow(deployment));

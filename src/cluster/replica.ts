@@ -37,6 +37,9 @@ export class Replica {
   #stop: (() => void) | null = null;
   #running: Promise<void> = Promise.resolve();
   #progressAt = Date.now();
+  /** The last-sequence question in flight, and the round that waits for it to end (see #lastSeqAfterNow). */
+  #asking: Promise<number> | null = null;
+  #nextRound: Promise<number> | null = null;
   #watchdog: ReturnType<typeof setInterval> | null = null;
 
   constructor(options: ReplicaOptions) {
@@ -71,9 +74,33 @@ export class Replica {
     return new Promise((resolve) => this.#waiters.push({ seq, resolve }));
   }
 
+  /**
+   * The log's last sequence as asked after this call: one question in flight at a time, shared by every
+   * request that arrived before it was sent (a question already sent may have been answered before a
+   * request's write, so a request never joins one). Under concurrent reads, one round trip per round.
+   */
+  #lastSeqAfterNow(): Promise<number> {
+    if (this.#asking === null) return this.#ask();
+    this.#nextRound ??= this.#asking.then(() => undefined, () => undefined).then(() => {
+      this.#nextRound = null;
+      return this.#ask();
+    });
+    return this.#nextRound;
+  }
+
+  #ask(): Promise<number> {
+    const asking = this.#options.log.lastSeq();
+    this.#asking = asking;
+    const done = (): void => {
+      if (this.#asking === asking) this.#asking = null;
+    };
+    asking.then(done, done);
+    return asking;
+  }
+
   /** Resolves once every write the log acknowledged before this call is applied here (read your writes). */
   async caughtUp(): Promise<void> {
-    const target = await this.#options.log.lastSeq();
+    const target = await this.#lastSeqAfterNow();
     if (this.#applied >= target) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<never>((_, reject) => {
