@@ -16,6 +16,12 @@ export interface AgentBatch {
   now: number;
 }
 
+/** The validated events of a batch, or the batch's 400. */
+export function batchEvents(batch: AgentBatch): AgentEvent[] {
+  const body = Buffer.isBuffer(batch.body) ? batch.body : Buffer.from(batch.body.buffer, batch.body.byteOffset, batch.body.byteLength);
+  return validateEvents(decodeEventBody(body, batch.contentType), batch.now);
+}
+
 export interface Writes {
   /**
    * Stores an agent batch (or throws its 400); the number of events accepted once durable. `inTransaction`
@@ -43,7 +49,7 @@ export function localWrites(parts: LocalWriteParts): Writes {
     async events(batch, inTransaction) {
       // Decoded inside the write transaction: see Ingestor.ingest.
       const result = await parts.ingestor.ingest(() => {
-        const events = validateEvents(decodeEventBody(Buffer.from(batch.body.buffer, batch.body.byteOffset, batch.body.byteLength), batch.contentType), batch.now);
+        const events = batchEvents(batch);
         inTransaction?.();
         return events;
       });

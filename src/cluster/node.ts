@@ -4,18 +4,17 @@ import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import type { ReportJobs } from '../engine/reports/jobs.ts';
 import type { Readiness } from '../http/readiness.ts';
+import type { AgentEvent } from '../ingest/events.ts';
 import type { Logger } from '../log.ts';
+import type { Dictionary } from '../storage/dictionary.ts';
 import { checkKnownVms } from '../storage/ingest.ts';
 import type { Store } from '../storage/store.ts';
-import { findVm, vmTags } from '../storage/vms.ts';
-import type { Dictionary } from '../storage/dictionary.ts';
 import { readTags } from '../storage/vm-tags.ts';
-import { MissingTagError } from '../storage/vms.ts';
+import { findVm, MissingTagError, vmTags } from '../storage/vms.ts';
+import { batchEvents } from '../writes.ts';
 import type { Writes } from '../writes.ts';
 import type { Command } from './commands.ts';
 import { ClusterLog, CommandTooLargeError, LogUnavailableError } from './log.ts';
-import { decodeEventBody, validateEvents } from '../ingest/events.ts';
-import type { AgentEvent } from '../ingest/events.ts';
 import { Membership } from './membership.ts';
 import { Replica } from './replica.ts';
 import { ClusterReports } from './reports.ts';
@@ -70,7 +69,7 @@ export class ClusterNode {
     this.writes = {
       events: async (batch) => {
         // The 400s of a single node, before anything is published; the log then carries the bytes as received.
-        const events = validateEvents(decodeEventBody(Buffer.from(batch.body.buffer, batch.body.byteOffset, batch.body.byteLength), batch.contentType), batch.now);
+        const events = batchEvents(batch);
         checkKnownVms(options.store, events);
         const log = this.#requireLog();
         try {
