@@ -1,5 +1,5 @@
 // `jvmlens cve import PATH…`: OSV files, folders and zip archives into the data directory (decisions §11).
-import { ClusterLog } from '../cluster/log.ts';
+import { openClusterLog } from './cluster.ts';
 import type { Config } from '../config.ts';
 import { openStore } from '../storage/store.ts';
 import { putVulnerabilities } from '../storage/vulns.ts';
@@ -20,7 +20,7 @@ export async function cveCommand(config: Config, args: readonly string[], env: N
   if (action === 'events') return cveEventsCommand(paths, env);
   if (action !== 'import' || paths.length === 0) throw new UsageError(`usage:\n${CVE_USAGE}`);
   // A cluster's import goes through its log: every node applies it.
-  const log = config.cluster.length > 0 ? await ClusterLog.open(config.cluster, 'jvmlens-cli') : null;
+  const log = config.cluster.length > 0 ? await openClusterLog(config.cluster) : null;
   const store = log === null ? openStore(config.dataDir) : null;
   const started = Date.now();
   let imported = 0;

@@ -1,6 +1,7 @@
 // `jvmlens keys create|list|revoke`: API key management on the data directory (decisions §2).
 import type { Config } from '../config.ts';
-import { ClusterLog } from '../cluster/log.ts';
+import type { ClusterLog } from '../cluster/log.ts';
+import { openClusterLog } from './cluster.ts';
 import { KEYS_SUBJECT } from '../cluster/commands.ts';
 import { createKey, listKeys, newKey, revokeKey } from '../storage/keys.ts';
 import { SCOPES } from '../storage/records.ts';
@@ -87,7 +88,7 @@ async function clusterKeyRecords(log: ClusterLog): Promise<ApiKeyRecord[]> {
 
 /** The same actions on a cluster: through its log, so every node applies them (within seconds). */
 async function clusterKeys(config: Config, action: string | undefined, parsed: ReturnType<typeof parseArgs>): Promise<void> {
-  const log = await ClusterLog.open(config.cluster, 'jvmlens-cli');
+  const log = await openClusterLog(config.cluster);
   try {
     switch (action) {
       case 'create': {

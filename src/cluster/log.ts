@@ -52,9 +52,17 @@ export class ClusterLog {
     return this.#connected;
   }
 
-  /** Connects to any of `servers` (reconnecting forever) and makes sure the log's stream exists. */
-  static async open(servers: readonly string[], name: string): Promise<ClusterLog> {
-    const nc = await connect({ servers: [...servers], name, maxReconnectAttempts: -1, reconnectTimeWait: 500, waitOnFirstConnect: true });
+  /**
+   * Connects to any of `servers` and makes sure the log's stream exists. A node waits for a server and
+   * reconnects forever; a command (`once`) fails at once when none answers.
+   */
+  static async open(servers: readonly string[], name: string, mode: 'node' | 'once' = 'node'): Promise<ClusterLog> {
+    let nc: NatsConnection;
+    try {
+      nc = await connect({ servers: [...servers], name, reconnectTimeWait: 500, ...(mode === 'node' ? { maxReconnectAttempts: -1, waitOnFirstConnect: true } : { maxReconnectAttempts: 3 }) });
+    } catch (error) {
+      throw new LogUnavailableError(`no NATS server answers at ${servers.join(',')}: ${(error as Error).message}`);
+    }
     const jsm = await jetstreamManager(nc, { timeout: ATTEMPT_MS });
     const log = new ClusterLog(nc, jsm);
     // A cluster just started elects its JetStream meta leader first: until then stream requests fail.

@@ -294,3 +294,11 @@ test('a node that cannot reach NATS stays DOWN and says why', { skip: missing &&
     await lonely.stop();
   }
 });
+
+test('a cluster command against unreachable NATS servers fails at once with exit 4', { skip: missing && 'nats-server is not installed' }, async () => {
+  const started = Date.now();
+  const listed = await runCli(['keys', 'list', '--cluster', 'nats://127.0.0.1:9']);
+  assert.equal(listed.code, 4, listed.stdout + listed.stderr);
+  assert.match(listed.stderr, /cannot reach the cluster: no NATS server answers at nats:\/\/127\.0\.0\.1:9/);
+  assert.ok(Date.now() - started < 10_000);
+});
