@@ -19,10 +19,17 @@ export async function serveCommand(config: Config): Promise<void> {
       : 'jvmlens: API keys: `jvmlens keys create --user ID --scopes read,write,ingest` (or start with --api-key)');
   }
   process.stdout.write(lines.join('\n') + '\n');
-  service.ready.then(() => {
-    process.stdout.write('jvmlens: ready\n');
-    logger.info('ready', { gatewayPort: service.gatewayPort, apiPort: service.apiPort, stepsDoneAtMs: service.readiness.timings });
-  });
+  service.ready.then(
+    () => {
+      process.stdout.write('jvmlens: ready\n');
+      logger.info('ready', { gatewayPort: service.gatewayPort, apiPort: service.apiPort, stepsDoneAtMs: service.readiness.timings });
+    },
+    // A start-up that cannot go on (a cluster node id in use, say): say why and stop.
+    (error: Error) => {
+      process.stderr.write(`jvmlens: cannot start: ${error.message}\n`);
+      process.exit(1);
+    },
+  );
   let stopping = false;
   // A repeated signal must not kill the process mid-shutdown: the first one already drains it.
   const stop = (signal: string) => {

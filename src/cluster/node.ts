@@ -15,7 +15,7 @@ import { batchEvents } from '../writes.ts';
 import type { Writes } from '../writes.ts';
 import type { Command } from './commands.ts';
 import { ClusterLog, CommandTooLargeError, LogUnavailableError } from './log.ts';
-import { Membership } from './membership.ts';
+import { Membership, NodeIdInUseError } from './membership.ts';
 import { Replica } from './replica.ts';
 import { ClusterReports } from './reports.ts';
 
@@ -118,6 +118,7 @@ export class ClusterNode {
         this.#joinProblem = null;
         return;
       } catch (error) {
+        if (error instanceof NodeIdInUseError) throw error;
         this.#joinProblem = `joining the cluster failed (attempt ${attempt}): ${(error as Error).message}`;
         this.#options.logger.warn('joining the cluster failed; retrying', { attempt, reason: (error as Error).message });
         await new Promise((resolve) => setTimeout(resolve, JOIN_RETRY_MS));

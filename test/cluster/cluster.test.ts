@@ -4,6 +4,7 @@
 // tags reach every node, and killing a node or a NATS server loses nothing acknowledged.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { after, before, test } from 'node:test';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
@@ -169,6 +170,17 @@ test('a tag edit through one node and a key created or revoked on the cluster re
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
+});
+
+test('a second node with a live node\'s id refuses to start and says why', { skip: missing && 'nats-server is not installed' }, async () => {
+  const twin = await startService({ noStaticKey: true, waitReady: false, args: ['--api-key', KEY, '--cluster', urls, '--node-id', 'n1'] });
+  const exited = twin.child.exitCode !== null ? Promise.resolve([twin.child.exitCode]) : once(twin.child, 'exit');
+  const code = (await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve(['still running after 30 s']), 30_000))]) as unknown[])[0];
+  await twin.stop();
+  assert.equal(code, 1, twin.stdout() + twin.stderr());
+  assert.match(twin.stderr(), /cannot start: the node id 'n1' is in use by a live node .*give each node its own --node-id/);
+  const health = await request(`${nodes[0].gatewayUrl}/opthub-health`);
+  assert.equal(health.status, 200, 'the node that has the id goes on');
 });
 
 test('killing a jvmlens node and a NATS server during ingestion and a report loses nothing acknowledged', { skip: missing && 'nats-server is not installed' }, async (t) => {
