@@ -20,7 +20,7 @@ const nodes: ChildProcess[] = [];
 for (let k = 1; k <= NODES; k++) {
   const args = [MAIN, 'serve', '--cluster', urls, '--node-id', `n${k}`, '--data-dir', resolve(dir, `n${k}`), '--gateway-port', String(8080 + 100 * (k - 1)), '--api-port', String(8090 + 100 * (k - 1))];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  child.stdout!.on('data', (chunk: Buffer) => process.stdout.write(chunk.toString().replace(/^/gm, `[n${k}] `)));
+  child.stdout!.on('data', (chunk: Buffer) => process.stdout.write(chunk.toString().replace(/^(?=.)/gm, `[n${k}] `)));
   nodes.push(child);
 }
 
