@@ -26,6 +26,8 @@ export interface Config {
   cluster: string[];
   /** This node's name in the cluster: unique per node, stable across restarts. */
   nodeId: string;
+  /** Whether the API port, like the gateway port, answers HTTP/1.0 and malformed requests (src/http/front.ts). */
+  apiFront: boolean;
 }
 
 interface Setting {
@@ -46,6 +48,12 @@ function integer(min: number): (raw: string) => number {
 }
 
 const text = (raw: string): string => raw;
+
+function yesNo(raw: string): boolean {
+  if (/^(true|on|yes|1)$/i.test(raw)) return true;
+  if (/^(false|off|no|0)$/i.test(raw)) return false;
+  throw new Error(`expected true or false, got '${raw}'`);
+}
 
 /** A key read from a file keeps it out of the process list, which every local user can read. */
 function keyFromFile(path: string): string {
@@ -84,6 +92,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'testPartitionSize', flag: '--test-partition-size', env: 'JVMLENS_TEST_PARTITION_SIZE', parse: integer(0), describe: 'TEST ONLY: VM rows or code keys per report partition' },
   { key: 'cluster', flag: '--cluster', env: 'JVMLENS_CLUSTER', parse: natsUrls, describe: 'comma-separated NATS URLs: run as a cluster node on JetStream (README "Running a cluster")' },
   { key: 'nodeId', flag: '--node-id', env: 'JVMLENS_NODE_ID', parse: nodeName, describe: 'this node\'s unique, stable name in the cluster (default: the host name)' },
+  { key: 'apiFront', flag: '--api-front', env: 'JVMLENS_API_FRONT', parse: yesNo, describe: 'true: the API port answers HTTP/1.0 (nginx\'s default proxy_pass) and malformed requests too, as the gateway port does; costs about a third of its rate of small requests' },
   { key: 'testFaults', flag: '--test-faults', env: 'JVMLENS_TEST_FAULTS', parse: (raw) => raw.split(',').filter(Boolean), describe: 'TEST ONLY: comma-separated report faults to inject' },
 ];
 
@@ -105,6 +114,7 @@ export function defaultConfig(): Config {
     testPartitionSize: 0,
     cluster: [],
     nodeId: hostname().replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 64) || 'node',
+    apiFront: false,
   };
 }
 

@@ -130,8 +130,9 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   const vulnerabilities = new Vulnerabilities({ store, pool, ingestor, cveIndex, clock, logger });
   const gatewayRoutes: Route[] = [...healthRoutes(context), ...agentRoutes(context), ...metricsRoutes(context)];
   const apiRoutes: Route[] = [...explorerRoutes(context), ...sbomRoutes(context), ...reportRoutes(context, cluster?.reports ?? jobs), ...cveRoutes(context, cveIndex), ...identityRoutes(), ...docsRoutes(SERVICE_VERSION), ...consoleRoutes()];
-  const gateway = new HttpServer({ ...common, routes: gatewayRoutes, bodyLimit: 16 * MIB });
-  const api = new HttpServer({ ...common, routes: apiRoutes, bodyLimit: 1 * MIB });
+  // Load balancers probe health on the gateway with HTTP/1.0 by default: its port always has the front.
+  const gateway = new HttpServer({ ...common, routes: gatewayRoutes, bodyLimit: 16 * MIB, front: true });
+  const api = new HttpServer({ ...common, routes: apiRoutes, bodyLimit: 1 * MIB, front: config.apiFront });
   const gatewayPort = await gateway.listen(config.host, config.gatewayPort);
   const apiPort = await api.listen(config.host, config.apiPort);
   // A cluster's keys are created through the log (`jvmlens keys create --cluster`): nodes would each make one.

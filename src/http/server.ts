@@ -7,6 +7,7 @@ import { ApiError, errorBody } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { storageWriteFailure } from '../storage/store.ts';
 import type { Metrics } from './metrics.ts';
+import { FrontThread } from './front-thread.ts';
 import { Router } from './router.ts';
 import type { ApiRequest, ApiResponse, Principal, Route } from './types.ts';
 
@@ -22,6 +23,11 @@ export interface ServerOptions {
   authenticate: (apiKey: string | undefined) => Principal;
   /** A write failed in storage (disk full, I/O error): health turns DOWN until a write succeeds again. */
   onStorageFailure: (problem: string) => void;
+  /**
+   * Whether an HttpFront (front.ts) owns the port, so that HTTP/1.0, Host-less and malformed requests are
+   * answered; it relays every byte, which costs about a third of the rate of small requests.
+   */
+  front: boolean;
   /** Cluster mode: what a data route awaits first, so it sees every write acknowledged before it (read your writes). */
   barrier?: () => Promise<void>;
 }
@@ -78,6 +84,7 @@ export class HttpServer {
   readonly #options: ServerOptions;
   readonly #router: Router;
   #listenSocket: us_listen_socket | null = null;
+  #front: FrontThread | null = null;
   #inFlight = 0;
   #drained: (() => void) | null = null;
 
@@ -87,7 +94,27 @@ export class HttpServer {
     this.#app = uWS.App().any('/*', (res, req) => this.#onRequest(res, req));
   }
 
-  listen(host: string, port: number): Promise<number> {
+  /** Listens on host:port: the native uWS directly or behind an HttpFront (front.ts); its Node fallback (Deno) answers HTTP/1.0 itself. */
+  async listen(host: string, port: number): Promise<number> {
+    if (!NATIVE || !this.#options.front) return this.#listenDirect(host, port);
+    // uWS listens on a loopback port of its own; the front owns the public one.
+    const upstreamPort = await this.#listenDirect('127.0.0.1', 0);
+    const front = new FrontThread();
+    this.#front = front;
+    try {
+      return await front.start(host, port, upstreamPort, {
+        onRefused: (status) => this.#options.metrics.recordRequest('malformed', 'UNKNOWN', status, 0),
+        onCrash: (error) => this.#options.logger.error('the HTTP front thread died; starting another', { stack: error.stack }),
+      });
+    } catch {
+      this.#front = null;
+      if (this.#listenSocket !== null) uWS.us_listen_socket_close(this.#listenSocket);
+      this.#listenSocket = null;
+      throw new ListenError(`cannot listen on ${host}:${port}: address in use or not available`);
+    }
+  }
+
+  #listenDirect(host: string, port: number): Promise<number> {
     return new Promise((resolve, reject) => {
       // Exclusive: uSockets sets SO_REUSEPORT otherwise, and a second service would share the port silently.
       (this.#app.listen as unknown as ListenWithOptions).call(this.#app, host, port, LISTEN_EXCLUSIVE_PORT, (socket) => {
@@ -103,11 +130,14 @@ export class HttpServer {
 
   /** Stops accepting connections, then waits for requests in flight. */
   async close(): Promise<void> {
+    await this.#front?.stopAccepting();
     if (this.#listenSocket !== null) {
       uWS.us_listen_socket_close(this.#listenSocket);
       this.#listenSocket = null;
     }
     if (this.#inFlight > 0) await new Promise<void>((resolve) => (this.#drained = resolve));
+    await this.#front?.finish();
+    this.#front = null;
   }
 
   #onRequest(res: HttpResponse, req: HttpRequest): void {
