@@ -295,7 +295,8 @@ interface MergedGroup {
 
 /**
  * The default order (decisions §9) without comparing items: groups sorted by their values, and inside each
- * its components by one ranking of all components (name ascending, version descending in Maven order).
+ * its components in one ranking of all components (name ascending, version descending in Maven order),
+ * walked once per group rather than sorted per group.
  */
 function inDefaultOrder(table: ComponentTable, request: ReportRequest, groups: MergedGroup[]): Record<string, unknown>[] {
   const { groupBy } = request;
@@ -305,17 +306,17 @@ function inDefaultOrder(table: ComponentTable, request: ReportRequest, groups: M
   for (const group of groups) for (const c of group.counts.keys()) present.add(c);
   const byName = [...present].map((c) => ({ c, componentName: table.records[c]!.componentName, componentVersion: table.records[c]!.componentVersion }));
   sortItems(byName, [{ field: 'componentName', direction: 'ASC', collation: 'string' }, { field: 'componentVersion', direction: 'DESC', collation: 'version' }]);
-  const rank = new Map<number, number>(byName.map(({ c }, k) => [c, k]));
   const items: Record<string, unknown>[] = [];
   for (const entry of keyed) {
     const { counts, vmIds } = entry.group as MergedGroup;
-    for (const c of [...counts.keys()].sort((a, b) => rank.get(a)! - rank.get(b)!)) {
-      const record = table.records[c]!;
+    for (const { c, componentName, componentVersion } of byName) {
+      const count = counts.get(c);
+      if (count === undefined) continue;
       const item: Record<string, unknown> = {};
       for (const field of groupBy) item[field] = entry[field];
-      item.componentName = record.componentName;
-      item.componentVersion = record.componentVersion;
-      item.count = counts.get(c)!;
+      item.componentName = componentName;
+      item.componentVersion = componentVersion;
+      item.count = count;
       if (request.detail) item.vmIds = (vmIds.get(c) ?? []).sort(compareCodePoints);
       items.push(item);
     }
