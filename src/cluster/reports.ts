@@ -85,12 +85,13 @@ export class ClusterReports implements Reports {
     commands.push({ kind: 'report.final', meta });
     for (const [index, command] of commands.entries()) {
       // Until the log takes it: a report's pages must reach every node, or the others serve it PROCESSING.
+      // A report deleted meanwhile (the delete came through the log and was applied here) needs none of it.
       for (;;) {
+        if (this.#closed || this.#stored(meta.reportId) === undefined) return;
         try {
           await append(command, `${meta.reportId}.${meta.startTime}.${index}`);
           break;
         } catch (error) {
-          if (this.#closed) return;
           logger.warn('publishing a finished report failed; retrying', { reportId: meta.reportId, reason: (error as Error).message });
           await new Promise((resolve) => setTimeout(resolve, PUBLISH_RETRY_MS));
         }
