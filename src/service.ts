@@ -78,9 +78,11 @@ export async function startService(config: Config, logger: Logger, clock: () => 
     afterIngest: (result) => {
       fleet.refresh(result.touched.map((record) => record.row), result.componentsChanged);
       for (const record of result.touched) instances.invalidate(record.vmId);
+      // The batch's own VMs always: a rebuild already running replays them (its `pending`), and without this
+      // they were missing from the index until the rebuild queued after it finished.
+      cveIndex.update(result.touched.map((record) => record.row), result.newComponents.length > 0);
       // A component whose CVEs changed touches every VM that carries it: re-read them all.
       if (result.matchesChanged) cveIndex.rebuild().catch((error: Error) => logger.error('CVE index rebuild failed', { stack: error.stack }));
-      else cveIndex.update(result.touched.map((record) => record.row), result.newComponents.length > 0);
     },
     afterTagsChange: (vmId) => {
       instances.invalidate(vmId);
