@@ -274,8 +274,9 @@ export class ReportJobs implements Reports {
       phases[name] = Math.round((now - phaseStart) * 10) / 10;
       phaseStart = now;
     };
-    await this.#save(meta);
-    phase('startSaveMs');
+    // Not awaited: the record is PROCESSING since accept() saved it, so its start time may commit while the
+    // partitions run (an fsync off the report's path). A failure shows in the final save, which commits after.
+    this.#store.reports.put(reportId, meta as unknown as Record<string, unknown>).catch(() => undefined);
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
