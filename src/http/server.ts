@@ -25,7 +25,7 @@ export interface ServerOptions {
   onStorageFailure: (problem: string) => void;
   /**
    * Whether an HttpFront (front.ts) owns the port, so that HTTP/1.0, Host-less and malformed requests are
-   * answered; it relays every byte, which costs about a third of the rate of small requests.
+   * answered; it relays every byte, which costs a third or more of the rate of small requests (README).
    */
   front: boolean;
   /** Cluster mode: what a data route awaits first, so it sees every write acknowledged before it (read your writes). */
