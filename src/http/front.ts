@@ -10,9 +10,9 @@ import net from 'node:net';
 import { ApiError, errorBody } from '../errors.ts';
 import type { ErrorCode } from '../errors.ts';
 
-/** Longest request head the front reads (uWS refuses longer ones too). */
+/** Longest request head the front reads: Node's own limit (uWS would take more; no client of this service needs it). */
 export const MAX_HEAD_BYTES = 16 * 1024;
-/** Most header fields in a request head, as uWS allows. */
+/** Most header fields in a request head. */
 export const MAX_HEADER_FIELDS = 100;
 /** A connection that has not sent its whole first head by then is closed. */
 const HEAD_TIMEOUT_MS = 10_000;
