@@ -28,7 +28,7 @@ export const ERROR_CODES = {
   URI_TOO_LONG: { status: 414, description: 'the path is over 2,048 characters' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'a content type the route does not read' },
   QUEUE_FULL: { status: 429, description: '100 report jobs are waiting (see Retry-After)' },
-  HEADERS_TOO_LARGE: { status: 431, description: 'the request head is over 16 KiB or has over 100 header fields' },
+  HEADERS_TOO_LARGE: { status: 431, description: 'the request head is over 16 KiB or has over 48 header fields' },
   INTERNAL: { status: 500, description: 'a bug: the request id is in the log with its stack' },
   NOT_READY: { status: 503, description: 'starting, shutting down, or storage cannot be written (see Retry-After)' },
   CLUSTER_UNAVAILABLE: { status: 503, description: 'cluster mode: JetStream did not take or answer within 10 s; nothing was acknowledged (see Retry-After)' },

@@ -12,8 +12,8 @@ import type { ErrorCode } from '../errors.ts';
 
 /** Longest request head the front reads: Node's own limit (uWS would take more; no client of this service needs it). */
 export const MAX_HEAD_BYTES = 16 * 1024;
-/** Most header fields in a request head. */
-export const MAX_HEADER_FIELDS = 100;
+/** Most header fields in a request head as relayed: uWS leaves a request with more unanswered (tried: 49). */
+export const MAX_HEADER_FIELDS = 48;
 /** A connection that has not sent its whole first head by then is closed. */
 const HEAD_TIMEOUT_MS = 10_000;
 
@@ -43,7 +43,6 @@ export function judgeHead(head: string): HeadVerdict {
   if (requestLine === null) return refuse('BAD_REQUEST', 'the request line is not "METHOD target HTTP/x.y"');
   const [, method, target, major, minor] = requestLine;
   if (major !== '1' || (minor !== '0' && minor !== '1')) return refuse('HTTP_VERSION_NOT_SUPPORTED', `HTTP/${major}.${minor} is not supported; use HTTP/1.1 or HTTP/1.0`);
-  if (lines.length - 1 > MAX_HEADER_FIELDS) return refuse('HEADERS_TOO_LARGE', `the request has more than ${MAX_HEADER_FIELDS} header fields`);
   let hosts = 0;
   const kept: string[] = [];
   for (let i = 1; i < lines.length; i++) {
@@ -54,7 +53,13 @@ export function judgeHead(head: string): HeadVerdict {
     if (name !== 'connection' && name !== 'keep-alive') kept.push(lines[i]);
   }
   if (hosts > 1) return refuse('BAD_REQUEST', "the request has more than one 'host' header");
-  if (minor === '1' && hosts === 1) return { kind: 'pass' };
+  const pass = minor === '1' && hosts === 1;
+  // A rewritten head adds Connection (and Host when missing) to the fields it keeps.
+  const added = pass ? 0 : 1 + (hosts === 0 ? 1 : 0);
+  if ((pass ? lines.length - 1 : kept.length) + added > MAX_HEADER_FIELDS) {
+    return refuse('HEADERS_TOO_LARGE', `the request has more than ${MAX_HEADER_FIELDS - added} header fields`);
+  }
+  if (pass) return { kind: 'pass' };
   // RFC 9112 §3.2 makes a Host-less HTTP/1.1 request a 400; it is answered instead, as HTTP/1.0 is, because
   // the usual sender is a health probe configured without one, and a 400 would take the node out of service.
   if (hosts === 0) kept.push('Host: jvmlens');

@@ -95,6 +95,11 @@ test('an agent batch posted with HTTP/1.0 is stored, its body relayed whole', as
   assert.equal((await request(`${service.apiUrl}/public/instance/http10-vm`, { key: service.apiKey })).status, 200);
 });
 
+test('a request with as many header fields as uWebSockets.js reads (48) is answered', async () => {
+  const response = only(await raw(service.gatewayUrl, `GET /opthub-health HTTP/1.1\r\nHost: a\r\nConnection: close\r\n${'X-Many: 1\r\n'.repeat(46)}\r\n`));
+  assert.equal(response.status, 200);
+});
+
 test('a kept-alive HTTP/1.1 connection serves several requests, as before', async () => {
   const get = 'GET /opthub-health HTTP/1.1\r\nHost: a\r\n\r\n';
   const answer = await raw(service.gatewayUrl, `${get}${get}GET /opthub-health HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`);
@@ -110,7 +115,8 @@ test('malformed request heads get a JSON error at once and the connection is clo
     ['GET /opthub-health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n', 400, 'BAD_REQUEST'],
     ['GET /opthub-health HTTP/2.0\r\nHost: a\r\n\r\n', 505, 'HTTP_VERSION_NOT_SUPPORTED'],
     [`GET /opthub-health HTTP/1.1\r\nHost: a\r\nX-Big: ${'x'.repeat(20_000)}\r\n\r\n`, 431, 'HEADERS_TOO_LARGE'],
-    [`GET /opthub-health HTTP/1.1\r\nHost: a\r\n${'X-Many: 1\r\n'.repeat(101)}\r\n`, 431, 'HEADERS_TOO_LARGE'],
+    // uWebSockets.js leaves a request with 49 header fields unanswered: the front refuses it.
+    [`GET /opthub-health HTTP/1.1\r\nHost: a\r\n${'X-Many: 1\r\n'.repeat(48)}\r\n`, 431, 'HEADERS_TOO_LARGE'],
   ];
   for (const [bytes, status, code] of cases) {
     const answer = await raw(service.gatewayUrl, bytes);

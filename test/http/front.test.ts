@@ -7,6 +7,7 @@ const head = (...lines: string[]): string => lines.map((line) => `${line}\r\n`).
 
 test('an HTTP/1.1 request with one Host passes unchanged', () => {
   assert.deepEqual(judgeHead(head('GET /opthub-health HTTP/1.1', 'Host: lb', 'Accept: */*')), { kind: 'pass' });
+  assert.deepEqual(judgeHead(head('GET /x HTTP/1.1', 'Host: a', ...Array.from({ length: MAX_HEADER_FIELDS - 1 }, (_, i) => `X-${i}: v`))), { kind: 'pass' });
   assert.deepEqual(judgeHead(head('POST /agent/v1/events?x=1 HTTP/1.1', 'host: a:8080', 'Content-Length: 2', 'X-Obs: caf\xe9')), { kind: 'pass' });
 });
 
@@ -44,7 +45,9 @@ test('malformed heads are refused with the code and a message saying what is wro
     [head('GET /x HTTP/1.1', 'Host: a', 'Host: b'), 'BAD_REQUEST', /more than one 'host'/],
     [head('GET /x HTTP/2.0', 'Host: a'), 'HTTP_VERSION_NOT_SUPPORTED', /HTTP\/2\.0/],
     [head('GET /x HTTP/1.2', 'Host: a'), 'HTTP_VERSION_NOT_SUPPORTED', /HTTP\/1\.2/],
-    [head('GET /x HTTP/1.1', 'Host: a', ...Array.from({ length: MAX_HEADER_FIELDS }, (_, i) => `X-${i}: v`)), 'HEADERS_TOO_LARGE', /more than 100/],
+    [head('GET /x HTTP/1.1', 'Host: a', ...Array.from({ length: MAX_HEADER_FIELDS }, (_, i) => `X-${i}: v`)), 'HEADERS_TOO_LARGE', /more than 48 header fields/],
+    // HTTP/1.0 without Host gets Host and Connection added: 47 fields would be relayed as 49.
+    [head('GET /x HTTP/1.0', ...Array.from({ length: MAX_HEADER_FIELDS - 1 }, (_, i) => `X-${i}: v`)), 'HEADERS_TOO_LARGE', /more than 46 header fields/],
   ];
   for (const [text, code, message] of cases) {
     const verdict = judgeHead(text);
