@@ -43,6 +43,8 @@ export function judgeHead(head: string): HeadVerdict {
   if (requestLine === null) return refuse('BAD_REQUEST', 'the request line is not "METHOD target HTTP/x.y"');
   const [, method, target, major, minor] = requestLine;
   if (major !== '1' || (minor !== '0' && minor !== '1')) return refuse('HTTP_VERSION_NOT_SUPPORTED', `HTTP/${major}.${minor} is not supported; use HTTP/1.1 or HTTP/1.0`);
+  // uWS leaves absolute-form (`http://host/path`), `*` and other targets unanswered; no client of the service sends them.
+  if (!target.startsWith('/')) return refuse('BAD_REQUEST', 'the request target is not a path starting with "/"');
   let hosts = 0;
   const kept: string[] = [];
   for (let i = 1; i < lines.length; i++) {
@@ -50,6 +52,8 @@ export function judgeHead(head: string): HeadVerdict {
     if (field === null) return refuse('BAD_REQUEST', `header line ${i} is not "name: value" of allowed characters`);
     const name = field[1].toLowerCase();
     if (name === 'host') hosts++;
+    // uWS closes the connection without an answer on a Content-Length that is not a number.
+    if (name === 'content-length' && !/^[ \t]*\d+[ \t]*$/.test(lines[i].slice(field[1].length + 1))) return refuse('BAD_REQUEST', 'the content-length header is not a number');
     if (name !== 'connection' && name !== 'keep-alive') kept.push(lines[i]);
   }
   if (hosts > 1) return refuse('BAD_REQUEST', "the request has more than one 'host' header");

@@ -9,6 +9,7 @@ test('an HTTP/1.1 request with one Host passes unchanged', () => {
   assert.deepEqual(judgeHead(head('GET /opthub-health HTTP/1.1', 'Host: lb', 'Accept: */*')), { kind: 'pass' });
   assert.deepEqual(judgeHead(head('GET /x HTTP/1.1', 'Host: a', ...Array.from({ length: MAX_HEADER_FIELDS - 1 }, (_, i) => `X-${i}: v`))), { kind: 'pass' });
   assert.deepEqual(judgeHead(head('POST /agent/v1/events?x=1 HTTP/1.1', 'host: a:8080', 'Content-Length: 2', 'X-Obs: caf\xe9')), { kind: 'pass' });
+  assert.deepEqual(judgeHead(head('POST /x HTTP/1.1', 'Host: a', 'content-length:  12 ')), { kind: 'pass' });
 });
 
 test('HTTP/1.0 is rewritten as HTTP/1.1 with a Host and Connection: close, keeping the other fields', () => {
@@ -43,6 +44,11 @@ test('malformed heads are refused with the code and a message saying what is wro
     [head('GET /x HTTP/1.1', 'Host: a', ' folded: x'), 'BAD_REQUEST', /header line 2/],
     ['GET /x HTTP/1.1\nHost: a\r\n', 'BAD_REQUEST', /line 1 .*CRLF/],
     [head('GET /x HTTP/1.1', 'Host: a', 'Host: b'), 'BAD_REQUEST', /more than one 'host'/],
+    [head('GET http://a/x HTTP/1.1', 'Host: a'), 'BAD_REQUEST', /target/],
+    [head('OPTIONS * HTTP/1.1', 'Host: a'), 'BAD_REQUEST', /target/],
+    [head('GET x HTTP/1.1', 'Host: a'), 'BAD_REQUEST', /target/],
+    [head('POST /x HTTP/1.1', 'Host: a', 'Content-Length: abc'), 'BAD_REQUEST', /content-length/],
+    [head('POST /x HTTP/1.1', 'Host: a', 'Content-Length: -1'), 'BAD_REQUEST', /content-length/],
     [head('GET /x HTTP/2.0', 'Host: a'), 'HTTP_VERSION_NOT_SUPPORTED', /HTTP\/2\.0/],
     [head('GET /x HTTP/1.2', 'Host: a'), 'HTTP_VERSION_NOT_SUPPORTED', /HTTP\/1\.2/],
     [head('GET /x HTTP/1.1', 'Host: a', ...Array.from({ length: MAX_HEADER_FIELDS }, (_, i) => `X-${i}: v`)), 'HEADERS_TOO_LARGE', /more than 48 header fields/],
