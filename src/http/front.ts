@@ -82,8 +82,8 @@ function blankLine(data: Buffer): number {
   return lf < 0 ? crlf + 2 : Math.min(crlf + 2, lf + 1);
 }
 
-function refusal(code: ErrorCode, message: string): string {
-  const error = new ApiError(code, message);
+/** The whole response to a malformed head, in the service's error model. */
+function refusal(error: ApiError): string {
   const body = JSON.stringify(errorBody(error));
   return `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n` +
     `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`;
@@ -163,8 +163,9 @@ export class HttpFront {
       client.off('data', onData);
       this.#reading.delete(client);
       clearTimeout(deadline);
-      onRefused(new ApiError(code, message).status);
-      client.end(refusal(code, message));
+      const error = new ApiError(code, message);
+      onRefused(error.status);
+      client.end(refusal(error));
       client.destroySoon();
     };
     // A deadline for the whole head, not an idle timeout: a byte every few seconds must not hold a connection.
