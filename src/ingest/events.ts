@@ -1,7 +1,7 @@
 // Agent events (decisions §4): decoding of the four body formats and validation of every event.
 import { Unpackr } from 'msgpackr';
 import { ApiError } from '../errors.ts';
-import { EARLIEST_TIME, FUTURE_SLACK_MS, fitsBytes, MAX_BYTES, MAX_DEPTH } from './limits.ts';
+import { EARLIEST_TIME, FUTURE_SLACK_MS, fitsBytes, MAX_BYTES, MAX_DEPTH, MAX_METHODS_PER_CLASS } from './limits.ts';
 import { validateTagKey, validateTagValue } from './tag-rules.ts';
 
 export interface CodeItem {
@@ -147,6 +147,18 @@ function text(event: Record<string, unknown>, field: keyof typeof MAX_BYTES, opt
   return value;
 }
 
+/** A code item's `methodNames`: the methods of one class, each as a `methodName` would be. */
+function methodNames(value: unknown): string[] {
+  if (!Array.isArray(value) || value.length === 0) throw new EventError(`'methodNames' must be a non-empty array of strings`);
+  if (value.length > MAX_METHODS_PER_CLASS) throw new EventError(`'methodNames' holds more than ${MAX_METHODS_PER_CLASS} names (a class file's limit)`);
+  for (let m = 0; m < value.length; m++) {
+    const name = value[m];
+    if (typeof name !== 'string' || name === '') throw new EventError(`'methodNames[${m}]' must be a non-empty string`);
+    checkLength(name, `methodNames[${m}]`, MAX_BYTES.methodName);
+  }
+  return value as string[];
+}
+
 /** A free-form JSON value (inventory.osEnvironment, jvmInfo): bounded depth and string sizes. */
 function checkFreeValue(value: unknown, path: string, depth: number): void {
   if (typeof value === 'string') {
@@ -276,17 +288,29 @@ function validateEvent(raw: unknown, now: number): AgentEvent {
       checkFields(raw, ITEM_FIELDS);
       const code = items(raw);
       // Checked in place, not copied: a batch has 10,000s of items, and their copies were most of its garbage.
-      // Checked in a plain loop, no closure per item: a batch has 10,000s of them.
+      // Checked in a plain loop, no closure per item: a batch has 10,000s of them. A class's item with
+      // `methodNames` becomes one item per method; only then is the list copied.
+      let expanded: Record<string, unknown>[] | null = null;
       for (let i = 0; i < code.length; i++) {
+        const item = code[i];
         try {
-          text(code[i], 'sourceName');
-          text(code[i], 'className', false, false);
-          text(code[i], 'methodName', false, false);
+          text(item, 'sourceName');
+          text(item, 'className', false, false);
+          if (item.methodNames === undefined) {
+            text(item, 'methodName', false, false);
+            expanded?.push(item);
+            continue;
+          }
+          if (item.methodName !== undefined) throw new EventError(`give 'methodName' or 'methodNames', not both`);
+          expanded ??= code.slice(0, i);
+          for (const methodName of methodNames(item.methodNames)) {
+            expanded.push({ sourceName: item.sourceName, className: item.className, methodName });
+          }
         } catch (error) {
           throw itemProblem(i, error);
         }
       }
-      return { type, vmId, time, items: code as unknown as CodeItem[] };
+      return { type, vmId, time, items: (expanded ?? code) as unknown as CodeItem[] };
     }
     default:
       checkFields(raw, ITEM_FIELDS);

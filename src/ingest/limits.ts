@@ -30,6 +30,9 @@ export const MAX_BYTES = {
   freeText: 64 * 1024,
 } as const;
 
+/** A code item's `methodNames` holds at most this many: a class file has at most 65,535 methods. */
+export const MAX_METHODS_PER_CLASS = 65_535;
+
 /** Objects inside inventory and jvmInfo nest at most this deep (msgpack encoding recurses). */
 export const MAX_DEPTH = 8;
 

@@ -173,8 +173,10 @@ describe('agent protocol', { skip }, () => {
       assert.deepEqual(Object.keys(cpu).sort(), ['CPU Model Name', 'CPU Vendor', 'Number of Assigned Logical Cores', 'Number of Physical Cores', 'Number of Processors']);
       for (const key of ['Number of Processors', 'Number of Assigned Logical Cores', 'Number of Physical Cores']) assert.ok(Number.isInteger(cpu[key]) && cpu[key] > 0, key);
 
-      const code = all.filter((event) => event.type === 'code').flatMap((event) => event.items as Event[]);
-      assert.equal(new Set(code.map(itemKey)).size, code.length, 'no code item is sent twice');
+      // A class's methods come in one item (methodNames); one item per method here, as the service stores them.
+      const code = all.filter((event) => event.type === 'code').flatMap((event) => event.items as Event[])
+        .flatMap((item) => (item.methodNames as string[]).map((methodName) => ({ sourceName: item.sourceName, className: item.className, methodName })));
+      assert.equal(new Set(code.map(itemKey)).size, code.length, 'no method is sent twice');
       const demoCode = code.filter((item) => item.sourceName === 'demo-app-1.0.0.jar').map((item) => `${item.className}.${item.methodName}`).sort();
       assert.deepEqual(demoCode, [
         'demo/Demo$Helper.<init>()',

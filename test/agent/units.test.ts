@@ -305,9 +305,33 @@ describe('agent units', { skip }, () => {
   });
 
   test('JSON strings are escaped so any string survives the round trip', async () => {
-    const strings = ['plain', 'quote " and backslash \\', 'controls \u0000\u0001\u001f\n\r\t\b\f', 'unicode ünï 😀 \u2028', ''];
+    const strings = ['plain', 'quote " and backslash \\', 'controls \u0000\u0001\u001f\n\r\t\b\f', 'unicode ünï 😀 \u2028 中文', ''];
     const answers = await probe(strings.map((value) => ['json', value]));
     assert.deepEqual(answers, strings);
+  });
+
+  test("a class's methods go in one code item; fields over the service's limits are left out, not the batch", async () => {
+    type Event = { type: string; vmId: string; time: number; items: { sourceName: string; className: string; methodNames: string[] }[] };
+    const events = (batch: string) => JSON.parse(`[${batch}]`) as Event[];
+    const overLimit = 'é'.repeat(513); // 513 characters, 1,026 UTF-8 bytes: over the service's 1,024
+    const [one, noClass] = (await probe([['codeEvents', '1', 'app.jar', 'p/A', 'run()', overLimit, 'get(int)'], ['codeEvents', '1', 'app.jar', overLimit, 'run()']])) as string[][];
+    assert.deepEqual(one.map(events), [[{ type: 'code', vmId: 'vm-1', time: 1_700_000_000_000, items: [{ sourceName: 'app.jar', className: 'p/A', methodNames: ['run()', 'get(int)'] }] }]]);
+    assert.deepEqual(noClass, []);
+
+    const [many] = (await probe([['codeEvents', '3000', 'lib.jar', 'p/C', ...Array.from({ length: 30 }, (_, m) => `method${m}(java.lang.String, java.util.Map)`)]])) as string[][];
+    assert.ok(many.length > 1, `3,000 classes of 30 methods make several batches, got ${many.length}`);
+    const classes: string[] = [];
+    for (const batch of many) {
+      assert.ok(Buffer.byteLength(batch) < 512 * 1024 + 4096, `a batch stays near 512 KiB: ${Buffer.byteLength(batch)}`);
+      for (const event of events(batch)) {
+        assert.ok(event.items.length <= 1000);
+        for (const item of event.items) {
+          assert.equal(item.methodNames.length, 30);
+          classes.push(item.className);
+        }
+      }
+    }
+    assert.deepEqual(classes, Array.from({ length: 3000 }, (_, i) => `p/C#${i}`));
   });
 
   test('cpuInfo comes from /proc/cpuinfo with the keys of interface §2.2', async () => {

@@ -48,6 +48,10 @@ test('a batch with one bad event is rejected whole with the index of the problem
       { event: { ...vmStart('ok', now), inventory: 'nope' }, problem: /'inventory'/ },
       { event: { ...vmStart('ok', now), tags: { '9bad': 'v' } }, problem: /tag '9bad'/ },
       { event: { type: 'code', vmId: 'ok', time: now, items: [{ sourceName: 'a.jar', className: 'A' }] }, problem: /'methodName'/ },
+      { event: { type: 'code', vmId: 'ok', time: now, items: [{ sourceName: 'a.jar', className: 'A', methodNames: [] }] }, problem: /'methodNames' must be a non-empty array/ },
+      { event: { type: 'code', vmId: 'ok', time: now, items: [{ sourceName: 'a.jar', className: 'A', methodNames: ['a()', 7] }] }, problem: /items\[0\]: 'methodNames\[1\]' must be a non-empty string/ },
+      { event: { type: 'code', vmId: 'ok', time: now, items: [{ sourceName: 'a.jar', className: 'A', methodNames: ['x'.repeat(1025)] }] }, problem: /'methodNames\[0\]' is longer than 1024 bytes/ },
+      { event: { type: 'code', vmId: 'ok', time: now, items: [{ sourceName: 'a.jar', className: 'A', methodName: 'a()', methodNames: ['b()'] }] }, problem: /'methodName' or 'methodNames', not both/ },
       { event: { type: 'components', vmId: 'ok', time: now, items: [{ componentName: 'x' }] }, problem: /'componentVersion'/ },
       { event: { type: 'vm.heartbeat', vmId: 'ok', time: now, surprise: 1 }, problem: /unknown field 'surprise'/ },
       { event: 'not an object', problem: /JSON object/ },
@@ -70,6 +74,25 @@ test('a batch with one bad event is rejected whole with the index of the problem
   } finally {
     await service.stop();
   }
+});
+
+test('a class with methodNames is one code item per method, in order, beside items of one method', () => {
+  const now = Date.now();
+  const [event] = validateEvents([{
+    type: 'code', vmId: 'vm', time: now, items: [
+      { sourceName: 'a.jar', className: 'p/A', methodName: 'run()' },
+      { sourceName: 'b.jar', className: 'p/B', methodNames: ['<init>()', 'get(int)', 'put(java.lang.String, int)'] },
+      { sourceName: 'c.jar', className: 'p/C', methodName: 'main(java.lang.String[])' },
+    ],
+  }], now);
+  assert.equal(event.type, 'code');
+  assert.deepEqual(event.type === 'code' ? event.items : [], [
+    { sourceName: 'a.jar', className: 'p/A', methodName: 'run()' },
+    { sourceName: 'b.jar', className: 'p/B', methodName: '<init>()' },
+    { sourceName: 'b.jar', className: 'p/B', methodName: 'get(int)' },
+    { sourceName: 'b.jar', className: 'p/B', methodName: 'put(java.lang.String, int)' },
+    { sourceName: 'c.jar', className: 'p/C', methodName: 'main(java.lang.String[])' },
+  ]);
 });
 
 test('replaying a batch changes nothing, even after later events', async () => {

@@ -31,12 +31,12 @@ public final class Probe {
             for (int i = 0; i < encoded.length; i++) {
                 fields[i] = encoded[i].equals("-") ? null : new String(Base64.getDecoder().decode(encoded[i]), StandardCharsets.UTF_8);
             }
-            StringBuilder answer = new StringBuilder();
+            JsonWriter answer = new JsonWriter(256);
             try {
-                answer(fields, new JsonWriter(answer));
+                answer(fields, answer);
             } catch (Exception e) {
-                answer.setLength(0);
-                new JsonWriter(answer).beginObject().field("error", e.toString()).endObject();
+                answer.reset();
+                answer.beginObject().field("error", e.toString()).endObject();
             }
             out.append(answer).append('\n');
         }
@@ -119,19 +119,31 @@ public final class Probe {
                 json.value(VmStart.mainMethod(properties));
                 break;
             }
-            case "outbox": { // maxBatches maxChars batch...: what stays, oldest first, and how many were dropped
+            case "outbox": { // maxBatches maxBytes batch...: what stays, oldest first, and how many were dropped
                 Outbox outbox = new Outbox(Integer.parseInt(f[1]), Long.parseLong(f[2]));
                 // A batch written "!batch" is one the outbox keeps (components).
-                for (int i = 3; i < f.length; i++) outbox.add(f[i].startsWith("!") ? f[i].substring(1) : f[i], f[i].startsWith("!"));
+                for (int i = 3; i < f.length; i++) outbox.add((f[i].startsWith("!") ? f[i].substring(1) : f[i]).getBytes(StandardCharsets.UTF_8), f[i].startsWith("!"));
                 long dropped = outbox.dropped();
                 List<String> kept = new ArrayList<>();
-                for (String batch = outbox.peek(); batch != null; batch = outbox.peek()) {
-                    kept.add(batch);
+                for (byte[] batch = outbox.peek(); batch != null; batch = outbox.peek()) {
+                    kept.add(new String(batch, StandardCharsets.UTF_8));
                     outbox.removeFirst();
                 }
                 json.beginObject().field("dropped", dropped).name("kept");
                 strings(json, kept.toArray(new String[0]));
                 json.endObject();
+                break;
+            }
+            case "codeEvents": { // copies sourceName className methodName...: the batches of `copies` such classes (className#i)
+                int copies = Integer.parseInt(f[1]);
+                List<Events.DeclaredMethods> classes = new ArrayList<>();
+                String[] methodNames = Arrays.copyOfRange(f, 4, f.length);
+                for (int i = 0; i < copies; i++) classes.add(new Events.DeclaredMethods(f[2], copies == 1 ? f[3] : f[3] + "#" + i, methodNames));
+                Events events = new Events("vm-1");
+                events.code(classes, 1_700_000_000_000L);
+                List<String> batches = new ArrayList<>();
+                for (byte[] batch : events.takeBatches()) batches.add(new String(batch, StandardCharsets.UTF_8));
+                strings(json, batches.toArray(new String[0]));
                 break;
             }
             default:

@@ -14,14 +14,14 @@ final class Delivery {
     private static final long MAX_BACKOFF_MS = 5_000;
     /** An outage is logged once it has lasted this long: a short-lived JVM logs only at its exit. */
     private static final long OUTAGE_LOG_MS = 2_000;
-    private static final long MAX_OUTBOX_CHARS = 16L * 1024 * 1024;
+    private static final long MAX_OUTBOX_BYTES = 16L * 1024 * 1024;
     private static final int REQUEST_TIMEOUT_MS = 10_000;
     /** A 503 means the service is starting (decisions §3): only worth a log line when it lasts. */
     private static final long QUIET_503_MS = 30_000;
 
     private final AgentOptions options;
     private final GatewayClient client;
-    private final String startEvent;
+    private final byte[] startEvent;
     private final Outbox outbox;
     private boolean startAccepted;
     private long lastDelivery;
@@ -35,22 +35,22 @@ final class Delivery {
     private final Runnable reintroduce;
 
     /** reintroduce: called when the service no longer knows the VM, to queue everything sent once per VM life again. */
-    Delivery(AgentOptions options, GatewayClient client, String startEvent, long startTime, Runnable reintroduce) {
+    Delivery(AgentOptions options, GatewayClient client, byte[] startEvent, long startTime, Runnable reintroduce) {
         this.options = options;
         this.client = client;
         this.startEvent = startEvent;
         this.reintroduce = reintroduce;
-        this.outbox = new Outbox(options.maxBatches, MAX_OUTBOX_CHARS);
+        this.outbox = new Outbox(options.maxBatches, MAX_OUTBOX_BYTES);
         this.lastDelivery = startTime;
     }
 
     /** A batch that may be dropped while the gateway is unreachable (code, heartbeats). */
-    void add(String batch) {
+    void add(byte[] batch) {
         outbox.add(batch, false);
     }
 
     /** A batch never dropped (components, vm.stop): the VM means little to the service without it. */
-    void addKept(String batch) {
+    void addKept(byte[] batch) {
         outbox.add(batch, true);
     }
 
@@ -88,12 +88,12 @@ final class Delivery {
     private boolean deliver(long deadline) {
         boolean retriedWithStart = false;
         while (true) {
-            String batch = outbox.peek();
+            byte[] batch = outbox.peek();
             if (batch == null && startAccepted) return true;
             long now = System.currentTimeMillis();
             if (now >= deadline) return false;
             boolean withStart = !startAccepted;
-            GatewayClient.Result result = client.post(body(batch, withStart), (int) Math.min(REQUEST_TIMEOUT_MS, deadline - now));
+            GatewayClient.Result result = client.post(withStart ? startEvent : null, batch, (int) Math.min(REQUEST_TIMEOUT_MS, deadline - now));
             lastStatus = result.status;
             now = System.currentTimeMillis();
             switch (result.outcome) {
@@ -125,15 +125,6 @@ final class Delivery {
                     return false;
             }
         }
-    }
-
-    private String body(String batch, boolean withStart) {
-        StringBuilder body = new StringBuilder((batch == null ? 0 : batch.length()) + (withStart ? startEvent.length() : 0) + 3);
-        body.append('[');
-        if (withStart) body.append(startEvent);
-        if (withStart && batch != null) body.append(',');
-        if (batch != null) body.append(batch);
-        return body.append(']').toString();
     }
 
     private void rejected(GatewayClient.Result result, boolean dropBatch) {

@@ -48,10 +48,11 @@ final class GatewayClient {
         this.userAgent = "jvmlens-agent/" + agentVersion;
     }
 
-    Result post(String body, int timeoutMs) {
+    /** POSTs `[first,second]`, either of them left out when null (each is events, comma-separated). */
+    Result post(byte[] first, byte[] second, int timeoutMs) {
         HttpURLConnection connection = null;
         try {
-            byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+            int length = 2 + (first == null ? 0 : first.length) + (second == null ? 0 : second.length) + (first != null && second != null ? 1 : 0);
             connection = (HttpURLConnection) eventsUrl.openConnection();
             connection.setRequestMethod("POST");
             connection.setDoOutput(true);
@@ -59,13 +60,17 @@ final class GatewayClient {
             connection.setInstanceFollowRedirects(false);
             connection.setConnectTimeout(Math.max(1, timeoutMs));
             connection.setReadTimeout(Math.max(1, timeoutMs));
-            connection.setFixedLengthStreamingMode(bytes.length);
+            connection.setFixedLengthStreamingMode(length);
             connection.setRequestProperty("Content-Type", "application/json");
             connection.setRequestProperty("Accept", "application/json");
             connection.setRequestProperty("User-Agent", userAgent);
             if (apiKey != null) connection.setRequestProperty("x-api-key", apiKey);
             try (OutputStream out = connection.getOutputStream()) {
-                out.write(bytes);
+                out.write('[');
+                if (first != null) out.write(first);
+                if (first != null && second != null) out.write(',');
+                if (second != null) out.write(second);
+                out.write(']');
             }
             int status = connection.getResponseCode();
             String response = readFully(status < 400 ? connection.getInputStream() : connection.getErrorStream());

@@ -1,50 +1,77 @@
 package io.jvmlens.agent;
 
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Map;
 
 /**
- * Hand-written JSON (the agent has no dependencies): objects, strings and integers, with commas
- * placed automatically. Strings are escaped per RFC 8259; lone surrogates are escaped too, so the
- * UTF-8 body is always valid and nothing is silently replaced by '?'.
+ * Hand-written JSON (the agent has no dependencies), written straight as UTF-8 bytes into a growable
+ * array: objects, arrays, strings and integers, with commas placed automatically. A batch of code is
+ * written once and sent from here, with no String or StringBuilder copies between. Strings are escaped
+ * per RFC 8259; lone surrogates are escaped too, so the bytes are always valid UTF-8.
  */
 final class JsonWriter {
-    private final StringBuilder out;
+    private static final byte[] HEX = {'0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
+
+    private byte[] out;
+    private int size;
     private boolean needsComma;
 
-    JsonWriter(StringBuilder out) {
-        this.out = out;
+    JsonWriter(int capacity) {
+        out = new byte[Math.max(16, capacity)];
+    }
+
+    /** Bytes written so far. */
+    int size() {
+        return size;
+    }
+
+    /** A copy of what was written. */
+    byte[] toBytes() {
+        return Arrays.copyOf(out, size);
+    }
+
+    /** Starts over, keeping the array. */
+    void reset() {
+        size = 0;
+        needsComma = false;
+    }
+
+    @Override
+    public String toString() {
+        return new String(out, 0, size, StandardCharsets.UTF_8);
     }
 
     JsonWriter beginObject() {
         comma();
-        out.append('{');
+        put('{');
         needsComma = false;
         return this;
     }
 
     JsonWriter endObject() {
-        out.append('}');
+        put('}');
         needsComma = true;
         return this;
     }
 
     JsonWriter beginArray() {
         comma();
-        out.append('[');
+        put('[');
         needsComma = false;
         return this;
     }
 
     JsonWriter endArray() {
-        out.append(']');
+        put(']');
         needsComma = true;
         return this;
     }
 
     JsonWriter name(String name) {
         comma();
-        string(out, name);
-        out.append(':');
+        string(name);
+        put(':');
         needsComma = false;
         return this;
     }
@@ -52,9 +79,9 @@ final class JsonWriter {
     JsonWriter value(String value) {
         comma();
         if (value == null) {
-            out.append("null");
+            ascii("null");
         } else {
-            string(out, value);
+            string(value);
         }
         needsComma = true;
         return this;
@@ -62,7 +89,7 @@ final class JsonWriter {
 
     JsonWriter value(long value) {
         comma();
-        out.append(value);
+        ascii(Long.toString(value));
         needsComma = true;
         return this;
     }
@@ -82,49 +109,93 @@ final class JsonWriter {
         return endObject();
     }
 
-    private void comma() {
-        if (needsComma) out.append(',');
+    /** Whether `value` takes at most maxBytes in UTF-8 (as the service counts them); counts only when its length cannot tell. */
+    static boolean fitsUtf8(String value, int maxBytes) {
+        int length = value.length();
+        if (length > maxBytes) return false;
+        if (length * 3 <= maxBytes) return true;
+        int bytes = length;
+        for (int i = 0; i < length && bytes <= maxBytes; i++) {
+            char c = value.charAt(i);
+            // 3 bytes per surrogate: right for a lone one (the service reads it as U+FFFD), 6 for a pair's 4, never under
+            if (c >= 0x80) bytes += c < 0x800 ? 1 : 2;
+        }
+        return bytes <= maxBytes;
     }
 
-    static void string(StringBuilder out, String value) {
-        out.append('"');
+    private void comma() {
+        if (needsComma) put(',');
+    }
+
+    private void put(char c) {
+        if (size == out.length) grow(1);
+        out[size++] = (byte) c;
+    }
+
+    private void ascii(String text) {
+        int length = text.length();
+        if (size + length > out.length) grow(length);
+        for (int i = 0; i < length; i++) out[size++] = (byte) text.charAt(i);
+    }
+
+    private void grow(int needed) {
+        out = Arrays.copyOf(out, Math.max(out.length * 2, size + needed));
+    }
+
+    private void string(String value) {
         int length = value.length();
-        int plain = 0;
-        while (plain < length && needsNoEscape(value.charAt(plain))) plain++;
-        out.append(value, 0, plain); // the common case: nothing to escape, one bulk copy
-        for (int i = plain; i < length; i++) {
+        // Room for the worst case, a six-byte escape per char, so the loop needs no bounds checks of its own.
+        if (size + 6 * length + 2 > out.length) grow(6 * length + 2);
+        byte[] to = out;
+        int at = size;
+        to[at++] = '"';
+        for (int i = 0; i < length; i++) {
             char c = value.charAt(i);
-            switch (c) {
-                case '"': out.append("\\\""); break;
-                case '\\': out.append("\\\\"); break;
-                case '\n': out.append("\\n"); break;
-                case '\r': out.append("\\r"); break;
-                case '\t': out.append("\\t"); break;
-                case '\b': out.append("\\b"); break;
-                case '\f': out.append("\\f"); break;
-                default:
-                    if (c < 0x20) {
-                        unicodeEscape(out, c);
-                    } else if (Character.isHighSurrogate(c) && i + 1 < length && Character.isLowSurrogate(value.charAt(i + 1))) {
-                        out.append(c).append(value.charAt(++i));
-                    } else if (Character.isSurrogate(c)) {
-                        unicodeEscape(out, c);
-                    } else {
-                        out.append(c);
-                    }
+            if (c < 0x80) {
+                if (c >= 0x20 && c != '"' && c != '\\') {
+                    to[at++] = (byte) c;
+                    continue;
+                }
+                to[at++] = '\\';
+                switch (c) {
+                    case '"': to[at++] = '"'; break;
+                    case '\\': to[at++] = '\\'; break;
+                    case '\n': to[at++] = 'n'; break;
+                    case '\r': to[at++] = 'r'; break;
+                    case '\t': to[at++] = 't'; break;
+                    case '\b': to[at++] = 'b'; break;
+                    case '\f': to[at++] = 'f'; break;
+                    default: at = unicodeEscape(to, at, c);
+                }
+            } else if (c < 0x800) {
+                to[at++] = (byte) (0xC0 | (c >> 6));
+                to[at++] = (byte) (0x80 | (c & 0x3F));
+            } else if (Character.isHighSurrogate(c) && i + 1 < length && Character.isLowSurrogate(value.charAt(i + 1))) {
+                int code = Character.toCodePoint(c, value.charAt(++i));
+                to[at++] = (byte) (0xF0 | (code >> 18));
+                to[at++] = (byte) (0x80 | ((code >> 12) & 0x3F));
+                to[at++] = (byte) (0x80 | ((code >> 6) & 0x3F));
+                to[at++] = (byte) (0x80 | (code & 0x3F));
+            } else if (Character.isSurrogate(c)) {
+                to[at++] = '\\';
+                at = unicodeEscape(to, at, c);
+            } else {
+                to[at++] = (byte) (0xE0 | (c >> 12));
+                to[at++] = (byte) (0x80 | ((c >> 6) & 0x3F));
+                to[at++] = (byte) (0x80 | (c & 0x3F));
             }
         }
-        out.append('"');
+        to[at++] = '"';
+        size = at;
     }
 
-    private static boolean needsNoEscape(char c) {
-        return c >= 0x20 && c != '"' && c != '\\' && (c < Character.MIN_SURROGATE || c > Character.MAX_SURROGATE);
-    }
-
-    private static void unicodeEscape(StringBuilder out, char c) {
-        String hex = Integer.toHexString(c);
-        out.append("\\u");
-        for (int pad = hex.length(); pad < 4; pad++) out.append('0');
-        out.append(hex);
+    /** Writes uXXXX after the backslash; the position after it. */
+    private static int unicodeEscape(byte[] to, int at, char c) {
+        to[at++] = 'u';
+        to[at++] = HEX[(c >> 12) & 0xF];
+        to[at++] = HEX[(c >> 8) & 0xF];
+        to[at++] = HEX[(c >> 4) & 0xF];
+        to[at++] = HEX[c & 0xF];
+        return at;
     }
 }

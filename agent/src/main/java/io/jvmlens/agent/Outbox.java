@@ -12,22 +12,22 @@ import java.util.Iterator;
 final class Outbox {
     private final ArrayDeque<Entry> batches = new ArrayDeque<>();
     private final int maxBatches;
-    private final long maxChars;
-    private long chars;
+    private final long maxBytes;
+    private long bytes;
     private long dropped;
 
-    private record Entry(String batch, boolean kept) {}
+    private record Entry(byte[] batch, boolean kept) {}
 
-    Outbox(int maxBatches, long maxChars) {
+    Outbox(int maxBatches, long maxBytes) {
         this.maxBatches = maxBatches;
-        this.maxChars = maxChars;
+        this.maxBytes = maxBytes;
     }
 
     /** Appends a batch (events as JSON, comma-separated, without the enclosing brackets); `kept`: never dropped. */
-    void add(String batch, boolean kept) {
+    void add(byte[] batch, boolean kept) {
         batches.addLast(new Entry(batch, kept));
-        chars += batch.length();
-        while (batches.size() > maxBatches || chars > maxChars) {
+        bytes += batch.length;
+        while (batches.size() > maxBatches || bytes > maxBytes) {
             if (!dropOldestDroppable()) break;
         }
     }
@@ -40,20 +40,20 @@ final class Outbox {
             if (entry == newest) return false;
             if (entry.kept) continue;
             it.remove();
-            chars -= entry.batch.length();
+            bytes -= entry.batch.length;
             dropped++;
             return true;
         }
         return false;
     }
 
-    String peek() {
+    byte[] peek() {
         Entry first = batches.peekFirst();
         return first == null ? null : first.batch;
     }
 
     void removeFirst() {
-        chars -= batches.removeFirst().batch.length();
+        bytes -= batches.removeFirst().batch.length;
     }
 
     boolean isEmpty() {

@@ -129,7 +129,7 @@ final class Reporter implements Runnable {
         Map<String, String> tags = Tags.combine(environment.get(Tags.ENV), properties.getProperty(Tags.PROPERTY), options.tags, problems);
         for (String problem : problems) AgentLog.line(problem);
         String[] identity = identity();
-        String startEvent = VmStart.event(vmId, startTime, identity[0], identity[1], tags, options.sendEnvValues, properties, environment);
+        byte[] startEvent = VmStart.event(vmId, startTime, identity[0], identity[1], tags, options.sendEnvValues, properties, environment);
         delivery = new Delivery(options, new GatewayClient(options.eventsUrl(), options.apiKey, identity[0]), startEvent, startTime, this::reintroduce);
         events = new Events(vmId);
         components = new JarComponents(ownJar(), aliases);
@@ -188,11 +188,11 @@ final class Reporter implements Runnable {
         if (!found.isEmpty()) {
             // Components in batches of their own, which an outage never drops; code may be dropped.
             events.components(found, now);
-            for (String batch : events.takeBatches()) delivery.addKept(batch);
+            for (byte[] batch : events.takeBatches()) delivery.addKept(batch);
         }
         if (!classes.isEmpty()) events.code(classes, now);
         if (!calls.isEmpty()) events.calls(calls);
-        for (String batch : events.takeBatches()) delivery.add(batch);
+        for (byte[] batch : events.takeBatches()) delivery.add(batch);
         logAgentProblems();
     }
 
@@ -201,7 +201,7 @@ final class Reporter implements Runnable {
         List<ComponentScanner.Component> all = components.all();
         if (all.isEmpty()) return;
         events.components(all, System.currentTimeMillis());
-        for (String batch : events.takeBatches()) delivery.addKept(batch);
+        for (byte[] batch : events.takeBatches()) delivery.addKept(batch);
     }
 
     private void logAgentProblems() {

@@ -22,10 +22,9 @@ final class VmStart {
 
     private VmStart() {}
 
-    static String event(String vmId, long time, String agentVersion, String agentRevision, Map<String, String> tags,
+    static byte[] event(String vmId, long time, String agentVersion, String agentRevision, Map<String, String> tags,
                         boolean sendEnvValues, Properties properties, Map<String, String> environment) {
-        StringBuilder out = new StringBuilder(16 * 1024);
-        JsonWriter json = new JsonWriter(out);
+        JsonWriter json = new JsonWriter(16 * 1024);
         json.beginObject()
                 .field("type", "vm.start")
                 .field("vmId", vmId)
@@ -48,7 +47,7 @@ final class VmStart {
                 .endObject();
         if (!tags.isEmpty()) json.map("tags", tags);
         json.endObject();
-        return out.toString();
+        return json.toBytes();
     }
 
     /**
