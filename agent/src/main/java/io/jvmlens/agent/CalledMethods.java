@@ -19,13 +19,13 @@ final class CalledMethods {
         }
     }
 
-    /** A class as probed: its methods (name and descriptor) in id order from firstId. */
+    /** A class as probed: its methods in id order from firstId, their names and descriptors as MethodProbes.Result keeps them. */
     static final class ProbedClass {
         final String sourceName;
         final String className;
         final int firstId;
-        final String[] names;
-        final String[] descriptors;
+        final int methods;
+        final byte[] signatures;
         /** Reporter thread only. */
         final boolean[] reported;
         int unreported;
@@ -34,10 +34,10 @@ final class CalledMethods {
             this.sourceName = sourceName;
             this.className = className;
             this.firstId = result.firstId();
-            this.names = result.names();
-            this.descriptors = result.descriptors();
-            this.reported = new boolean[names.length];
-            this.unreported = names.length;
+            this.methods = result.methods();
+            this.signatures = result.signatures();
+            this.reported = new boolean[methods];
+            this.unreported = methods;
         }
     }
 
@@ -53,23 +53,32 @@ final class CalledMethods {
         registered.add(probed);
     }
 
-    /** The methods first called since the last call, in the order of their first call. Reporter thread only. */
+    /**
+     * The methods first called since the last call, in the order of their first call (and, for one time, by
+     * class, so that Events can put a class's methods in one item). Reporter thread only.
+     */
     List<Call> takeNewCalls() {
         for (ProbedClass probed = registered.poll(); probed != null; probed = registered.poll()) watched.add(probed);
         List<Call> calls = new ArrayList<>();
         for (int c = watched.size() - 1; c >= 0; c--) {
             ProbedClass probed = watched.get(c);
-            for (int i = 0; i < probed.names.length; i++) {
-                if (probed.reported[i]) continue;
-                long time = FirstCalls.firstCallTime(probed.firstId + i);
-                if (time == 0) continue;
-                probed.reported[i] = true;
-                probed.unreported--;
-                try {
-                    calls.add(new Call(probed.sourceName, probed.className, MethodNames.of(probed.names[i], probed.descriptors[i]), time));
-                } catch (IllegalArgumentException malformed) {
-                    // a descriptor the JVM accepted but MethodNames cannot name: nothing to report
+            byte[] signatures = probed.signatures;
+            int name = 0; // where method i's name is in signatures; its descriptor follows
+            for (int i = 0; i < probed.methods; i++) {
+                int descriptor = name + 2 + ClassFileReader.u2(signatures, name);
+                int next = descriptor + 2 + ClassFileReader.u2(signatures, descriptor);
+                long time = probed.reported[i] ? 0 : FirstCalls.firstCallTime(probed.firstId + i);
+                if (time != 0) {
+                    probed.reported[i] = true;
+                    probed.unreported--;
+                    try {
+                        String methodName = MethodNames.of(ClassFileReader.utf8At(signatures, name), ClassFileReader.utf8At(signatures, descriptor));
+                        calls.add(new Call(probed.sourceName, probed.className, methodName, time));
+                    } catch (IllegalArgumentException malformed) {
+                        // a descriptor the JVM accepted but MethodNames cannot name: nothing to report
+                    }
                 }
+                name = next;
             }
             // Fully reported classes leave the list, so the scan shrinks as the application warms up.
             if (probed.unreported == 0) {
@@ -77,7 +86,8 @@ final class CalledMethods {
                 watched.remove(watched.size() - 1);
             }
         }
-        calls.sort((a, b) -> Long.compare(a.time(), b.time()));
+        calls.sort((a, b) -> a.time() != b.time() ? Long.compare(a.time(), b.time())
+                : a.sourceName() != b.sourceName() ? a.sourceName().compareTo(b.sourceName()) : a.className().compareTo(b.className()));
         return calls;
     }
 }

@@ -10,18 +10,11 @@ import java.util.List;
  */
 final class ClassFileReader {
     /**
-     * One method_info: its name, descriptor and access flags; where it starts and ends in the class file,
-     * and where its Code attribute starts (-1 without one: abstract and native methods).
+     * One method_info: the constant-pool indexes of its name and descriptor (decoded only when asked, see
+     * utf8), its access flags; where it starts and ends in the class file, and where its Code attribute
+     * starts (-1 without one: abstract and native methods).
      */
-    record MethodInfo(String name, String descriptor, int access, int start, int end, int code) {
-        /**
-         * Whether the source declares it: <clinit> and bridge methods are compiler plumbing, and bridges would
-         * also repeat a declared method's name with the erased parameter types. Both modes report only these.
-         */
-        boolean declaredInSource() {
-            return !name.equals("<clinit>") && (access & ACC_BRIDGE) == 0;
-        }
-    }
+    record MethodInfo(int nameIndex, int descriptorIndex, int access, int start, int end, int code) {}
 
     /** The layout of a class file, for a writer that copies it with changes (MethodProbes). */
     record Layout(int constantPoolCount, int constantPoolEnd, int methodsCount, List<MethodInfo> methods, int methodsEnd, ClassFileReader reader) {}
@@ -32,14 +25,12 @@ final class ClassFileReader {
     private int position;
     /** Offset of each CONSTANT_Utf8 entry's length field; 0 for other entries. */
     private int[] utf8Offsets;
+    /** isUtf8's memory: texts (by identity) and the index each was last found at. */
+    private final String[] knownTexts = new String[4];
+    private final int[] knownIndexes = new int[4];
 
     private ClassFileReader(byte[] bytes) {
         this.bytes = bytes;
-    }
-
-    /** The methods of a class file, in declaration order. Throws IllegalArgumentException on malformed bytes. */
-    static List<MethodInfo> methods(byte[] classFile) {
-        return layout(classFile).methods();
     }
 
     /** Where the constant pool and the methods of a class file are. Throws IllegalArgumentException on malformed bytes. */
@@ -70,8 +61,10 @@ final class ClassFileReader {
         for (int i = 0; i < methodCount; i++) {
             int start = position;
             int access = u2();
-            String name = utf8(u2());
-            String descriptor = utf8(u2());
+            int name = u2();
+            int descriptor = u2();
+            utf8Offset(name);
+            utf8Offset(descriptor);
             int code = -1;
             int attributes = u2();
             for (int a = 0; a < attributes; a++) {
@@ -87,8 +80,34 @@ final class ClassFileReader {
         return new Layout(constantPoolCount, constantPoolEnd, methodCount, methods, position, this);
     }
 
-    /** Whether constant `index` is the Utf8 entry `text` (ASCII), without decoding it. */
+    /**
+     * Whether the source declares the method: <clinit> and bridge methods are compiler plumbing, and bridges
+     * would also repeat a declared method's name with the erased parameter types. Both modes report only these.
+     */
+    boolean declaredInSource(MethodInfo method) {
+        return (method.access() & ACC_BRIDGE) == 0 && !isUtf8(method.nameIndex(), "<clinit>");
+    }
+
+    /**
+     * Whether constant `index` is the Utf8 entry `text` (ASCII), without decoding it. The last index found
+     * for each of a few texts is remembered: every method asks about the same "Code" and "StackMapTable".
+     */
     boolean isUtf8(int index, String text) {
+        for (int k = 0; k < knownTexts.length && knownTexts[k] != null; k++) {
+            if (knownTexts[k] == text && knownIndexes[k] == index) return true;
+        }
+        if (!equalsUtf8(index, text)) return false;
+        for (int k = 0; k < knownTexts.length; k++) {
+            if (knownTexts[k] == null || knownTexts[k] == text) {
+                knownTexts[k] = text;
+                knownIndexes[k] = index;
+                break;
+            }
+        }
+        return true;
+    }
+
+    private boolean equalsUtf8(int index, String text) {
         int offset = index > 0 && index < utf8Offsets.length ? utf8Offsets[index] : 0;
         if (offset == 0 || u2At(offset) != text.length()) return false;
         for (int i = 0; i < text.length(); i++) if (bytes[offset + 2 + i] != text.charAt(i)) return false;
@@ -127,14 +146,24 @@ final class ClassFileReader {
         }
     }
 
-    /** Decodes the "modified UTF-8" of class files (JVMS §4.4.7): no 4-byte forms, NUL as two bytes. */
-    private String utf8(int index) {
+    /** Where the Utf8 entry `index` (its length, then its bytes) is in the class file. */
+    int utf8Offset(int index) {
         int offset = index > 0 && index < utf8Offsets.length ? utf8Offsets[index] : 0;
         if (offset == 0) throw new IllegalArgumentException("constant " + index + " is not a Utf8 entry");
-        int length = u2At(offset);
+        if (offset + 2 + u2At(offset) > bytes.length) throw new IllegalArgumentException("truncated Utf8 entry");
+        return offset;
+    }
+
+    /** The Utf8 entry `index`, decoded. */
+    String utf8(int index) {
+        return utf8At(bytes, utf8Offset(index));
+    }
+
+    /** Decodes the "modified UTF-8" of class files (JVMS §4.4.7) at `offset` (its u2 length first): no 4-byte forms, NUL as two bytes. */
+    static String utf8At(byte[] bytes, int offset) {
+        int length = u2(bytes, offset);
         int at = offset + 2;
         int end = at + length;
-        if (end > bytes.length) throw new IllegalArgumentException("truncated Utf8 entry");
         char[] chars = new char[length];
         int n = 0;
         while (at < end) {
@@ -142,12 +171,14 @@ final class ClassFileReader {
             if (c < 0x80) {
                 chars[n++] = (char) c;
                 at++;
-            } else if ((c & 0xE0) == 0xC0) {
+            } else if ((c & 0xE0) == 0xC0 && at + 2 <= end) {
                 chars[n++] = (char) (((c & 0x1F) << 6) | (bytes[at + 1] & 0x3F));
                 at += 2;
-            } else {
+            } else if (at + 3 <= end) {
                 chars[n++] = (char) (((c & 0x0F) << 12) | ((bytes[at + 1] & 0x3F) << 6) | (bytes[at + 2] & 0x3F));
                 at += 3;
+            } else {
+                throw new IllegalArgumentException("malformed Utf8 entry");
             }
         }
         return new String(chars, 0, n);

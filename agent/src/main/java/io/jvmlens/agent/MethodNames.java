@@ -15,9 +15,10 @@ final class MethodNames {
     /** The methodNames a class file declares, in declaration order and without repeats. */
     static String[] declaredIn(byte[] classFile) {
         Set<String> names = new LinkedHashSet<>();
-        for (ClassFileReader.MethodInfo method : ClassFileReader.methods(classFile)) {
-            if (!method.declaredInSource()) continue;
-            names.add(of(method.name(), method.descriptor()));
+        ClassFileReader.Layout layout = ClassFileReader.layout(classFile);
+        ClassFileReader reader = layout.reader();
+        for (ClassFileReader.MethodInfo method : layout.methods()) {
+            if (reader.declaredInSource(method)) names.add(of(reader.utf8(method.nameIndex()), reader.utf8(method.descriptorIndex())));
         }
         return names.toArray(new String[0]);
     }

@@ -21,9 +21,12 @@ final class MethodProbes {
 
     /**
      * The rewritten class: the probed methods in order, their ids consecutive from firstId, and how many
-     * methods with code were left without a probe.
+     * methods with code were left without a probe. `signatures` holds each probed method's name and then its
+     * descriptor as the class file's Utf8 entries (length, bytes), copied, not decoded: decoding waits for the
+     * method's first call, on the reporter thread, and a class keeps one small array rather than two Strings
+     * per method.
      */
-    record Result(byte[] bytes, int firstId, String[] names, String[] descriptors, int skipped) {}
+    record Result(byte[] bytes, int firstId, int methods, byte[] signatures, int skipped) {}
 
     private MethodProbes() {}
 
@@ -33,21 +36,26 @@ final class MethodProbes {
      */
     static Result rewrite(byte[] bytes, IntUnaryOperator reserve) {
         ClassFileReader.Layout layout = ClassFileReader.layout(bytes);
+        ClassFileReader reader = layout.reader();
         List<ClassFileReader.MethodInfo> probed = new ArrayList<>();
         int skipped = 0;
+        int growth = 0;
         for (ClassFileReader.MethodInfo method : layout.methods()) {
-            if (method.code() < 0 || !method.declaredInSource()) continue;
-            if (canProbe(bytes, method.code(), layout.reader())) probed.add(method);
-            else skipped++;
+            if (method.code() < 0 || !reader.declaredInSource(method)) continue;
+            int grows = probeGrowth(bytes, method.code(), reader);
+            if (grows < 0) {
+                skipped++;
+            } else {
+                probed.add(method);
+                growth += grows;
+            }
         }
         // Six constants for the probe's method reference, and one Integer per id that sipush cannot hold.
         if (probed.isEmpty() || layout.constantPoolCount() + 6 + probed.size() > MAX_CONSTANTS) return null;
         int firstId = reserve.applyAsInt(probed.size());
         if (firstId < 0) return null;
 
-        Buffer out = new Buffer(bytes.length + probed.size() * 16 + 64);
         int count = layout.constantPoolCount();
-        out.write(bytes, 0, 8);
         // The new constants: Utf8 class name, Class, Utf8 "hit", Utf8 "(I)V", NameAndType, Methodref.
         Buffer constants = new Buffer(64 + probed.size() * 5);
         int className = count++;
@@ -75,40 +83,63 @@ final class MethodProbes {
             constants.write(3);
             u4(constants, id);
         }
+        // Sized exactly, so the class's new bytes are this array and not a copy of it.
+        Buffer out = new Buffer(bytes.length + constants.size + growth);
+        out.write(bytes, 0, 8);
         u2(out, count);
         out.write(bytes, 10, layout.constantPoolEnd() - 10);
         out.write(constants.data, 0, constants.size);
 
         int copied = layout.constantPoolEnd();
-        String[] names = new String[probed.size()];
-        String[] descriptors = new String[probed.size()];
+        Buffer signatures = new Buffer(probed.size() * 32);
         for (int i = 0; i < probed.size(); i++) {
             ClassFileReader.MethodInfo method = probed.get(i);
-            names[i] = method.name();
-            descriptors[i] = method.descriptor();
+            copyUtf8(signatures, bytes, reader.utf8Offset(method.nameIndex()));
+            copyUtf8(signatures, bytes, reader.utf8Offset(method.descriptorIndex()));
             out.write(bytes, copied, method.code() - copied);
-            writeCode(out, bytes, method.code(), probe(firstId + i, idConstants[i], methodRef), layout.reader());
+            writeCode(out, bytes, method.code(), probe(firstId + i, idConstants[i], methodRef), reader);
             copied = method.code() + 6 + ClassFileReader.u4(bytes, method.code() + 2);
         }
         out.write(bytes, copied, bytes.length - copied);
-        return new Result(out.toByteArray(), firstId, names, descriptors, skipped);
+        return new Result(out.toByteArray(), firstId, probed.size(), signatures.toByteArray(), skipped);
     }
 
-    /** Whether a Code attribute holds only what the rewriter moves, with room for the probe. */
-    private static boolean canProbe(byte[] bytes, int code, ClassFileReader reader) {
+    /**
+     * How many bytes the probe adds to a Code attribute (its length, plus 2 when the first stack map frame
+     * needs its longer form), or -1 when the attribute holds something the rewriter does not move or has
+     * no room for the probe.
+     */
+    private static int probeGrowth(byte[] bytes, int code, ClassFileReader reader) {
         int codeLength = ClassFileReader.u4(bytes, code + 10);
-        if (codeLength + PROBE_LENGTH > MAX_CODE_LENGTH) return false;
+        if (codeLength + PROBE_LENGTH > MAX_CODE_LENGTH) return -1;
+        int growth = PROBE_LENGTH;
         int at = code + 14 + codeLength;
         at += 2 + 8 * ClassFileReader.u2(bytes, at);
         int attributes = ClassFileReader.u2(bytes, at);
         at += 2;
         for (int i = 0; i < attributes; i++) {
             int name = ClassFileReader.u2(bytes, at);
-            if (!reader.isUtf8(name, "StackMapTable") && !reader.isUtf8(name, "LineNumberTable")
-                    && !reader.isUtf8(name, "LocalVariableTable") && !reader.isUtf8(name, "LocalVariableTypeTable")) return false;
+            if (reader.isUtf8(name, "StackMapTable")) {
+                if (ClassFileReader.u2(bytes, at + 6) > 0) growth += firstFrameGrowth(bytes[at + 8] & 0xFF);
+            } else if (!reader.isUtf8(name, "LineNumberTable") && !reader.isUtf8(name, "LocalVariableTable")
+                    && !reader.isUtf8(name, "LocalVariableTypeTable")) {
+                return -1;
+            }
             at += 6 + ClassFileReader.u4(bytes, at + 2);
         }
-        return true;
+        return growth;
+    }
+
+    /** 2 when a first frame of this type, its offset moved by the probe, no longer fits its short form (see writeStackMapTable). */
+    private static int firstFrameGrowth(int type) {
+        if (type >= 128) return 0;
+        int delta = (type < 64 ? type : type - 64) + PROBE_LENGTH;
+        return delta < 64 ? 0 : 2;
+    }
+
+    /** Copies the Utf8 entry at `offset` (its u2 length, then its bytes). */
+    private static void copyUtf8(Buffer out, byte[] bytes, int offset) {
+        out.write(bytes, offset, 2 + ClassFileReader.u2(bytes, offset));
     }
 
     private static byte[] probe(int id, int idConstant, int methodRef) {
