@@ -2,20 +2,21 @@ package io.jvmlens.agent;
 
 import io.jvmlens.probe.FirstCalls;
 import java.lang.instrument.ClassFileTransformer;
+import java.lang.ref.WeakReference;
 import java.net.URL;
 import java.security.CodeSource;
 import java.security.ProtectionDomain;
 import java.util.Collections;
 import java.util.Map;
-import java.util.Set;
 import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Sees every class the application loads, on the loading thread. With methods=loaded it queues the
- * class's source and class-file bytes for the reporter thread, which reads the declared methods, so the
- * loading thread pays for a few map lookups only, and it never changes a class. With methods=called it
+ * class's source and class-file bytes for the reporter thread, which reads the declared methods (and
+ * drops a class it already saw from the same source), so the loading thread pays for a queue insert and,
+ * when the class comes from another JAR than the last one, a map lookup; it never changes a class. With methods=called it
  * puts a probe at the entry of each method (MethodProbes) and registers the class's methods; a class it
  * cannot rewrite is left as it is. It never throws: a failure is counted and reported by the reporter thread.
  */
@@ -23,7 +24,6 @@ final class CodeTransformer implements ClassFileTransformer {
     private static final String OWN_PACKAGE = "io/jvmlens/agent/";
     /** Bounds on the caches below, so generated classes or per-class URLs cannot grow them forever. */
     private static final int MAX_LOCATIONS = 10_000;
-    private static final int MAX_SEEN_CLASSES = 1_000_000;
     /** Marks a location that names no application source (the JDK's jrt: modules). */
     private static final String IGNORED = "";
 
@@ -39,8 +39,16 @@ final class CodeTransformer implements ClassFileTransformer {
     private final AtomicLong unprobedClasses = new AtomicLong();
     private volatile String firstUnprobedClass;
     private final ConcurrentHashMap<String, String> sourceNames = new ConcurrentHashMap<>();
-    private final Set<String> seenClasses = ConcurrentHashMap.newKeySet();
+    /**
+     * The protection domain of the last class seen and its sourceName: classes load in runs from one JAR,
+     * and the lookup otherwise builds the location's String each time. Weak, so it never keeps a loader alive.
+     */
+    private volatile LastDomain lastDomain = new LastDomain(new WeakReference<>(null), IGNORED);
+
+    private record LastDomain(WeakReference<ProtectionDomain> domain, String sourceName) {}
     private final AtomicLong failures = new AtomicLong();
+    /** Every class the JVM showed the transformer: the reporter waits while it grows fast (the application's start). */
+    private final AtomicLong classesSeen = new AtomicLong();
     private volatile String firstFailure;
 
     CodeTransformer(Observations observations, JarAliases aliases, CalledMethods calledMethods) {
@@ -52,6 +60,7 @@ final class CodeTransformer implements ClassFileTransformer {
     @Override
     public byte[] transform(Module module, ClassLoader loader, String className, Class<?> classBeingRedefined,
                             ProtectionDomain protectionDomain, byte[] classfileBuffer) {
+        classesSeen.incrementAndGet();
         try {
             return observe(module, loader, className, classBeingRedefined, protectionDomain, classfileBuffer);
         } catch (Throwable failure) {
@@ -65,19 +74,23 @@ final class CodeTransformer implements ClassFileTransformer {
         // Redefinitions are classes already seen; no code source means the JDK's bootstrap classes.
         if (className == null || classBeingRedefined != null || protectionDomain == null || bytes == null) return null;
         if (className.startsWith(OWN_PACKAGE) || className.equals("module-info")) return null;
-        CodeSource codeSource = protectionDomain.getCodeSource();
-        URL url = codeSource == null ? null : codeSource.getLocation();
-        if (url == null) return null;
-        String sourceName = sourceName(url.toString());
+        String sourceName = sourceNameOf(protectionDomain);
         if (sourceName.isEmpty()) return null;
         // Each definition of a class gets its probes: the reporter sends a method's first call once per copy.
         if (calledMethods != null) return probeable(module, loader, className) ? probe(sourceName, className, bytes) : null;
-        // De-duplicate per (sourceName, className): a class defined by several loaders is one code record.
-        String key = sourceName + '\u0000' + className;
-        if (seenClasses.size() < MAX_SEEN_CLASSES ? !seenClasses.add(key) : seenClasses.contains(key)) return null;
-
         observations.classLoaded(new Observations.LoadedClass(sourceName, className, bytes));
         return null;
+    }
+
+    /** The sourceName of a protection domain's code source; empty when it names no application source. */
+    private String sourceNameOf(ProtectionDomain domain) {
+        LastDomain last = lastDomain;
+        if (last.domain().get() == domain) return last.sourceName();
+        CodeSource codeSource = domain.getCodeSource();
+        URL url = codeSource == null ? null : codeSource.getLocation();
+        String sourceName = url == null ? IGNORED : sourceName(url.toString());
+        lastDomain = new LastDomain(new WeakReference<>(domain), sourceName);
+        return sourceName;
     }
 
     /**
@@ -130,6 +143,10 @@ final class CodeTransformer implements ClassFileTransformer {
             if (!name.isEmpty()) observations.locationSeen(location, name);
         }
         return name;
+    }
+
+    long classesSeen() {
+        return classesSeen.get();
     }
 
     long failures() {
