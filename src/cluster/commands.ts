@@ -17,7 +17,7 @@ export type Command =
   /** A report accepted by its coordinator; every node stores the record, the coordinator generates it. */
   | { kind: 'report.create'; meta: ReportMeta }
   /** One finished page, as the coordinator stored it. */
-  | { kind: 'report.page'; reportId: string; page: number; msgpack: Uint8Array; json: Uint8Array }
+  | { kind: 'report.page'; reportId: string; page: number; json: Uint8Array }
   /** The coordinator's final record, after all its pages. */
   | { kind: 'report.final'; meta: ReportMeta }
   /** A live node takes over the reports of a coordinator that left. */

@@ -77,10 +77,8 @@ export class ClusterReports implements Reports {
     const { store, append, logger } = this.#options;
     const range = { start: [meta.reportId], end: [meta.reportId, Number.MAX_SAFE_INTEGER] };
     const commands: Command[] = [];
-    for (const { key, value } of store.pages.getRange(range)) {
-      const page = key[1] as number;
-      const json = store.pageJson.get([meta.reportId, page]);
-      if (json !== undefined) commands.push({ kind: 'report.page', reportId: meta.reportId, page, msgpack: value, json });
+    for (const { key, value } of store.pageJson.getRange(range)) {
+      commands.push({ kind: 'report.page', reportId: meta.reportId, page: key[1] as number, json: value });
     }
     commands.push({ kind: 'report.final', meta });
     for (const [index, command] of commands.entries()) {
@@ -115,7 +113,7 @@ export class ClusterReports implements Reports {
         const stored = this.#stored(command.reportId);
         // The coordinator wrote its pages itself; a deleted report takes no pages.
         if (stored === undefined || stored.coordinator === self) return;
-        await Promise.all(putPage(this.#options.store, command.reportId, command.page, command.msgpack, command.json));
+        await putPage(this.#options.store, command.reportId, command.page, command.json);
         return;
       }
       case 'report.final': {

@@ -1,5 +1,6 @@
 // The code report's fast path: items encoded by the partitions and cut into pages by byte counts give
-// exactly the pages of the general path (PageWriter over codeFinalize's items), in JSON and msgpack.
+// exactly the pages of the general path (PageWriter over codeFinalize's items), in JSON and msgpack; a page's
+// msgpack is made from its JSON when first read.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { unpack } from 'msgpackr';
@@ -8,7 +9,7 @@ import { CodeItemEncoder } from '../../src/engine/reports/kernels/code-items.ts'
 import { codeTime } from '../../src/engine/reports/time-bytes.ts';
 import type { ClassMethods } from '../../src/engine/reports/kernels/class-methods.ts';
 import type { EncodedItems } from '../../src/engine/reports/encoded-items.ts';
-import { PageWriter, writeEncodedPages } from '../../src/engine/reports/pages.ts';
+import { deletePages, msgpackPage, PageWriter, putPage, writeEncodedPages } from '../../src/engine/reports/pages.ts';
 import type { ReportRequest } from '../../src/engine/reports/report-types.ts';
 import { openStore } from '../../src/storage/store.ts';
 import type { Store } from '../../src/storage/store.ts';
@@ -59,7 +60,7 @@ function readPages(store: Store, reportId: string, totalPages: number): Pages {
     const json = store.pageJson.getBinary([reportId, page])!;
     pages.json.push(JSON.parse(json.toString('utf8')) as unknown[]);
     pages.bytes.push(json.length);
-    pages.msgpack.push(unpack(store.pages.getBinary([reportId, page])!) as unknown[]);
+    pages.msgpack.push(unpack(msgpackPage(store, reportId, page)!) as unknown[]);
   }
   return pages;
 }
@@ -105,5 +106,19 @@ describe('encoded code items', () => {
     assert.deepEqual(readPages(store, 'empty', 1), { json: [[]], msgpack: [[]], bytes: [2] });
     const large = encodeCodeItems([{ sourceName: 'a.jar', className: 'A', methods: ['m'.repeat(2000)], firstSeen: [NOW], lastSeen: [NOW] }], false);
     await assert.rejects(writeEncodedPages(store, 'large', 1000, 100, [large]), /ITEM_TOO_LARGE|more than a page holds/);
+  });
+});
+
+describe("a page's msgpack", () => {
+  it('is made from its JSON at the first msgpack read and kept beside it, until the page is deleted', async () => {
+    const data = [{ sourceName: 'ü.jar', className: 'p/A', methodName: 'run()', firstSeen: '2026-01-01T00:00:00.000', lastSeen: '2026-01-02T00:00:00.000' }];
+    await putPage(store, 'lazy', 0, Buffer.from(JSON.stringify(data)));
+    assert.equal(store.pages.getBinary(['lazy', 0]), undefined, 'no msgpack is written with the page');
+    assert.deepEqual(unpack(msgpackPage(store, 'lazy', 0)!), data);
+    for (let wait = 0; wait < 100 && store.pages.getBinary(['lazy', 0]) === undefined; wait++) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(unpack(store.pages.getBinary(['lazy', 0])!), data, 'kept for the next msgpack read');
+    await deletePages(store, 'lazy');
+    assert.equal(msgpackPage(store, 'lazy', 0), undefined, 'a deleted page has no msgpack either');
+    assert.equal(store.pages.getBinary(['lazy', 0]), undefined);
   });
 });

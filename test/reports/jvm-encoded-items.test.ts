@@ -7,7 +7,7 @@ import { jvmFinalize, jvmPartition } from '../../src/engine/reports/kernels/jvm.
 import type { JvmPartial } from '../../src/engine/reports/kernels/jvm.ts';
 import { mergeJvmItems } from '../../src/engine/reports/kernels/jvm-items.ts';
 import type { EncodedJvmItems } from '../../src/engine/reports/kernels/jvm-items.ts';
-import { PageWriter, writeEncodedPages } from '../../src/engine/reports/pages.ts';
+import { msgpackPage, PageWriter, writeEncodedPages } from '../../src/engine/reports/pages.ts';
 import type { ReportRequest } from '../../src/engine/reports/report-types.ts';
 import { validateEvents } from '../../src/ingest/events.ts';
 import { Dictionary } from '../../src/storage/dictionary.ts';
@@ -59,7 +59,7 @@ async function pages(reportId: string, totalPages: number): Promise<{ json: unkn
   const msgpack: unknown[] = [];
   for (let page = 0; page < totalPages; page++) {
     json.push(JSON.parse(store.pageJson.getBinary([reportId, page])!.toString('utf8')));
-    msgpack.push(unpack(store.pages.getBinary([reportId, page])!));
+    msgpack.push(unpack(msgpackPage(store, reportId, page)!));
   }
   return { json, msgpack };
 }

@@ -1,7 +1,7 @@
-// Report pages: items cut into pages whose JSON body stays under the cap, stored as msgpack in LMDB (decisions §6).
+// Report pages: items cut into pages whose JSON body stays under the cap, stored as JSON in LMDB (decisions §6).
+// A page's msgpack is made from its JSON when a client first asks for it (http/routes/reports.ts).
 import { pack } from 'msgpackr';
 import type { Store } from '../../storage/store.ts';
-import { msgpackArrayHeader } from './encoded-items.ts';
 import type { EncodedItems } from './encoded-items.ts';
 
 /** Bytes of `value` as JSON. */
@@ -82,7 +82,7 @@ export class PageWriter {
 
   #flush(): void {
     const data = nest(this.#items, this.#nesting);
-    this.#writes.push(...putPage(this.#store, this.#reportId, this.#pages, pack(data), Buffer.from(JSON.stringify(data))));
+    this.#writes.push(putPage(this.#store, this.#reportId, this.#pages, Buffer.from(JSON.stringify(data))));
     this.#pages++;
     this.#items = [];
     this.#bytes = 0;
@@ -108,7 +108,7 @@ export async function writeItemPages(store: Store, reportId: string, pageBytes: 
     const data = nest(items, nesting);
     const json = Buffer.from(JSON.stringify(data));
     if (json.length <= pageBytes - reserve) {
-      await Promise.all(putPage(store, reportId, 0, pack(data), json));
+      await putPage(store, reportId, 0, json);
       return { totalCount: items.length, totalPages: 1 };
     }
   }
@@ -117,9 +117,29 @@ export async function writeItemPages(store: Store, reportId: string, pageBytes: 
   return writer.finish();
 }
 
-/** Stores one page in both encodings (a cluster node stores the pages its report coordinator published). */
-export function putPage(store: Store, reportId: string, page: number, msgpack: Uint8Array, json: Uint8Array): Promise<boolean>[] {
-  return [store.pages.put([reportId, page], msgpack as Buffer), store.pageJson.put([reportId, page], json as Buffer)];
+/** Stores one page's JSON (a cluster node stores the pages its report coordinator published). */
+export function putPage(store: Store, reportId: string, page: number, json: Uint8Array): Promise<boolean> {
+  return store.pageJson.put([reportId, page], json as Buffer);
+}
+
+/**
+ * A page's data as msgpack: made from its JSON when a client first asks for msgpack, then kept beside it,
+ * so that a report does not pay at generation for an encoding most clients never read. Undefined when the
+ * page is gone.
+ */
+export function msgpackPage(store: Store, reportId: string, page: number): Buffer | undefined {
+  const key = [reportId, page];
+  const kept = store.pages.getBinary(key);
+  if (kept !== undefined) return kept;
+  const json = store.pageJson.getBinary(key);
+  if (json === undefined) return undefined;
+  // Copied: msgpackr packs into a buffer it reuses for the next value.
+  const msgpack = Buffer.from(pack(JSON.parse(json.toString('utf8'))));
+  // Kept only while the page exists, so a report deleted meanwhile leaves nothing behind.
+  store.env.transaction(() => {
+    if (store.pageJson.doesExist(key)) store.pages.put(key, msgpack);
+  }).catch(() => undefined);
+  return msgpack;
 }
 
 /** Pages an EncodedPageWriter has in flight at most: each holds its buffers until LMDB commits it. */
@@ -172,7 +192,7 @@ export class EncodedPageWriter {
   /** Writes the last page (page 0 exists even when empty) and waits until all are committed. */
   async finish(): Promise<PageTotals> {
     if (this.#count > 0) await this.#flush();
-    if (this.#pages === 0) this.#writes.push(...emptyPage(this.#store, this.#reportId));
+    if (this.#pages === 0) this.#writes.push(emptyPage(this.#store, this.#reportId));
     await Promise.all(this.#writes);
     return { totalCount: this.#totalCount, totalPages: Math.max(1, this.#pages) };
   }
@@ -183,32 +203,23 @@ export class EncodedPageWriter {
   }
 
   async #flush(): Promise<void> {
-    const slot = (this.#slots[this.#pages % PAGES_IN_FLIGHT] ??= { json: EMPTY, msgpack: EMPTY, committed: Promise.resolve() });
+    const slot = (this.#slots[this.#pages % PAGES_IN_FLIGHT] ??= { json: EMPTY, committed: Promise.resolve() });
     // LMDB reads a value until its transaction commits: a slot is reused once its last page is on disk.
     await slot.committed;
-    const header = msgpackArrayHeader(this.#count);
-    let msgpackSize = header.length;
-    for (const { chunk, from, to } of this.#runs) msgpackSize += chunk.msgpackEnds[to - 1] - (from === 0 ? 0 : chunk.msgpackEnds[from - 1]);
     if (slot.json.length < this.#bytes - 1) slot.json = Buffer.allocUnsafeSlow(this.#bytes - 1);
-    if (slot.msgpack.length < msgpackSize) slot.msgpack = Buffer.allocUnsafeSlow(msgpackSize);
-    const { json, msgpack } = slot;
+    const { json } = slot;
     let at = 0;
     json[at++] = 0x5b;
-    msgpack.set(header, 0);
-    let msgpackAt = header.length;
     for (const { chunk, from, to } of this.#runs) {
       const jsonStart = from === 0 ? 0 : chunk.jsonEnds[from - 1] + 1;
-      const msgpackStart = from === 0 ? 0 : chunk.msgpackEnds[from - 1];
       // Each item's JSON is followed by its comma: a run's slice holds the commas between its items.
       json.set(chunk.json.subarray(jsonStart, chunk.jsonEnds[to - 1] + 1), at);
       at += chunk.jsonEnds[to - 1] + 1 - jsonStart;
-      msgpack.set(chunk.msgpack.subarray(msgpackStart, chunk.msgpackEnds[to - 1]), msgpackAt);
-      msgpackAt += chunk.msgpackEnds[to - 1] - msgpackStart;
     }
     json[at - 1] = 0x5d;
-    const writes = putPage(this.#store, this.#reportId, this.#pages, msgpack.subarray(0, msgpackAt), json.subarray(0, at));
-    this.#writes.push(...writes);
-    slot.committed = Promise.all(writes);
+    const write = putPage(this.#store, this.#reportId, this.#pages, json.subarray(0, at));
+    this.#writes.push(write);
+    slot.committed = write;
     // Awaited when the slot comes round again, or through #writes at the end; until then not unhandled.
     slot.committed.catch(() => undefined);
     this.#pages++;
@@ -220,10 +231,9 @@ export class EncodedPageWriter {
 
 const EMPTY = Buffer.alloc(0);
 
-/** Buffers of one page in flight: a report writes hundreds of MB of pages through a few of them. */
+/** The buffer of one page in flight: a report writes hundreds of MB of pages through a few of them. */
 interface PageSlot {
   json: Buffer;
-  msgpack: Buffer;
   committed: Promise<unknown>;
 }
 
@@ -234,13 +244,13 @@ export async function writeEncodedPages(store: Store, reportId: string, pageByte
   return writer.finish();
 }
 
-function emptyPage(store: Store, reportId: string): Promise<boolean>[] {
-  return putPage(store, reportId, 0, pack([]), Buffer.from('[]'));
+function emptyPage(store: Store, reportId: string): Promise<boolean> {
+  return putPage(store, reportId, 0, Buffer.from('[]'));
 }
 
 /** Writes an empty page 0: a failed report still has one (decisions §6). */
 export async function writeEmptyPage(store: Store, reportId: string): Promise<void> {
-  await Promise.all(emptyPage(store, reportId));
+  await emptyPage(store, reportId);
 }
 
 export async function deletePages(store: Store, reportId: string): Promise<void> {

@@ -1,12 +1,12 @@
-// Ungrouped JVM report items in the default order (hostName, vmId), written straight to JSON and msgpack bytes
-// in the partition that read them (decisions §7): 100,000 VMs would otherwise cost 100,000 objects cloned
+// Ungrouped JVM report items in the default order (hostName, vmId), written straight to JSON bytes in the
+// partition that read them (decisions §7): 100,000 VMs would otherwise cost 100,000 objects cloned
 // twice between threads, measured and stringified one by one.
 import { codePointComparator, compareCodePoints } from '../../../collation.ts';
 import { isoTime } from '../../../iso-time.ts';
 import type { Column } from '../../../parser/columns.ts';
 import type { FieldDef } from '../../../parser/fields.ts';
 import { ByteSink } from '../../byte-sink.ts';
-import { ItemEncoder, msgpackBytes, writeString } from '../encoded-items.ts';
+import { ItemEncoder, writeString } from '../encoded-items.ts';
 import { TIME_BYTES, writeTimeBytes } from '../time-bytes.ts';
 import type { EncodedItems } from '../encoded-items.ts';
 import type { FleetSlice } from '../fleet-slice.ts';
@@ -34,32 +34,21 @@ function compareItems(compare: Compare, hostA: string | null, vmA: string, hostB
 }
 
 const ascii = (text: string): Uint8Array => Buffer.from(text, 'latin1');
-const NULL_JSON = ascii('null');
-const NULL_MSGPACK = Uint8Array.of(0xc0);
+const NULL = ascii('null');
 /** Years 0000–9999: the range whose ISO text is 24 bytes (`toISOString` widens others). */
 const LAST_FOUR_DIGIT_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
-/** A value's bytes in both encodings. */
-interface Piece {
-  json: Uint8Array;
-  msgpack: Uint8Array;
-}
-
-const NULL: Piece = { json: NULL_JSON, msgpack: NULL_MSGPACK };
-
-function piece(value: string | null): Piece {
+/** A value's JSON bytes. */
+function piece(value: string | null): Uint8Array {
   if (value === null) return NULL;
   const json = new ByteSink(value.length * 3 + 8);
-  const msgpack = new ByteSink(value.length * 3 + 8);
-  writeString(json, msgpack, value);
-  return { json: Uint8Array.from(json.written()), msgpack: Uint8Array.from(msgpack.written()) };
+  writeString(json, value);
+  return Uint8Array.from(json.written());
 }
 
-/** `{"vmId":`, `,"hostName":`, …: what precedes each field's value, in item order, in both encodings. */
-const KEYS: Piece[] = JVM_ITEM_FIELDS.map((field, k) => ({ json: ascii(`${k === 0 ? '{' : ','}"${field}":`), msgpack: msgpackBytes(field) }));
-const TAGS_KEY: Piece = { json: ascii(',"tags":'), msgpack: msgpackBytes('tags') };
-/** A fixmap of the item fields and tags. */
-const ITEM_MAP = 0x80 | (JVM_ITEM_FIELDS.length + 1);
+/** `{"vmId":`, `,"hostName":`, …: what precedes each field's value, in item order. */
+const KEYS: Uint8Array[] = JVM_ITEM_FIELDS.map((field, k) => ascii(`${k === 0 ? '{' : ','}"${field}":`));
+const TAGS_KEY = ascii(',"tags":');
 /** A first guess of an item's JSON size, to size the buffers once. */
 const BYTES_PER_ITEM = 400;
 
@@ -70,9 +59,9 @@ const BYTES_PER_ITEM = 400;
 class JvmItemWriter {
   readonly encoder: ItemEncoder;
   /** Per dictionary column (by its ids array), the piece of each id met. */
-  readonly #values = new Map<Uint32Array, Map<number, Piece>>();
-  /** `"key":"value"` (JSON) and key, value (msgpack) per tag pair of dictionary ids. */
-  readonly #tagPairs = new Map<number, Map<number, Piece>>();
+  readonly #values = new Map<Uint32Array, Map<number, Uint8Array>>();
+  /** `"key":"value"` per tag pair of dictionary ids. */
+  readonly #tagPairs = new Map<number, Map<number, Uint8Array>>();
   readonly #slice: FleetSlice;
 
   constructor(slice: FleetSlice, items: number) {
@@ -80,12 +69,10 @@ class JvmItemWriter {
     this.encoder = new ItemEncoder(Math.max(1 << 16, items * BYTES_PER_ITEM));
   }
 
-  write(bytes: Piece): void {
-    const { json, msgpack } = this.encoder;
-    json.reserve(bytes.json.length);
-    json.copy(bytes.json);
-    msgpack.reserve(bytes.msgpack.length);
-    msgpack.copy(bytes.msgpack);
+  write(bytes: Uint8Array): void {
+    const { json } = this.encoder;
+    json.reserve(bytes.length);
+    json.copy(bytes);
   }
 
   /** The value of a dictionary column at row i. */
@@ -102,43 +89,26 @@ class JvmItemWriter {
   /** A string of many values (vmId, hostName): encoded in place, not cached. */
   unique(value: string | null): void {
     if (value === null) this.write(NULL);
-    else writeString(this.encoder.json, this.encoder.msgpack, value);
+    else writeString(this.encoder.json, value);
   }
 
   time(time: number): void {
     if (!(time >= 0 && time <= LAST_FOUR_DIGIT_TIME)) return this.write(piece(isoTime(time)));
-    const { json, msgpack } = this.encoder;
+    const { json } = this.encoder;
     json.reserve(TIME_BYTES + 3);
     json.byte(0x22);
     writeTimeBytes(json.bytes, json.length, time);
     json.length += TIME_BYTES;
     json.byte(0x5a);
     json.byte(0x22);
-    msgpack.reserve(TIME_BYTES + 2);
-    msgpack.byte(0xa0 | (TIME_BYTES + 1));
-    writeTimeBytes(msgpack.bytes, msgpack.length, time);
-    msgpack.length += TIME_BYTES;
-    msgpack.byte(0x5a);
   }
 
   tags(i: number): void {
     const pairs = this.#slice.tagPairs(i);
-    const count = pairs.length >>> 1;
     // Most VMs carry the same few tag pairs: copied from pieces, not encoded.
-    const { json, msgpack } = this.encoder;
-    if (count >= 16) {
-      // Past a msgpack fixmap: rare enough to encode through msgpackr.
-      const tags = this.#slice.tags(i);
-      const text = JSON.stringify(tags);
-      json.reserve(text.length * 3);
-      json.utf8(text);
-      this.write({ json: new Uint8Array(0), msgpack: msgpackBytes(tags) });
-      return;
-    }
+    const { json } = this.encoder;
     json.reserve(1);
     json.byte(0x7b);
-    msgpack.reserve(1);
-    msgpack.byte(0x80 | count);
     for (let k = 0; k < pairs.length; k += 2) {
       if (k > 0) {
         json.reserve(1);
@@ -150,14 +120,14 @@ class JvmItemWriter {
     json.byte(0x7d);
   }
 
-  #tagPair(key: number, value: number): Piece {
+  #tagPair(key: number, value: number): Uint8Array {
     let values = this.#tagPairs.get(key);
     if (values === undefined) this.#tagPairs.set(key, (values = new Map()));
     let bytes = values.get(value);
     if (bytes === undefined) {
       const name = piece(this.#slice.lookup(key) ?? '');
       const text = piece(this.#slice.lookup(value) ?? '');
-      bytes = { json: Uint8Array.from([...name.json, 0x3a, ...text.json]), msgpack: Uint8Array.from([...name.msgpack, ...text.msgpack]) };
+      bytes = Uint8Array.from([...name, 0x3a, ...text]);
       values.set(value, bytes);
     }
     return bytes;
@@ -184,8 +154,6 @@ export function encodeJvmItems(slice: FleetSlice, mask: Uint8Array, fields: Reco
   const { startTime, lastHeardTime } = slice.scan;
   for (const k of order) {
     const i = rows[k];
-    encoder.msgpack.reserve(1);
-    encoder.msgpack.byte(ITEM_MAP);
     for (let f = 0; f < JVM_ITEM_FIELDS.length; f++) {
       writer.write(KEYS[f]);
       const name = JVM_ITEM_FIELDS[f];
@@ -220,11 +188,8 @@ export function mergeJvmItems(partials: readonly EncodedJvmItems[]): EncodedItem
     const { items } = partials[best];
     const k = next[best]++;
     const json = items.json.subarray(k === 0 ? 0 : items.jsonEnds[k - 1] + 1, items.jsonEnds[k]);
-    const msgpack = items.msgpack.subarray(k === 0 ? 0 : items.msgpackEnds[k - 1], items.msgpackEnds[k]);
     encoder.json.reserve(json.length);
     encoder.json.copy(json);
-    encoder.msgpack.reserve(msgpack.length);
-    encoder.msgpack.copy(msgpack);
     encoder.endItem();
   }
   return encoder.finish();
