@@ -48,9 +48,9 @@ export interface Store {
   keys: Database<ApiKeyRecord, string>;
   keyHashes: Database<string, string>;
   reports: Database<Record<string, unknown>, string>;
-  /** Key [reportId, page]: msgpack bytes of one page. */
+  /** Key [reportId, page]: msgpack bytes of one page, made from its JSON at its first msgpack GET. */
   pages: Database<Buffer, (string | number)[]>;
-  /** Key [reportId, page]: the same page's data as JSON bytes, which a JSON GET splices into its envelope. */
+  /** Key [reportId, page]: the page's data as JSON bytes, which a JSON GET splices into its envelope. */
   pageJson: Database<Buffer, (string | number)[]>;
   /** The `writeSeq` values of this process's write batches; the others came from other processes. */
   ownSeqs: Set<number>;
