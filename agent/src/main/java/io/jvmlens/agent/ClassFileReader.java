@@ -63,6 +63,7 @@ final class ClassFileReader {
             int access = u2();
             int name = u2();
             int descriptor = u2();
+            // Checked now, decoded later if at all: both must be Utf8 entries within the class file.
             utf8Offset(name);
             utf8Offset(descriptor);
             int code = -1;
