@@ -86,8 +86,11 @@ final class CalledMethods {
                 watched.remove(watched.size() - 1);
             }
         }
-        calls.sort((a, b) -> a.time() != b.time() ? Long.compare(a.time(), b.time())
-                : a.sourceName() != b.sourceName() ? a.sourceName().compareTo(b.sourceName()) : a.className().compareTo(b.className()));
+        calls.sort((a, b) -> {
+            if (a.time() != b.time()) return Long.compare(a.time(), b.time());
+            int bySource = a.sourceName().compareTo(b.sourceName());
+            return bySource != 0 ? bySource : a.className().compareTo(b.className());
+        });
         return calls;
     }
 }
