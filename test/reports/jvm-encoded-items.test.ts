@@ -21,8 +21,9 @@ import { tempDir } from '../helpers/service.ts';
 const DAY = 86_400_000;
 const now = Date.now();
 // Host names and other VM fields that need JSON escapes and multi-byte UTF-8, tag values with every
-// character tags allow, more tags than a msgpack fixmap holds, and hosts shared by several VMs (then vmId decides).
-const HOSTS = ['web-1', 'web-1', 'Zürich-3', '東京-2', 'say"hi"', 'back\\slash', 'x'.repeat(40), 'a'];
+// character tags allow, more tags than a msgpack fixmap holds, hosts shared by several VMs (then vmId decides;
+// 'web-1' by 30) and VMs without a host name (sorted last).
+const HOSTS = ['web-1', 'web-1', 'Zürich-3', '東京-2', 'say"hi"', 'back\\slash', 'x'.repeat(40), 'a', null];
 const TAGS: Record<string, string>[] = [{}, { env: 'prod', team: 'pay' }, Object.fromEntries(Array.from({ length: 17 }, (_, k) => [`k${k}`, `v${k}`])), { env: 'a b:c/d@e_f.g-h', team: 'x' }, { AppEnv: 'shop' }];
 
 let store: Store;
@@ -39,7 +40,7 @@ before(async () => {
     const time = now - Math.floor(rnd() * 10 * DAY);
     events.push({
       type: 'vm.start', vmId, time, agentVersion: v % 3 === 0 ? '1.0' : 'ünï', agentRevision: 'r',
-      inventory: { hostName: HOSTS[v % HOSTS.length], systemProperties: { 'java.version': '21', ...(v % 4 === 0 ? {} : { 'java.vm.vendor': 'Ven"dor' }) } },
+      inventory: { ...(HOSTS[v % HOSTS.length] === null ? {} : { hostName: HOSTS[v % HOSTS.length] }), systemProperties: { 'java.version': '21', ...(v % 4 === 0 ? {} : { 'java.vm.vendor': 'Ven"dor' }) } },
       tags: TAGS[v % TAGS.length],
     });
     if (v % 5 === 0) events.push({ type: 'vm.stop', vmId, time: time + 1000 });
