@@ -1,9 +1,12 @@
 // Code sightings of a write batch (decisions §4): method → time slot through an in-memory index, times
-// merged into their blocks, class records rewritten only when a class gains a method.
+// merged into their blocks, class records rewritten only when a class gains a method. Each method has two
+// slots: one in its AppEnv's class record, one in the class's fleet-wide record that reports without an
+// AppEnv filter read (no merging of a class's AppEnvs per report).
 import { compareCodePoints } from '../collation.ts';
 import type { CodeItem } from '../ingest/events.ts';
 import { readBlock, SLOTS_PER_BLOCK, writeBlock } from './code-times.ts';
 import type { ClassCode } from './records.ts';
+import type { Database } from 'lmdb';
 import type { Store } from './store.ts';
 
 /** Methods cached before the index starts over: bounds the memory of a fleet with millions of methods. */
@@ -16,6 +19,11 @@ function classIdOf(sourceName: string, className: string, appEnv: string): strin
   return `${sourceName}\u0000${className}\u0000${appEnv}`;
 }
 
+/** A fleet-wide class record's key joined into one string (its own index: no clash with an AppEnv's). */
+function fleetClassIdOf(sourceName: string, className: string): string {
+  return `${sourceName}\u0000${className}`;
+}
+
 function methodIdOf(classId: string, methodName: string): string {
   return `${classId}\u0000${methodName}`;
 }
@@ -26,17 +34,21 @@ function methodIdOf(classId: string, methodName: string): string {
  * missing entry is looked up in the store (another process may have added the method), which is why the
  * index needs no invalidation on foreign writes.
  */
-export class CodeIndex {
+class SlotIndex {
   readonly #slots = new Map<string, number>();
   /** Method id by slot ('' where unknown), to check a guessed slot with one string comparison. */
   #methodIds: string[] = [];
 
   /**
    * An agent sends a class's methods in the order it loaded them, the order in which they got their slots:
-   * the slot after the last sighting's is checked first. A big map's hash look-up costs cache misses.
+   * the slots after the last sighting's are checked first (the next but one where a new method took an
+   * AppEnv slot and a fleet slot in turn). A big map's hash look-up costs cache misses.
    */
   slot(methodId: string, guess: number): number | undefined {
-    if (guess < this.#methodIds.length && this.#methodIds[guess] === methodId) return guess;
+    if (guess >= 0 && guess < this.#methodIds.length) {
+      if (this.#methodIds[guess] === methodId) return guess;
+      if (this.#methodIds[guess + 1] === methodId) return guess + 1;
+    }
     return this.#slots.get(methodId);
   }
 
@@ -48,15 +60,52 @@ export class CodeIndex {
     }
   }
 
+  get size(): number {
+    return this.#slots.size;
+  }
+
+  clear(): void {
+    this.#slots.clear();
+    this.#methodIds = [];
+  }
+}
+
+/**
+ * What a process remembers of the stored slots between batches: each method's slot in its AppEnv's class
+ * record (`code`), its slot in the class's fleet-wide record (`fleetCode`), and the fleet slot of each
+ * AppEnv slot, so that most sightings find both slots without a second look-up.
+ */
+export class CodeIndex {
+  readonly appEnv = new SlotIndex();
+  readonly fleet = new SlotIndex();
+  /** Fleet slot + 1 by AppEnv slot (0: not known here). */
+  #fleetSlots = new Int32Array(0);
+
+  fleetSlotOf(slot: number): number | undefined {
+    const known = slot < this.#fleetSlots.length ? this.#fleetSlots[slot] : 0;
+    return known === 0 ? undefined : known - 1;
+  }
+
+  setFleetSlot(slot: number, fleetSlot: number): void {
+    if (slot >= MAX_GUESSED_SLOT) return;
+    if (slot >= this.#fleetSlots.length) {
+      const grown = new Int32Array(Math.min(MAX_GUESSED_SLOT, Math.max(slot + 1, 2 * this.#fleetSlots.length, 1024)));
+      grown.set(this.#fleetSlots);
+      this.#fleetSlots = grown;
+    }
+    this.#fleetSlots[slot] = fleetSlot + 1;
+  }
+
   /** Between batches only: a batch relies on the entries of the methods it added. */
   trim(): void {
-    if (this.#slots.size >= MAX_CACHED_METHODS) this.clear();
+    if (this.appEnv.size + this.fleet.size >= MAX_CACHED_METHODS) this.clear();
   }
 
   /** After a failed transaction: its slots were never committed and will be handed out again. */
   clear(): void {
-    this.#slots.clear();
-    this.#methodIds = [];
+    this.appEnv.clear();
+    this.fleet.clear();
+    this.#fleetSlots = new Int32Array(0);
   }
 }
 
@@ -67,16 +116,25 @@ interface ClassChange {
   added: [methodName: string, slot: number][];
 }
 
+/** One database of class records as a batch sees it: the records it read and the index of their slots. */
+interface ClassRecords {
+  db: Database<ClassCode, string[]>;
+  index: SlotIndex;
+  /** Classes read from the store in this transaction: no other writer can change them before it ends. */
+  read: Map<string, ClassChange>;
+}
+
 /** One batch's sightings, applied inside its write transaction. */
 export class CodeBatch {
   readonly #store: Store;
   readonly #index: CodeIndex;
-  /** Classes read from the store in this transaction: no other writer can change them before it ends. */
-  readonly #read = new Map<string, ClassChange>();
+  readonly #appEnv: ClassRecords;
+  readonly #fleet: ClassRecords;
   readonly #blocks = new Map<number, Float64Array>();
   readonly #changedBlocks = new Set<number>();
   #nextSlot = -1;
   #lastSlot = -1;
+  #lastFleetSlot = -1;
   /** The block of the last sighting: consecutive sightings mostly share one. */
   #lastBlock = -1;
   #lastTimes: Float64Array = new Float64Array(0);
@@ -84,14 +142,43 @@ export class CodeBatch {
   constructor(store: Store, index: CodeIndex) {
     this.#store = store;
     this.#index = index;
+    this.#appEnv = { db: store.code, index: index.appEnv, read: new Map() };
+    this.#fleet = { db: store.fleetCode, index: index.fleet, read: new Map() };
     index.trim();
   }
 
+  /** A sighting moves the times of the method in its AppEnv's record and in the class's fleet-wide one. */
   add(item: CodeItem, appEnv: string, time: number): void {
     const classId = classIdOf(item.sourceName, item.className, appEnv);
     const methodId = methodIdOf(classId, item.methodName);
-    const slot = this.#index.slot(methodId, this.#lastSlot + 1) ?? this.#slotOfMiss(classId, methodId, item, appEnv);
+    const slot = this.#appEnv.index.slot(methodId, this.#lastSlot + 1) ?? this.#slotOfMiss(this.#appEnv, classId, methodId, [item.sourceName, item.className, appEnv], item.methodName);
     this.#lastSlot = slot;
+    this.#see(slot, time);
+    let fleetSlot = this.#index.fleetSlotOf(slot);
+    if (fleetSlot === undefined) {
+      const fleetClassId = fleetClassIdOf(item.sourceName, item.className);
+      const fleetMethodId = methodIdOf(fleetClassId, item.methodName);
+      fleetSlot = this.#fleet.index.slot(fleetMethodId, this.#lastFleetSlot + 1) ?? this.#slotOfMiss(this.#fleet, fleetClassId, fleetMethodId, [item.sourceName, item.className], item.methodName);
+      this.#index.setFleetSlot(slot, fleetSlot);
+    }
+    this.#lastFleetSlot = fleetSlot;
+    this.#see(fleetSlot, time);
+  }
+
+  /** Writes the changed blocks and the classes that gained methods. */
+  write(): void {
+    for (const block of this.#changedBlocks) writeBlock(this.#store, block, this.#blocks.get(block)!);
+    for (const records of [this.#appEnv, this.#fleet]) {
+      for (const { key, stored, added } of records.read.values()) {
+        if (added.length === 0) continue;
+        added.sort((a, b) => compareCodePoints(a[0], b[0]));
+        records.db.put(key, withMethods(stored, added));
+      }
+    }
+    if (this.#nextSlot >= 0) this.#store.meta.put('codeSlotNext', this.#nextSlot);
+  }
+
+  #see(slot: number, time: number): void {
     const block = Math.floor(slot / SLOTS_PER_BLOCK);
     const times = this.#block(block);
     const at = 2 * (slot % SLOTS_PER_BLOCK);
@@ -103,17 +190,6 @@ export class CodeBatch {
       times[at + 1] = time;
       this.#changedBlocks.add(block);
     }
-  }
-
-  /** Writes the changed blocks and the classes that gained methods. */
-  write(): void {
-    for (const block of this.#changedBlocks) writeBlock(this.#store, block, this.#blocks.get(block)!);
-    for (const { key, stored, added } of this.#read.values()) {
-      if (added.length === 0) continue;
-      added.sort((a, b) => compareCodePoints(a[0], b[0]));
-      this.#store.code.put(key, withMethods(stored, added));
-    }
-    if (this.#nextSlot >= 0) this.#store.meta.put('codeSlotNext', this.#nextSlot);
   }
 
   #block(block: number): Float64Array {
@@ -128,22 +204,21 @@ export class CodeBatch {
     return times;
   }
 
-  #slotOfMiss(classId: string, methodId: string, item: CodeItem, appEnv: string): number {
-    let change = this.#read.get(classId);
+  #slotOfMiss(records: ClassRecords, classId: string, methodId: string, key: string[], methodName: string): number {
+    let change = records.read.get(classId);
     if (change === undefined) {
-      const key = [item.sourceName, item.className, appEnv];
-      change = { key, stored: this.#store.code.get(key), added: [] };
-      this.#read.set(classId, change);
+      change = { key, stored: records.db.get(key), added: [] };
+      records.read.set(classId, change);
       const { stored } = change;
       if (stored !== undefined) {
-        for (let m = 0; m < stored.methods.length; m++) this.#index.set(methodIdOf(classId, stored.methods[m]), stored.slots[m]);
-        const slot = this.#index.slot(methodId, -1);
+        for (let m = 0; m < stored.methods.length; m++) records.index.set(methodIdOf(classId, stored.methods[m]), stored.slots[m]);
+        const slot = records.index.slot(methodId, -1);
         if (slot !== undefined) return slot;
       }
     }
     const slot = this.#allocateSlot();
-    this.#index.set(methodId, slot);
-    change.added.push([item.methodName, slot]);
+    records.index.set(methodId, slot);
+    change.added.push([methodName, slot]);
     return slot;
   }
 

@@ -83,9 +83,12 @@ export class SlotTimes {
   }
 }
 
-/** One class's methods with their times, read now: for tests and tools. */
+/**
+ * One class's methods with their times, read now: for tests and tools. A key [sourceName, className,
+ * appEnv] reads the AppEnv's record, [sourceName, className] the fleet-wide one.
+ */
 export function readClassTimes(store: Store, key: string[]): MethodTimes | undefined {
-  const code = store.code.get(key);
+  const code = (key.length === 2 ? store.fleetCode : store.code).get(key);
   if (code === undefined) return undefined;
   const times = new SlotTimes(store);
   return { methods: code.methods, firstSeen: code.slots.map((slot) => times.firstSeen(slot)), lastSeen: code.slots.map((slot) => times.lastSeen(slot)) };

@@ -5,13 +5,17 @@ import { open } from 'lmdb';
 import type { Database, DatabaseOptions, RootDatabase } from 'lmdb';
 import type { Vulnerability } from '../vuln/osv.ts';
 import { classCodeEncoder } from './class-code.ts';
+import { migrateToFleetCode } from './fleet-code-migration.ts';
 import type { Annotation, ApiKeyRecord, ClassCode, ComponentCve, ComponentRecord, VmDetails, VmRecord } from './records.ts';
 
-/** 2: code times moved out of the class records into slot blocks (`codeTimes`); class records in bytes (class-code.ts). */
-export const SCHEMA_VERSION = 2;
+/**
+ * 2: code times moved out of the class records into slot blocks (`codeTimes`); class records in bytes (class-code.ts).
+ * 3: fleet-wide class records (`fleetCode`), built from the AppEnv ones at the first start (fleet-code-migration.ts).
+ */
+export const SCHEMA_VERSION = 3;
 
 /** lmdb-js takes a custom encoder for a database, though its types do not say so. */
-const CODE_OPTIONS: DatabaseOptions & { name: string; encoder: typeof classCodeEncoder } = { name: 'code', encoder: classCodeEncoder };
+const classCodeOptions = (name: string): DatabaseOptions & { name: string; encoder: typeof classCodeEncoder } => ({ name, encoder: classCodeEncoder });
 
 export interface Store {
   env: RootDatabase;
@@ -39,6 +43,13 @@ export interface Store {
    * class gains a method; LMDB key order is the code report's default order.
    */
   code: Database<ClassCode, string[]>;
+  /**
+   * Key [sourceName, className] → the class's methods in every AppEnv, each with a slot of its own whose
+   * times span all of them: what a code report without an AppEnv filter reads.
+   */
+  fleetCode: Database<ClassCode, string[]>;
+  /** The same records as their bytes, for the report scan that copies names without decoding them. */
+  fleetCodeBytes: Database<Buffer, string[]>;
   /** Block number → Float64 [firstSeen, lastSeen] per slot of the block (code-times.ts). */
   codeTimes: Database<Buffer, number>;
   /** Per component id: the CVEs its name and version match (filled by vulnerability matching). */
@@ -86,7 +97,9 @@ export function openStore(dataDir: string, options: { readOnly?: boolean } = {})
     components: msgpack('components', 'uint32'),
     vmComponents: binary('vmComponents', 'uint32'),
     usedSources: binary('usedSources', 'uint32'),
-    code: env.openDB<ClassCode, string[]>(CODE_OPTIONS),
+    code: env.openDB<ClassCode, string[]>(classCodeOptions('code')),
+    fleetCode: env.openDB<ClassCode, string[]>(classCodeOptions('fleetCode')),
+    fleetCodeBytes: binary('fleetCode'),
     codeTimes: binary('codeTimes', 'uint32'),
     componentCves: msgpack('componentCves', 'uint32'),
     vulns: msgpack('vulns'),
@@ -102,8 +115,9 @@ export function openStore(dataDir: string, options: { readOnly?: boolean } = {})
     store.meta.putSync('schemaVersion', SCHEMA_VERSION);
   }
   const version = store.meta.get('schemaVersion');
-  if (version !== undefined && version !== SCHEMA_VERSION) {
-    throw new Error(`data directory ${dataDir} has schema version ${version}; this jvmlens reads version ${SCHEMA_VERSION} only (no migration: seed or ingest into a new data directory)`);
+  if (version === 2 && !options.readOnly) migrateToFleetCode(store, version, (line) => process.stderr.write(`jvmlens: ${line}\n`));
+  else if (version !== undefined && version !== SCHEMA_VERSION) {
+    throw new Error(`data directory ${dataDir} has schema version ${version}; this jvmlens reads version ${SCHEMA_VERSION}, and migrates version 2 when it opens it for writing`);
   }
   return store;
 }

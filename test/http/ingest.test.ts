@@ -120,6 +120,7 @@ test('replaying a batch changes nothing, even after later events', async () => {
   const store = openStore(dataDir);
   try {
     assert.deepEqual(readClassTimes(store, ['app.jar', 'com/acme/Main', 'shop']), { methods: ['main(java.lang.String[])'], firstSeen: [now - 3000], lastSeen: [now - 1000] });
+    assert.deepEqual(readClassTimes(store, ['app.jar', 'com/acme/Main']), { methods: ['main(java.lang.String[])'], firstSeen: [now - 3000], lastSeen: [now - 1000] }, 'the fleet-wide record');
     assert.equal(store.vmComponents.getBinary(0)!.length, 8, 'one (component, source) pair');
   } finally {
     await store.close();
@@ -204,20 +205,22 @@ test('code from another process that writes the same data directory: every metho
   }
   const store = openStore(dataDir);
   try {
-    assert.deepEqual(readClassTimes(store, ['app.jar', 'com/acme/Shared', '']), {
+    const expected = {
       methods: ['m0()', 'm1()', 'm2()', 'm3()'],
       firstSeen: [now - 4000, now - 5000, now - 4000, now - 3000],
       lastSeen: [now - 3000, now - 5000, now - 3000, now - 3000],
-    });
+    };
+    assert.deepEqual(readClassTimes(store, ['app.jar', 'com/acme/Shared', '']), expected);
+    assert.deepEqual(readClassTimes(store, ['app.jar', 'com/acme/Shared']), expected, 'the fleet-wide record');
   } finally {
     await store.close();
   }
 });
 
-test('a data directory of another schema version is refused with a message that says so', async () => {
+test('a data directory of a schema version this jvmlens cannot migrate is refused with a message that says so', async () => {
   const dataDir = tempDir();
   const store = openStore(dataDir);
-  await store.meta.put('schemaVersion', SCHEMA_VERSION - 1);
+  await store.meta.put('schemaVersion', 1);
   await store.close();
-  assert.throws(() => openStore(dataDir), new RegExp(`schema version ${SCHEMA_VERSION - 1}; this jvmlens reads version ${SCHEMA_VERSION} only`));
+  assert.throws(() => openStore(dataDir), new RegExp(`schema version 1; this jvmlens reads version ${SCHEMA_VERSION}, and migrates version 2`));
 });
