@@ -19,7 +19,7 @@ import { tempDir } from '../helpers/service.ts';
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 10, 22, 3, 0, 0);
 
-function encodeCodeItems(classes: readonly ClassMethods[], withCount: boolean): EncodedItems {
+function encodeCodeItems(classes: readonly ClassMethods[], withCount: boolean): EncodedItems[] {
   const encoder = new CodeItemEncoder(withCount);
   for (const cls of classes) encoder.add(cls);
   return encoder.finish();
@@ -89,7 +89,7 @@ describe('encoded code items', () => {
         const general = new PageWriter(store, `general-${groupBy.length}-${round}`, pageBytes, 120);
         for (const item of items) general.add(item);
         const expected = await general.finish();
-        const chunks = parts.map((classes) => encodeCodeItems(classes, groupBy.length === 3));
+        const chunks = parts.flatMap((classes) => encodeCodeItems(classes, groupBy.length === 3));
         const totals = await writeEncodedPages(store, `encoded-${groupBy.length}-${round}`, pageBytes, 120, chunks);
         assert.deepEqual(totals, expected, `page bytes ${pageBytes}`);
         const want = readPages(store, `general-${groupBy.length}-${round}`, expected.totalPages);
@@ -101,11 +101,25 @@ describe('encoded code items', () => {
     });
   }
 
+  it('a partition of many megabytes comes in several chunks that give the same pages', async () => {
+    const methods = Array.from({ length: 40_000 }, (_, m) => `method${String(m).padStart(6, '0')}(java.lang.String, int)`);
+    const classes: ClassMethods[] = [0, 1].map((c) => ({ sourceName: 'big.jar', className: `com/acme/Big${c}`, methods, firstSeen: methods.map((_, m) => NOW - m * 1000), lastSeen: methods.map(() => NOW) }));
+    const chunks = encodeCodeItems(classes, false);
+    assert.ok(chunks.length > 1, `${chunks.length} chunk(s)`);
+    const items = codeFinalize(request([]), [classes]);
+    const general = new PageWriter(store, 'chunks-general', 5_500_000, 120);
+    for (const item of items) general.add(item);
+    const expected = await general.finish();
+    const totals = await writeEncodedPages(store, 'chunks-encoded', 5_500_000, 120, chunks);
+    assert.deepEqual(totals, expected);
+    assert.deepEqual(readPages(store, 'chunks-encoded', totals.totalPages).json, readPages(store, 'chunks-general', expected.totalPages).json);
+  });
+
   it('no items give one empty page; an item larger than a page is refused', async () => {
-    assert.deepEqual(await writeEncodedPages(store, 'empty', 1000, 100, [encodeCodeItems([], false)]), { totalCount: 0, totalPages: 1 });
+    assert.deepEqual(await writeEncodedPages(store, 'empty', 1000, 100, encodeCodeItems([], false)), { totalCount: 0, totalPages: 1 });
     assert.deepEqual(readPages(store, 'empty', 1), { json: [[]], msgpack: [[]], bytes: [2] });
     const large = encodeCodeItems([{ sourceName: 'a.jar', className: 'A', methods: ['m'.repeat(2000)], firstSeen: [NOW], lastSeen: [NOW] }], false);
-    await assert.rejects(writeEncodedPages(store, 'large', 1000, 100, [large]), /ITEM_TOO_LARGE|more than a page holds/);
+    await assert.rejects(writeEncodedPages(store, 'large', 1000, 100, large), /ITEM_TOO_LARGE|more than a page holds/);
   });
 });
 

@@ -250,8 +250,8 @@ export class ReportJobs implements Reports {
 
   #partitions(meta: ReportMeta): Partition[] {
     if (meta.family === 'codeInventory') {
-      const count = Math.min(MAX_PARTITIONS, Math.max(1, Math.ceil(codeRecordCount(this.#store) / (this.#config.testPartitionSize || KEYS_PER_PARTITION))));
-      return codePartitions(this.#store, count).map((range) => ({ kind: 'keys', ...range }));
+      const count = Math.min(MAX_PARTITIONS, Math.max(1, Math.ceil(codeRecordCount(this.#store, meta.request) / (this.#config.testPartitionSize || KEYS_PER_PARTITION))));
+      return codePartitions(this.#store, meta.request, count).map((range) => ({ kind: 'keys', ...range }));
     }
     const rows = (this.#store.meta.get('rowNext') as number | undefined) ?? 0;
     const workers = this.#config.testPartitionSize ? 1 : Math.min(this.#config.workers, Math.ceil(rows / MIN_ROWS_PER_PARTITION));
@@ -290,7 +290,9 @@ export class ReportJobs implements Reports {
     try {
       const partitions = this.#partitions(meta);
       const outcomes = await this.#runPartitions(meta, partitions, job, early === null ? null : (partial) => {
-        early.consumed = early.consumed.then(() => early.writer.add(partial as EncodedItems));
+        early.consumed = early.consumed.then(async () => {
+          for (const chunk of partial as EncodedItems[]) await early.writer.add(chunk);
+        });
         // Awaited in #writePages; until then a failed cut must not count as unhandled.
         early.consumed.catch(() => undefined);
       });
@@ -393,7 +395,7 @@ export class ReportJobs implements Reports {
     // Its envelope (errors, messages) is not a success's: cut the pages again under its own.
     await settle(early);
     await deletePages(this.#store, meta.reportId);
-    return { ...(await writeEncodedPages(this.#store, meta.reportId, this.#config.pageBytes, envelopeReserve(meta), partials as EncodedItems[])), summary: null };
+    return { ...(await writeEncodedPages(this.#store, meta.reportId, this.#config.pageBytes, envelopeReserve(meta), (partials as EncodedItems[][]).flat())), summary: null };
   }
 }
 

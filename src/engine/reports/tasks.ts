@@ -33,7 +33,8 @@ export interface PartitionTask {
   cancel: Int32Array;
 }
 
-export type PartialResult = JvmPartial | ComponentPartial | ClassMethods[] | EncodedItems;
+/** ClassMethods[] from a code partition that sorts or groups, EncodedItems[] (chunks, in order) from one that gives final items. */
+export type PartialResult = JvmPartial | ComponentPartial | ClassMethods[] | EncodedItems[];
 
 export interface FinalizeTask {
   kind: 'finalize';

@@ -6,7 +6,7 @@ import { Dictionary } from '../../storage/dictionary.ts';
 import { openStore } from '../../storage/store.ts';
 import type { Store } from '../../storage/store.ts';
 import { rematchAll } from '../../storage/vulns.ts';
-import { codeFinalize, codeItemsInKeyOrder, codePartition, scanCode } from './kernels/code.ts';
+import { codeFinalize, codeItemsInKeyOrder, codePartition, encodeCode, encodesRecords, scanCode } from './kernels/code.ts';
 import { CodeItemEncoder } from './kernels/code-items.ts';
 import { SlotTimes } from '../../storage/code-times.ts';
 import type { ClassMethods } from './kernels/class-methods.ts';
@@ -51,9 +51,9 @@ function slotTimes(ctx: { store: Store }, reportId: string): SlotTimes {
 }
 
 /** Piscina transfers the items' buffers to the service instead of cloning them. */
-function moved(partial: EncodedItems | EncodedJvmItems): PartialResult {
-  const items = 'kind' in partial ? partial.items : partial;
-  return move({ [transferableSymbol]: transferablesOf(items), [valueSymbol]: partial }) as unknown as PartialResult;
+function moved(partial: EncodedItems[] | EncodedJvmItems): PartialResult {
+  const chunks = 'kind' in partial ? [partial.items] : partial;
+  return move({ [transferableSymbol]: chunks.flatMap(transferablesOf), [valueSymbol]: partial }) as unknown as PartialResult;
 }
 
 async function runPartition(task: PartitionTask): Promise<PartialResult> {
@@ -67,7 +67,8 @@ async function runPartition(task: PartitionTask): Promise<PartialResult> {
     const times = slotTimes(ctx, task.reportId);
     if (!codeItemsInKeyOrder(request)) return codePartition(ctx, request, times, partition.start, partition.end);
     const encoder = new CodeItemEncoder(request.groupBy.length === 3);
-    scanCode(ctx, request, times, partition.start, partition.end, (cls) => encoder.add(cls));
+    if (encodesRecords(request)) encodeCode(ctx, request, times, partition.start, partition.end, encoder);
+    else scanCode(ctx, request, times, partition.start, partition.end, (cls) => encoder.add(cls));
     return moved(encoder.finish());
   }
   if (request.family === 'jvmInventory') {

@@ -4,6 +4,8 @@ import { ItemEncoder, writeString } from '../encoded-items.ts';
 import type { EncodedItems } from '../encoded-items.ts';
 import type { ClassMethods } from './class-methods.ts';
 import { TIME_BYTES, writeTimeBytes } from '../time-bytes.ts';
+import type { ByteSink } from '../../byte-sink.ts';
+import type { SlotTimes } from '../../../storage/code-times.ts';
 
 const ascii = (text: string): Uint8Array => Buffer.from(text, 'latin1');
 
@@ -34,52 +36,127 @@ class ItemTail {
   }
 }
 
+const uint32At = (bytes: Uint8Array, at: number): number => (bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24)) >>> 0;
+
+/**
+ * A chunk's JSON size: a partition's items go out as chunks of about this size rather than one buffer
+ * grown by doubling, whose copies cost more than the encoding (a 38 MB partition copied 63 MB).
+ */
+const CHUNK_BYTES = 4 << 20;
+
 /** Encodes classes, as they come, into the items codeFinalize would give, for writeEncodedPages. */
 export class CodeItemEncoder {
-  readonly #encoder = new ItemEncoder();
+  #encoder = new ItemEncoder(CHUNK_BYTES + (64 << 10));
+  readonly #chunks: EncodedItems[] = [];
   readonly #tail: ItemTail;
   #firstSeen = Number.NaN;
   #lastSeen = Number.NaN;
+  /** Where the current class's leading fields are in the JSON, once written. */
+  #head = -1;
+  #headEnd = -1;
 
   constructor(withCount: boolean) {
     this.#tail = new ItemTail(JSON_FIRST_SEEN, JSON_LAST_SEEN, ascii(withCount ? '","count":1}' : '"}'));
   }
 
   add(cls: ClassMethods): void {
-    const { json } = this.#encoder;
-    // The item's leading fields are the class's: written once, then copied for each further method.
-    const head = json.length;
-    json.reserve(JSON_SOURCE_NAME.length);
-    json.copy(JSON_SOURCE_NAME);
-    writeString(json, cls.sourceName);
-    json.reserve(JSON_CLASS_NAME.length);
-    json.copy(JSON_CLASS_NAME);
-    writeString(json, cls.className);
-    json.reserve(JSON_METHOD_NAME.length);
-    json.copy(JSON_METHOD_NAME);
-    const headEnd = json.length;
-    const tail = this.#tail.bytes;
+    this.#head = -1;
     for (let m = 0; m < cls.methods.length; m++) {
-      if (m > 0) {
-        json.reserve(headEnd - head);
-        // A reserve may move the bytes, never their offsets.
-        json.repeat(head, headEnd);
-      }
-      writeString(json, cls.methods[m]);
-      const firstSeen = cls.firstSeen[m];
-      const lastSeen = cls.lastSeen[m];
-      if (firstSeen !== this.#firstSeen || lastSeen !== this.#lastSeen) {
-        this.#tail.setTimes(firstSeen, lastSeen);
-        this.#firstSeen = firstSeen;
-        this.#lastSeen = lastSeen;
-      }
-      json.reserve(tail.length);
-      json.copy(tail);
-      this.#encoder.endItem();
+      this.#startItem(cls.sourceName, cls.className);
+      writeString(this.#encoder.json, cls.methods[m]);
+      this.#endItem(cls.firstSeen[m], cls.lastSeen[m]);
     }
   }
 
-  finish(): EncodedItems {
-    return this.#encoder.finish();
+  /**
+   * Adds the methods of a class record (class-code.ts bytes) seen in the window, copying each name's bytes
+   * into the JSON: no string per method. Only for a record whose names are all ASCII (then each name's
+   * UTF-16 length is its byte length); false for any other, which the caller decodes and adds.
+   */
+  addRecord(sourceName: string, className: string, record: Uint8Array, times: SlotTimes, window: { from: number; to: number }): boolean {
+    const count = uint32At(record, 0);
+    const lengths = 4 + 4 * count;
+    let at = lengths + 4 * count;
+    let nameBytes = 0;
+    for (let m = 0; m < count; m++) nameBytes += uint32At(record, lengths + 4 * m);
+    if (nameBytes !== record.length - at) return false;
+    this.#head = -1;
+    for (let m = 0; m < count; m++) {
+      const start = at;
+      at += uint32At(record, lengths + 4 * m);
+      const slot = uint32At(record, 4 + 4 * m);
+      const firstSeen = times.firstSeen(slot);
+      const lastSeen = times.lastSeen(slot);
+      if (lastSeen < window.from || firstSeen > window.to) continue;
+      this.#startItem(sourceName, className);
+      const { json } = this.#encoder;
+      json.reserve(at - start + 2);
+      if (!copyQuoted(json, record, start, at)) writeString(json, Buffer.from(record.buffer, record.byteOffset + start, at - start).toString('latin1'));
+      this.#endItem(firstSeen, lastSeen);
+    }
+    return true;
   }
+
+  /** The items in chunks, in order. */
+  finish(): EncodedItems[] {
+    return [...this.#chunks, this.#encoder.finish()];
+  }
+
+  /** An item's leading fields, the class's: written once, then copied for each further method. */
+  #startItem(sourceName: string, className: string): void {
+    const { json } = this.#encoder;
+    if (this.#head >= 0) {
+      json.reserve(this.#headEnd - this.#head);
+      // A reserve may move the bytes, never their offsets.
+      json.repeat(this.#head, this.#headEnd);
+      return;
+    }
+    this.#head = json.length;
+    json.reserve(JSON_SOURCE_NAME.length);
+    json.copy(JSON_SOURCE_NAME);
+    writeString(json, sourceName);
+    json.reserve(JSON_CLASS_NAME.length);
+    json.copy(JSON_CLASS_NAME);
+    writeString(json, className);
+    json.reserve(JSON_METHOD_NAME.length);
+    json.copy(JSON_METHOD_NAME);
+    this.#headEnd = json.length;
+  }
+
+  #endItem(firstSeen: number, lastSeen: number): void {
+    if (firstSeen !== this.#firstSeen || lastSeen !== this.#lastSeen) {
+      this.#tail.setTimes(firstSeen, lastSeen);
+      this.#firstSeen = firstSeen;
+      this.#lastSeen = lastSeen;
+    }
+    const tail = this.#tail.bytes;
+    const { json } = this.#encoder;
+    json.reserve(tail.length);
+    json.copy(tail);
+    this.#encoder.endItem();
+    if (json.length >= CHUNK_BYTES) {
+      this.#chunks.push(this.#encoder.finish());
+      this.#encoder = new ItemEncoder(CHUNK_BYTES + (64 << 10));
+      // The class's leading fields are in the finished chunk: written again in the next.
+      this.#head = -1;
+    }
+  }
+}
+
+/**
+ * ASCII bytes [start, end) as a JSON string, when none needs an escape (a quote, a backslash, a control
+ * character); false, with nothing written, otherwise. Room for the bytes and quotes must be reserved.
+ */
+function copyQuoted(json: ByteSink, bytes: Uint8Array, start: number, end: number): boolean {
+  const out = json.bytes;
+  let at = json.length;
+  out[at++] = 0x22;
+  for (let i = start; i < end; i++) {
+    const byte = bytes[i];
+    if (byte < 0x20 || byte === 0x22 || byte === 0x5c) return false;
+    out[at++] = byte;
+  }
+  out[at++] = 0x22;
+  json.length = at;
+  return true;
 }

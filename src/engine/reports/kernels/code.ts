@@ -10,6 +10,9 @@ import { CATALOGS } from '../family-fields.ts';
 import type { ReportRequest } from '../report-types.ts';
 import type { KernelContext } from './kernel-context.ts';
 import type { SlotTimes } from '../../../storage/code-times.ts';
+import { decodeClassCode } from '../../../storage/class-code.ts';
+import type { Database } from 'lmdb';
+import type { CodeItemEncoder } from './code-items.ts';
 import type { ClassMethods } from './class-methods.ts';
 import { codeTime } from '../time-bytes.ts';
 
@@ -82,16 +85,41 @@ function inWindow(code: MethodTimes, window: { from: number; to: number }): Meth
   return kept;
 }
 
+/** The code report's conditions by field. */
+function codeConditions(request: ReportRequest): Record<'sourceName' | 'className' | 'AppEnv' | 'methodName', Condition[]> {
+  const { conditions } = bindFilter(request.conditions, CATALOGS.codeInventory);
+  const on = (field: string) => conditions.filter((c) => c.field.name === field);
+  return { sourceName: on('sourceName'), className: on('className'), AppEnv: on('AppEnv'), methodName: on('methodName') };
+}
+
+/**
+ * Whether the fleet-wide class records answer the request: without an AppEnv condition, a method's times
+ * are its times in every AppEnv, which those records hold.
+ */
+export function readsFleetRecords(request: ReportRequest): boolean {
+  return codeConditions(request).AppEnv.length === 0;
+}
+
+/** The class records a request reads: fleet-wide ones, or one per AppEnv that a filter picks from. */
+function classRecords(store: Store, request: ReportRequest): Database<ClassCode, string[]> {
+  return readsFleetRecords(request) ? store.fleetCode : store.code;
+}
+
+function keyRange(start: string[] | null, end: string[] | null): { start?: string[]; end?: string[] } {
+  return { ...(start === null ? {} : { start }), ...(end === null ? {} : { end }) };
+}
+
 /**
  * Calls `emit` with each class of the key range that has methods passing the filter and the window,
- * in key order. Records of one class (one per AppEnv) are consecutive keys and merge before the window.
+ * in key order. With an AppEnv condition, the records of one class (one per AppEnv) are consecutive keys
+ * and merge before the window.
  */
 export function scanCode(context: KernelContext, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null, emit: (cls: ClassMethods) => void): void {
-  const { conditions } = bindFilter(request.conditions, CATALOGS.codeInventory);
-  const onSource = conditions.filter((c) => c.field.name === 'sourceName').map(lastValueTest);
-  const onClass = conditions.filter((c) => c.field.name === 'className').map(lastValueTest);
-  const onAppEnv = conditions.filter((c) => c.field.name === 'AppEnv').map(lastValueTest);
-  const onMethod = conditions.filter((c) => c.field.name === 'methodName');
+  const conditions = codeConditions(request);
+  const onSource = conditions.sourceName.map(lastValueTest);
+  const onClass = conditions.className.map(lastValueTest);
+  const onAppEnv = conditions.AppEnv.map(lastValueTest);
+  const onMethod = conditions.methodName;
   const keep = onMethod.length === 0 ? null : (method: string) => onMethod.every((c) => c.test(method));
   const window = { from: request.from, to: request.to ?? request.now };
   // The records of the class being read, one per AppEnv.
@@ -103,8 +131,7 @@ export function scanCode(context: KernelContext, request: ReportRequest, times: 
     records.length = 0;
     if (merged.methods.length > 0) emit({ sourceName, className, ...merged });
   };
-  const range = context.store.code.getRange({ ...(start === null ? {} : { start }), ...(end === null ? {} : { end }) });
-  for (const { key, value } of range) {
+  for (const { key, value } of classRecords(context.store, request).getRange(keyRange(start, end))) {
     const [source, cls, appEnv] = key;
     if (!onSource.every((test) => test(source)) || !onClass.every((test) => test(cls)) || !onAppEnv.every((test) => test(appEnv === '' ? null : appEnv))) continue;
     if (records.length > 0 && (source !== sourceName || cls !== className)) flush();
@@ -115,29 +142,54 @@ export function scanCode(context: KernelContext, request: ReportRequest, times: 
   if (records.length > 0) flush();
 }
 
+/**
+ * The key-order fast path: each fleet-wide class record of the range passing the filter is encoded
+ * straight from its bytes. For a request without AppEnv and methodName conditions (`encodesRecords`).
+ */
+export function encodeCode(context: KernelContext, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null, encoder: CodeItemEncoder): void {
+  const conditions = codeConditions(request);
+  const onSource = conditions.sourceName.map(lastValueTest);
+  const onClass = conditions.className.map(lastValueTest);
+  const window = { from: request.from, to: request.to ?? request.now };
+  for (const { key, value } of context.store.fleetCodeBytes.getRange(keyRange(start, end))) {
+    const [sourceName, className] = key;
+    if (!onSource.every((test) => test(sourceName)) || !onClass.every((test) => test(className))) continue;
+    if (encoder.addRecord(sourceName, className, value, times, window)) continue;
+    const methods = recordTimes(decodeClassCode(value), times, null, window);
+    if (methods.methods.length > 0) encoder.add({ sourceName, className, ...methods });
+  }
+}
+
+/** Whether encodeCode answers the request: items in key order, every method its own, no per-method or AppEnv test. */
+export function encodesRecords(request: ReportRequest): boolean {
+  const conditions = codeConditions(request);
+  return codeItemsInKeyOrder(request) && conditions.AppEnv.length === 0 && conditions.methodName.length === 0;
+}
+
 export function codePartition(context: KernelContext, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null): ClassMethods[] {
   const classes: ClassMethods[] = [];
   scanCode(context, request, times, start, end, (cls) => classes.push(cls));
   return classes;
 }
 
-/** From LMDB's statistics: counting the keys would walk them all. */
-export function codeRecordCount(store: Store): number {
-  return (store.code.getStats() as { entryCount: number }).entryCount;
+/** The class records the request reads, from LMDB's statistics: counting the keys would walk them all. */
+export function codeRecordCount(store: Store, request: ReportRequest): number {
+  return (classRecords(store, request).getStats() as { entryCount: number }).entryCount;
 }
 
 /**
- * Splits the code records into about `count` key ranges on class boundaries. LMDB skips `offset` entries
- * inside its cursor, without decoding them: a bound costs a step's worth of native skipping, not a JS
- * iteration over every key.
+ * Splits the class records the request reads into about `count` key ranges on class boundaries. LMDB skips
+ * `offset` entries inside its cursor, without decoding them: a bound costs a step's worth of native
+ * skipping, not a JS iteration over every key.
  */
-export function codePartitions(store: Store, count: number): { start: string[] | null; end: string[] | null }[] {
-  const step = Math.max(1, Math.floor(codeRecordCount(store) / count));
+export function codePartitions(store: Store, request: ReportRequest, count: number): { start: string[] | null; end: string[] | null }[] {
+  const records = classRecords(store, request);
+  const step = Math.max(1, Math.floor(codeRecordCount(store, request) / count));
   const bounds: string[][] = [];
   let from: string[] | undefined;
   while (bounds.length < count - 1) {
     let next: string[] | undefined;
-    for (const key of store.code.getKeys({ ...(from === undefined ? {} : { start: from }), offset: step, limit: 1 })) next = key;
+    for (const key of records.getKeys({ ...(from === undefined ? {} : { start: from }), offset: step, limit: 1 })) next = key;
     if (next === undefined) break;
     const bound = [next[0], next[1]];
     const previous = bounds[bounds.length - 1];

@@ -1,0 +1,66 @@
+// The code report's fast path over fleet-wide class records: items encoded from the records' bytes equal
+// the items of the general path (decoded records, codeFinalize), whatever the names hold.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { codeFinalize, codePartition, encodeCode, encodesRecords } from '../../src/engine/reports/kernels/code.ts';
+import { CodeItemEncoder } from '../../src/engine/reports/kernels/code-items.ts';
+import type { ReportRequest } from '../../src/engine/reports/report-types.ts';
+import { parseReportRequest } from '../../src/engine/reports/report-request.ts';
+import { validateEvents } from '../../src/ingest/events.ts';
+import { SlotTimes } from '../../src/storage/code-times.ts';
+import { Dictionary } from '../../src/storage/dictionary.ts';
+import { FleetColumns } from '../../src/storage/fleet-columns.ts';
+import { Ingestor } from '../../src/storage/ingest.ts';
+import { openStore } from '../../src/storage/store.ts';
+import type { Store } from '../../src/storage/store.ts';
+import { tempDir } from '../helpers/service.ts';
+
+const DAY = 86_400_000;
+const NOW = Date.UTC(2026, 10, 25, 12, 0, 0);
+// A quote or backslash (one name escaped, the rest of its class copied), control characters, and names
+// beyond ASCII (the class decoded instead).
+const NAMES = ['run()', 'say"hi"()', 'back\\slash()', 'tab\there()', '\u0001ctl()', 'Zürich()', '東京()', '😀(int)', 'x'.repeat(300)];
+
+let store: Store;
+let dict: Dictionary;
+
+before(async () => {
+  store = openStore(tempDir());
+  dict = new Dictionary(store);
+  const events: unknown[] = [];
+  for (let v = 0; v < 12; v++) {
+    const vmId = `vm-${v}`;
+    const time = NOW - (v + 1) * 3 * DAY;
+    events.push({ type: 'vm.start', vmId, time, agentVersion: '1', agentRevision: 'r', inventory: { hostName: vmId }, tags: { AppEnv: `env-${v % 3}` } });
+    // Classes with only ASCII names and classes with others, each seen by several VMs and AppEnvs at different times.
+    const items = [0, 1, 2, 3].flatMap((c) => NAMES.filter((_, n) => (n + v) % 3 !== 0 && (c % 2 === 0 ? n < 5 : true)).map((methodName) => ({ sourceName: c < 2 ? 'a.jar' : 'ü.jar', className: `com/acme/C${c}`, methodName })));
+    events.push({ type: 'code', vmId, time, items });
+  }
+  await new Ingestor(store, dict).ingest(() => validateEvents(events, NOW));
+});
+after(() => store.close());
+
+function request(filter: string[], from: number, to: number): ReportRequest {
+  return parseReportRequest('codeInventory', { filter, from: new Date(from).toISOString(), to: new Date(to).toISOString() }, NOW, 300_000).request;
+}
+
+for (const [name, filter, from, to] of [
+  ['every method', [], NOW - 60 * DAY, NOW],
+  ['a window that cuts classes', [], NOW - 20 * DAY, NOW - 10 * DAY],
+  ['a sourceName filter', ['sourceName:ü'], NOW - 60 * DAY, NOW],
+] as const) {
+  test(`encoded from the records' bytes, ${name}: the general path's items`, () => {
+    const report = request([...filter], from, to);
+    assert.ok(encodesRecords(report));
+    const fleet = new FleetColumns(store);
+    fleet.reload();
+    const context = { store, dict, fleet: fleet.view() };
+    const times = new SlotTimes(store);
+    const encoder = new CodeItemEncoder(false);
+    encodeCode(context, report, times, null, null, encoder);
+    const encoded = encoder.finish().flatMap((chunk) => JSON.parse(`[${Buffer.from(chunk.json).toString('utf8').replace(/,$/, '')}]`) as unknown[]);
+    const general = codeFinalize(report, [codePartition(context, report, times, null, null)]);
+    assert.ok(general.length > 10, `${general.length} items`);
+    assert.deepEqual(encoded, general);
+  });
+}
