@@ -1,12 +1,11 @@
 // Code sightings of a write batch (decisions §4): method → time slot through an in-memory index, times
-// merged into their blocks, class records rewritten only when a class gains a method. Each method has two
-// slots: one in its AppEnv's class record, one in the class's fleet-wide record that reports without an
-// AppEnv filter read (no merging of a class's AppEnvs per report).
+// merged into their blocks, class records rewritten only when a class gains a method. A method new to an
+// AppEnv's record also joins the class's fleet-wide record with its slot, so that a report without an
+// AppEnv filter reads one record per class; a sighting of a known method costs nothing more.
 import { compareCodePoints } from '../collation.ts';
 import type { CodeItem } from '../ingest/events.ts';
 import { readBlock, SLOTS_PER_BLOCK, writeBlock } from './code-times.ts';
-import type { ClassCode } from './records.ts';
-import type { Database } from 'lmdb';
+import type { ClassCode, FleetClassCode } from './records.ts';
 import type { Store } from './store.ts';
 
 /** Methods cached before the index starts over: bounds the memory of a fleet with millions of methods. */
@@ -19,11 +18,6 @@ function classIdOf(sourceName: string, className: string, appEnv: string): strin
   return `${sourceName}\u0000${className}\u0000${appEnv}`;
 }
 
-/** A fleet-wide class record's key joined into one string (its own index: no clash with an AppEnv's). */
-function fleetClassIdOf(sourceName: string, className: string): string {
-  return `${sourceName}\u0000${className}`;
-}
-
 function methodIdOf(classId: string, methodName: string): string {
   return `${classId}\u0000${methodName}`;
 }
@@ -34,21 +28,17 @@ function methodIdOf(classId: string, methodName: string): string {
  * missing entry is looked up in the store (another process may have added the method), which is why the
  * index needs no invalidation on foreign writes.
  */
-class SlotIndex {
+export class CodeIndex {
   readonly #slots = new Map<string, number>();
   /** Method id by slot ('' where unknown), to check a guessed slot with one string comparison. */
   #methodIds: string[] = [];
 
   /**
    * An agent sends a class's methods in the order it loaded them, the order in which they got their slots:
-   * the slots after the last sighting's are checked first (the next but one where a new method took an
-   * AppEnv slot and a fleet slot in turn). A big map's hash look-up costs cache misses.
+   * the slot after the last sighting's is checked first. A big map's hash look-up costs cache misses.
    */
   slot(methodId: string, guess: number): number | undefined {
-    if (guess >= 0 && guess < this.#methodIds.length) {
-      if (this.#methodIds[guess] === methodId) return guess;
-      if (this.#methodIds[guess + 1] === methodId) return guess + 1;
-    }
+    if (guess < this.#methodIds.length && this.#methodIds[guess] === methodId) return guess;
     return this.#slots.get(methodId);
   }
 
@@ -60,52 +50,15 @@ class SlotIndex {
     }
   }
 
-  get size(): number {
-    return this.#slots.size;
-  }
-
-  clear(): void {
-    this.#slots.clear();
-    this.#methodIds = [];
-  }
-}
-
-/**
- * What a process remembers of the stored slots between batches: each method's slot in its AppEnv's class
- * record (`code`), its slot in the class's fleet-wide record (`fleetCode`), and the fleet slot of each
- * AppEnv slot, so that most sightings find both slots without a second look-up.
- */
-export class CodeIndex {
-  readonly appEnv = new SlotIndex();
-  readonly fleet = new SlotIndex();
-  /** Fleet slot + 1 by AppEnv slot (0: not known here). */
-  #fleetSlots = new Int32Array(0);
-
-  fleetSlotOf(slot: number): number | undefined {
-    const known = slot < this.#fleetSlots.length ? this.#fleetSlots[slot] : 0;
-    return known === 0 ? undefined : known - 1;
-  }
-
-  setFleetSlot(slot: number, fleetSlot: number): void {
-    if (slot >= MAX_GUESSED_SLOT) return;
-    if (slot >= this.#fleetSlots.length) {
-      const grown = new Int32Array(Math.min(MAX_GUESSED_SLOT, Math.max(slot + 1, 2 * this.#fleetSlots.length, 1024)));
-      grown.set(this.#fleetSlots);
-      this.#fleetSlots = grown;
-    }
-    this.#fleetSlots[slot] = fleetSlot + 1;
-  }
-
   /** Between batches only: a batch relies on the entries of the methods it added. */
   trim(): void {
-    if (this.appEnv.size + this.fleet.size >= MAX_CACHED_METHODS) this.clear();
+    if (this.#slots.size >= MAX_CACHED_METHODS) this.clear();
   }
 
   /** After a failed transaction: its slots were never committed and will be handed out again. */
   clear(): void {
-    this.appEnv.clear();
-    this.fleet.clear();
-    this.#fleetSlots = new Int32Array(0);
+    this.#slots.clear();
+    this.#methodIds = [];
   }
 }
 
@@ -114,27 +67,29 @@ interface ClassChange {
   key: string[];
   stored: ClassCode | undefined;
   added: [methodName: string, slot: number][];
+  /** The class's fleet-wide record, once the class gained a method here. */
+  fleet: FleetClassChange | null;
 }
 
-/** One database of class records as a batch sees it: the records it read and the index of their slots. */
-interface ClassRecords {
-  db: Database<ClassCode, string[]>;
-  index: SlotIndex;
-  /** Classes read from the store in this transaction: no other writer can change them before it ends. */
-  read: Map<string, ClassChange>;
+/** A class's fleet-wide record read in this batch, and the (method, AppEnv slot) pairs it gained. */
+interface FleetClassChange {
+  key: string[];
+  stored: FleetClassCode | undefined;
+  added: [methodName: string, slot: number][];
 }
 
 /** One batch's sightings, applied inside its write transaction. */
 export class CodeBatch {
   readonly #store: Store;
   readonly #index: CodeIndex;
-  readonly #appEnv: ClassRecords;
-  readonly #fleet: ClassRecords;
+  /** Classes read from the store in this transaction: no other writer can change them before it ends. */
+  readonly #read = new Map<string, ClassChange>();
+  /** Fleet-wide records of the classes that gained a method in an AppEnv, by their class id without one. */
+  readonly #fleetRead = new Map<string, FleetClassChange>();
   readonly #blocks = new Map<number, Float64Array>();
   readonly #changedBlocks = new Set<number>();
   #nextSlot = -1;
   #lastSlot = -1;
-  #lastFleetSlot = -1;
   /** The block of the last sighting: consecutive sightings mostly share one. */
   #lastBlock = -1;
   #lastTimes: Float64Array = new Float64Array(0);
@@ -142,43 +97,14 @@ export class CodeBatch {
   constructor(store: Store, index: CodeIndex) {
     this.#store = store;
     this.#index = index;
-    this.#appEnv = { db: store.code, index: index.appEnv, read: new Map() };
-    this.#fleet = { db: store.fleetCode, index: index.fleet, read: new Map() };
     index.trim();
   }
 
-  /** A sighting moves the times of the method in its AppEnv's record and in the class's fleet-wide one. */
   add(item: CodeItem, appEnv: string, time: number): void {
     const classId = classIdOf(item.sourceName, item.className, appEnv);
     const methodId = methodIdOf(classId, item.methodName);
-    const slot = this.#appEnv.index.slot(methodId, this.#lastSlot + 1) ?? this.#slotOfMiss(this.#appEnv, classId, methodId, [item.sourceName, item.className, appEnv], item.methodName);
+    const slot = this.#index.slot(methodId, this.#lastSlot + 1) ?? this.#slotOfMiss(classId, methodId, item, appEnv);
     this.#lastSlot = slot;
-    this.#see(slot, time);
-    let fleetSlot = this.#index.fleetSlotOf(slot);
-    if (fleetSlot === undefined) {
-      const fleetClassId = fleetClassIdOf(item.sourceName, item.className);
-      const fleetMethodId = methodIdOf(fleetClassId, item.methodName);
-      fleetSlot = this.#fleet.index.slot(fleetMethodId, this.#lastFleetSlot + 1) ?? this.#slotOfMiss(this.#fleet, fleetClassId, fleetMethodId, [item.sourceName, item.className], item.methodName);
-      this.#index.setFleetSlot(slot, fleetSlot);
-    }
-    this.#lastFleetSlot = fleetSlot;
-    this.#see(fleetSlot, time);
-  }
-
-  /** Writes the changed blocks and the classes that gained methods. */
-  write(): void {
-    for (const block of this.#changedBlocks) writeBlock(this.#store, block, this.#blocks.get(block)!);
-    for (const records of [this.#appEnv, this.#fleet]) {
-      for (const { key, stored, added } of records.read.values()) {
-        if (added.length === 0) continue;
-        added.sort((a, b) => compareCodePoints(a[0], b[0]));
-        records.db.put(key, withMethods(stored, added));
-      }
-    }
-    if (this.#nextSlot >= 0) this.#store.meta.put('codeSlotNext', this.#nextSlot);
-  }
-
-  #see(slot: number, time: number): void {
     const block = Math.floor(slot / SLOTS_PER_BLOCK);
     const times = this.#block(block);
     const at = 2 * (slot % SLOTS_PER_BLOCK);
@@ -190,6 +116,18 @@ export class CodeBatch {
       times[at + 1] = time;
       this.#changedBlocks.add(block);
     }
+  }
+
+  /** Writes the changed blocks and the classes that gained methods. */
+  write(): void {
+    for (const block of this.#changedBlocks) writeBlock(this.#store, block, this.#blocks.get(block)!);
+    for (const { key, stored, added } of this.#read.values()) {
+      if (added.length === 0) continue;
+      added.sort((a, b) => compareCodePoints(a[0], b[0]));
+      this.#store.code.put(key, withMethods(stored, added));
+    }
+    for (const { key, stored, added } of this.#fleetRead.values()) this.#store.fleetCode.put(key, withSlots(stored, added));
+    if (this.#nextSlot >= 0) this.#store.meta.put('codeSlotNext', this.#nextSlot);
   }
 
   #block(block: number): Float64Array {
@@ -204,22 +142,35 @@ export class CodeBatch {
     return times;
   }
 
-  #slotOfMiss(records: ClassRecords, classId: string, methodId: string, key: string[], methodName: string): number {
-    let change = records.read.get(classId);
+  #slotOfMiss(classId: string, methodId: string, item: CodeItem, appEnv: string): number {
+    let change = this.#read.get(classId);
     if (change === undefined) {
-      change = { key, stored: records.db.get(key), added: [] };
-      records.read.set(classId, change);
+      const key = [item.sourceName, item.className, appEnv];
+      change = { key, stored: this.#store.code.get(key), added: [], fleet: null };
+      this.#read.set(classId, change);
       const { stored } = change;
       if (stored !== undefined) {
-        for (let m = 0; m < stored.methods.length; m++) records.index.set(methodIdOf(classId, stored.methods[m]), stored.slots[m]);
-        const slot = records.index.slot(methodId, -1);
+        for (let m = 0; m < stored.methods.length; m++) this.#index.set(methodIdOf(classId, stored.methods[m]), stored.slots[m]);
+        const slot = this.#index.slot(methodId, -1);
         if (slot !== undefined) return slot;
       }
     }
     const slot = this.#allocateSlot();
-    records.index.set(methodId, slot);
-    change.added.push([methodName, slot]);
+    this.#index.set(methodId, slot);
+    change.added.push([item.methodName, slot]);
+    change.fleet ??= this.#fleetChange(item.sourceName, item.className);
+    change.fleet.added.push([item.methodName, slot]);
     return slot;
+  }
+
+  #fleetChange(sourceName: string, className: string): FleetClassChange {
+    const id = `${sourceName}\u0000${className}`;
+    let change = this.#fleetRead.get(id);
+    if (change === undefined) {
+      const key = [sourceName, className];
+      this.#fleetRead.set(id, (change = { key, stored: this.#store.fleetCode.get(key), added: [] }));
+    }
+    return change;
   }
 
   #allocateSlot(): number {
@@ -243,6 +194,29 @@ function withMethods(stored: ClassCode | undefined, added: readonly [string, num
       merged.methods.push(added[j][0]);
       merged.slots.push(added[j++][1]);
     }
+  }
+  return merged;
+}
+
+/** The stored fleet-wide record with the AppEnv slots it did not have: new methods merged in code-point order. */
+function withSlots(stored: FleetClassCode | undefined, added: [string, number][]): FleetClassCode {
+  added.sort((a, b) => compareCodePoints(a[0], b[0]));
+  const merged: FleetClassCode = { methods: [], slots: [] };
+  const methods = stored?.methods ?? [];
+  let i = 0;
+  let j = 0;
+  while (i < methods.length || j < added.length) {
+    const order = i === methods.length ? 1 : j === added.length ? -1 : compareCodePoints(methods[i], added[j][0]);
+    if (order <= 0) {
+      merged.methods.push(methods[i]);
+      merged.slots.push(order === 0 ? [...stored!.slots[i++]] : stored!.slots[i++]);
+    } else {
+      merged.methods.push(added[j][0]);
+      merged.slots.push([]);
+    }
+    // The added slots of this method (the same method may be new to several AppEnvs in one batch).
+    const last = merged.methods.length - 1;
+    while (j < added.length && added[j][0] === merged.methods[last]) merged.slots[last].push(added[j++][1]);
   }
   return merged;
 }

@@ -54,6 +54,20 @@ export class SlotTimes {
     }
   }
 
+  /** The earliest first sighting of these slots: a method's over the AppEnvs of a fleet-wide record. */
+  earliest(slots: readonly number[]): number {
+    let time = Number.POSITIVE_INFINITY;
+    for (const slot of slots) time = Math.min(time, this.firstSeen(slot));
+    return time;
+  }
+
+  /** The latest last sighting of these slots. */
+  latest(slots: readonly number[]): number {
+    let time = Number.NEGATIVE_INFINITY;
+    for (const slot of slots) time = Math.max(time, this.lastSeen(slot));
+    return time;
+  }
+
   firstSeen(slot: number): number {
     return this.#ensure(slot)[2 * slot];
   }
@@ -88,8 +102,11 @@ export class SlotTimes {
  * appEnv] reads the AppEnv's record, [sourceName, className] the fleet-wide one.
  */
 export function readClassTimes(store: Store, key: string[]): MethodTimes | undefined {
-  const code = (key.length === 2 ? store.fleetCode : store.code).get(key);
-  if (code === undefined) return undefined;
   const times = new SlotTimes(store);
-  return { methods: code.methods, firstSeen: code.slots.map((slot) => times.firstSeen(slot)), lastSeen: code.slots.map((slot) => times.lastSeen(slot)) };
+  if (key.length === 2) {
+    const fleet = store.fleetCode.get(key);
+    return fleet && { methods: fleet.methods, firstSeen: fleet.slots.map((slots) => times.earliest(slots)), lastSeen: fleet.slots.map((slots) => times.latest(slots)) };
+  }
+  const code = store.code.get(key);
+  return code && { methods: code.methods, firstSeen: code.slots.map((slot) => times.firstSeen(slot)), lastSeen: code.slots.map((slot) => times.lastSeen(slot)) };
 }

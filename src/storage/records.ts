@@ -55,6 +55,15 @@ export interface ClassCode {
   slots: number[];
 }
 
+/**
+ * One class's methods over every AppEnv, in methodName code-point order, each with its slots in the AppEnv
+ * records that have it: its fleet-wide times are the widest span of those slots' times.
+ */
+export interface FleetClassCode {
+  methods: string[];
+  slots: number[][];
+}
+
 /** A class's methods with their fleet-wide first and last sighting (decisions §4), as parallel arrays. */
 export interface MethodTimes {
   methods: string[];

@@ -4,18 +4,19 @@ import { join } from 'node:path';
 import { open } from 'lmdb';
 import type { Database, DatabaseOptions, RootDatabase } from 'lmdb';
 import type { Vulnerability } from '../vuln/osv.ts';
-import { classCodeEncoder } from './class-code.ts';
+import { classCodeEncoder, fleetClassCodeEncoder } from './class-code.ts';
 import { migrateToFleetCode } from './fleet-code-migration.ts';
-import type { Annotation, ApiKeyRecord, ClassCode, ComponentCve, ComponentRecord, VmDetails, VmRecord } from './records.ts';
+import type { Annotation, ApiKeyRecord, ClassCode, ComponentCve, ComponentRecord, FleetClassCode, VmDetails, VmRecord } from './records.ts';
 
 /**
  * 2: code times moved out of the class records into slot blocks (`codeTimes`); class records in bytes (class-code.ts).
- * 3: fleet-wide class records (`fleetCode`), built from the AppEnv ones at the first start (fleet-code-migration.ts).
+ * 3: fleet-wide class records (`fleetCode`), built from the AppEnv ones at the first open (fleet-code-migration.ts).
  */
 export const SCHEMA_VERSION = 3;
 
 /** lmdb-js takes a custom encoder for a database, though its types do not say so. */
-const classCodeOptions = (name: string): DatabaseOptions & { name: string; encoder: typeof classCodeEncoder } => ({ name, encoder: classCodeEncoder });
+const CODE_OPTIONS: DatabaseOptions & { name: string; encoder: typeof classCodeEncoder } = { name: 'code', encoder: classCodeEncoder };
+const FLEET_CODE_OPTIONS: DatabaseOptions & { name: string; encoder: typeof fleetClassCodeEncoder } = { name: 'fleetCode', encoder: fleetClassCodeEncoder };
 
 export interface Store {
   env: RootDatabase;
@@ -44,10 +45,10 @@ export interface Store {
    */
   code: Database<ClassCode, string[]>;
   /**
-   * Key [sourceName, className] → the class's methods in every AppEnv, each with a slot of its own whose
-   * times span all of them: what a code report without an AppEnv filter reads.
+   * Key [sourceName, className] → the class's methods in every AppEnv, each with its slots in the AppEnv
+   * records: what a code report without an AppEnv filter reads, one record per class.
    */
-  fleetCode: Database<ClassCode, string[]>;
+  fleetCode: Database<FleetClassCode, string[]>;
   /** The same records as their bytes, for the report scan that copies names without decoding them. */
   fleetCodeBytes: Database<Buffer, string[]>;
   /** Block number → Float64 [firstSeen, lastSeen] per slot of the block (code-times.ts). */
@@ -97,8 +98,8 @@ export function openStore(dataDir: string, options: { readOnly?: boolean } = {})
     components: msgpack('components', 'uint32'),
     vmComponents: binary('vmComponents', 'uint32'),
     usedSources: binary('usedSources', 'uint32'),
-    code: env.openDB<ClassCode, string[]>(classCodeOptions('code')),
-    fleetCode: env.openDB<ClassCode, string[]>(classCodeOptions('fleetCode')),
+    code: env.openDB<ClassCode, string[]>(CODE_OPTIONS),
+    fleetCode: env.openDB<FleetClassCode, string[]>(FLEET_CODE_OPTIONS),
     fleetCodeBytes: binary('fleetCode'),
     codeTimes: binary('codeTimes', 'uint32'),
     componentCves: msgpack('componentCves', 'uint32'),

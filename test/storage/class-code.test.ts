@@ -1,7 +1,7 @@
 // Class records as bytes: every method name and slot comes back as written, whatever its characters.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decodeClassCode, encodeClassCode } from '../../src/storage/class-code.ts';
+import { decodeClassCode, decodeFleetClassCode, encodeClassCode, encodeFleetClassCode } from '../../src/storage/class-code.ts';
 
 const CASES: [string, string[]][] = [
   ['no methods', []],
@@ -15,6 +15,15 @@ for (const [name, methods] of CASES) {
   test(`${name}: decode(encode(record)) is the record`, () => {
     const record = { methods, slots: methods.map((_, m) => (m === 1 ? 0xfffffff0 : m * 7919)) };
     assert.deepEqual(decodeClassCode(encodeClassCode(record)), record);
+  });
+
+  test(`${name}: a fleet-wide record (each method with its slots in one to three AppEnvs) decodes as written`, () => {
+    const record = { methods, slots: methods.map((_, m) => Array.from({ length: 1 + (m % 3) }, (_, k) => (m === 1 && k === 0 ? 0xfffffff0 : m * 7919 + k))) };
+    const bytes = encodeFleetClassCode(record);
+    assert.deepEqual(decodeFleetClassCode(bytes), record);
+    const shared = Buffer.alloc(bytes.length + 64, 0xff);
+    bytes.copy(shared);
+    assert.deepEqual(decodeFleetClassCode(shared, bytes.length), record, 'from a larger shared buffer, by its size');
   });
 }
 

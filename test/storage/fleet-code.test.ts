@@ -65,7 +65,7 @@ test('a schema 2 data directory is migrated when opened: fleet-wide records buil
   await fleet(store);
   // Schema 2 had no fleet-wide records; one left by a migration cut short must not survive it.
   store.fleetCode.clearSync();
-  store.fleetCode.putSync(['app.jar', 'com/acme/Gone'], { methods: ['x()'], slots: [0] });
+  store.fleetCode.putSync(['app.jar', 'com/acme/Gone'], { methods: ['x()'], slots: [[0]] });
   store.meta.putSync('schemaVersion', 2);
   const lines: string[] = [];
   migrateToFleetCode(store, 2, (line) => lines.push(line));

@@ -6,6 +6,7 @@ import type { ClassMethods } from './class-methods.ts';
 import { TIME_BYTES, writeTimeBytes } from '../time-bytes.ts';
 import type { ByteSink } from '../../byte-sink.ts';
 import type { SlotTimes } from '../../../storage/code-times.ts';
+import { fleetRecordLayout, uint32At } from '../../../storage/class-code.ts';
 
 const ascii = (text: string): Uint8Array => Buffer.from(text, 'latin1');
 
@@ -35,8 +36,6 @@ class ItemTail {
     writeTimeBytes(this.bytes, this.#lastAt, lastSeen);
   }
 }
-
-const uint32At = (bytes: Uint8Array, at: number): number => (bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24)) >>> 0;
 
 /**
  * A chunk's JSON size: a partition's items go out as chunks of about this size rather than one buffer
@@ -69,24 +68,28 @@ export class CodeItemEncoder {
   }
 
   /**
-   * Adds the methods of a class record (class-code.ts bytes) seen in the window, copying each name's bytes
-   * into the JSON: no string per method. Only for a record whose names are all ASCII (then each name's
-   * UTF-16 length is its byte length); false for any other, which the caller decodes and adds.
+   * Adds the methods of a fleet-wide class record (class-code.ts bytes) seen in the window, copying each
+   * name's bytes into the JSON: no string per method. Only for a record whose names are all ASCII (then
+   * each name's UTF-16 length is its byte length); false for any other, which the caller decodes and adds.
    */
   addRecord(sourceName: string, className: string, record: Uint8Array, times: SlotTimes, window: { from: number; to: number }): boolean {
-    const count = uint32At(record, 0);
-    const lengths = 4 + 4 * count;
-    let at = lengths + 4 * count;
+    const layout = fleetRecordLayout(record);
     let nameBytes = 0;
-    for (let m = 0; m < count; m++) nameBytes += uint32At(record, lengths + 4 * m);
-    if (nameBytes !== record.length - at) return false;
+    for (let m = 0; m < layout.count; m++) nameBytes += uint32At(record, layout.lengths + 4 * m);
+    if (nameBytes !== record.length - layout.names) return false;
     this.#head = -1;
-    for (let m = 0; m < count; m++) {
+    let at = layout.names;
+    let slot = layout.slots;
+    for (let m = 0; m < layout.count; m++) {
       const start = at;
-      at += uint32At(record, lengths + 4 * m);
-      const slot = uint32At(record, 4 + 4 * m);
-      const firstSeen = times.firstSeen(slot);
-      const lastSeen = times.lastSeen(slot);
+      at += uint32At(record, layout.lengths + 4 * m);
+      // The method's times: the widest span over its AppEnvs' slots.
+      let firstSeen = Number.POSITIVE_INFINITY;
+      let lastSeen = Number.NEGATIVE_INFINITY;
+      for (let k = uint32At(record, layout.slotCounts + 4 * m); k > 0; k--, slot += 4) {
+        firstSeen = Math.min(firstSeen, times.firstSeen(uint32At(record, slot)));
+        lastSeen = Math.max(lastSeen, times.lastSeen(uint32At(record, slot)));
+      }
       if (lastSeen < window.from || firstSeen > window.to) continue;
       this.#startItem(sourceName, className);
       const { json } = this.#encoder;

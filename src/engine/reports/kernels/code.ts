@@ -1,7 +1,7 @@
 // Code inventory kernel (decisions §8): class records scanned in key order, merged across AppEnvs, windowed.
 import { bindFilter } from '../../../parser/filter.ts';
 import type { Condition } from '../../../parser/filter.ts';
-import type { ClassCode, MethodTimes } from '../../../storage/records.ts';
+import type { ClassCode, FleetClassCode, MethodTimes } from '../../../storage/records.ts';
 import type { Store } from '../../../storage/store.ts';
 import { compareCodePoints } from '../../../collation.ts';
 import { orderKeys, sortItems } from '../item-order.ts';
@@ -10,7 +10,7 @@ import { CATALOGS } from '../family-fields.ts';
 import type { ReportRequest } from '../report-types.ts';
 import type { KernelContext } from './kernel-context.ts';
 import type { SlotTimes } from '../../../storage/code-times.ts';
-import { decodeClassCode } from '../../../storage/class-code.ts';
+import { decodeFleetClassCode } from '../../../storage/class-code.ts';
 import type { Database } from 'lmdb';
 import type { CodeItemEncoder } from './code-items.ts';
 import type { ClassMethods } from './class-methods.ts';
@@ -58,13 +58,14 @@ function merge(target: MethodTimes, source: MethodTimes): MethodTimes {
  * The methods of one record with their times, those `keep` passes; with `window`, only the methods seen in
  * it (decisions §8: lastSeen >= from and firstSeen <= to).
  */
-function recordTimes(code: ClassCode, times: SlotTimes, keep: ((method: string) => boolean) | null, window: { from: number; to: number } | null): MethodTimes {
+function recordTimes(code: ClassCode | FleetClassCode, times: SlotTimes, keep: ((method: string) => boolean) | null, window: { from: number; to: number } | null): MethodTimes {
   const kept: MethodTimes = { methods: [], firstSeen: [], lastSeen: [] };
   for (let m = 0; m < code.methods.length; m++) {
     const method = code.methods[m];
     if (keep !== null && !keep(method)) continue;
-    const firstSeen = times.firstSeen(code.slots[m]);
-    const lastSeen = times.lastSeen(code.slots[m]);
+    const slots = code.slots[m];
+    const firstSeen = typeof slots === 'number' ? times.firstSeen(slots) : times.earliest(slots);
+    const lastSeen = typeof slots === 'number' ? times.lastSeen(slots) : times.latest(slots);
     if (window !== null && (lastSeen < window.from || firstSeen > window.to)) continue;
     kept.methods.push(method);
     kept.firstSeen.push(firstSeen);
@@ -101,7 +102,7 @@ export function readsFleetRecords(request: ReportRequest): boolean {
 }
 
 /** The class records a request reads: fleet-wide ones, or one per AppEnv that a filter picks from. */
-function classRecords(store: Store, request: ReportRequest): Database<ClassCode, string[]> {
+function classRecords(store: Store, request: ReportRequest): Database<ClassCode, string[]> | Database<FleetClassCode, string[]> {
   return readsFleetRecords(request) ? store.fleetCode : store.code;
 }
 
@@ -123,7 +124,7 @@ export function scanCode(context: KernelContext, request: ReportRequest, times: 
   const keep = onMethod.length === 0 ? null : (method: string) => onMethod.every((c) => c.test(method));
   const window = { from: request.from, to: request.to ?? request.now };
   // The records of the class being read, one per AppEnv.
-  const records: ClassCode[] = [];
+  const records: (ClassCode | FleetClassCode)[] = [];
   let sourceName = '';
   let className = '';
   const flush = () => {
@@ -155,7 +156,7 @@ export function encodeCode(context: KernelContext, request: ReportRequest, times
     const [sourceName, className] = key;
     if (!onSource.every((test) => test(sourceName)) || !onClass.every((test) => test(className))) continue;
     if (encoder.addRecord(sourceName, className, value, times, window)) continue;
-    const methods = recordTimes(decodeClassCode(value), times, null, window);
+    const methods = recordTimes(decodeFleetClassCode(value), times, null, window);
     if (methods.methods.length > 0) encoder.add({ sourceName, className, ...methods });
   }
 }
