@@ -6,11 +6,12 @@ import { compareCodePoints } from '../collation.ts';
 import type { CodeItem } from '../ingest/events.ts';
 import { readBlock, SLOTS_PER_BLOCK, writeBlock } from './code-times.ts';
 import type { ClassCode, FleetClassCode } from './records.ts';
+import { MethodSlots } from './method-slots.ts';
 import type { Store } from './store.ts';
 
 /** Methods cached before the index starts over: bounds the memory of a fleet with millions of methods. */
 const MAX_CACHED_METHODS = 2_000_000;
-/** Slots beyond this are looked up by hash only: bounds the guess array (8 bytes a slot). */
+/** Slots beyond this are looked up by hash only: bounds the guess array (4 bytes a slot). */
 const MAX_GUESSED_SLOT = 8_000_000;
 
 /** A class record's key joined into one string, to find the class and, with a methodName, the method. */
@@ -23,31 +24,24 @@ function methodIdOf(classId: string, methodName: string): string {
 }
 
 /**
- * Slot of each method, by class record id and methodName, in one flat map (one look-up per sighting). An
- * entry never changes once written (slots are never reused), so entries stay true whoever else writes; a
- * missing entry is looked up in the store (another process may have added the method), which is why the
- * index needs no invalidation on foreign writes.
+ * Slot of each method, by class record id and methodName (one look-up per sighting). An entry never changes
+ * once written (slots are never reused), so entries stay true whoever else writes; a missing entry is
+ * looked up in the store (another process may have added the method), which is why the index needs no
+ * invalidation on foreign writes.
  */
 export class CodeIndex {
-  readonly #slots = new Map<string, number>();
-  /** Method id by slot ('' where unknown), to check a guessed slot with one string comparison. */
-  #methodIds: string[] = [];
+  readonly #slots = new MethodSlots(MAX_GUESSED_SLOT);
 
   /**
    * An agent sends a class's methods in the order it loaded them, the order in which they got their slots:
-   * the slot after the last sighting's is checked first. A big map's hash look-up costs cache misses.
+   * the slot after the last sighting's is checked first. A big table's hash look-up costs cache misses.
    */
   slot(methodId: string, guess: number): number | undefined {
-    if (guess < this.#methodIds.length && this.#methodIds[guess] === methodId) return guess;
-    return this.#slots.get(methodId);
+    return this.#slots.slot(methodId, guess);
   }
 
   set(methodId: string, slot: number): void {
     this.#slots.set(methodId, slot);
-    if (slot < MAX_GUESSED_SLOT) {
-      while (this.#methodIds.length < slot) this.#methodIds.push('');
-      this.#methodIds[slot] = methodId;
-    }
   }
 
   /** Between batches only: a batch relies on the entries of the methods it added. */
@@ -58,7 +52,6 @@ export class CodeIndex {
   /** After a failed transaction: its slots were never committed and will be handed out again. */
   clear(): void {
     this.#slots.clear();
-    this.#methodIds = [];
   }
 }
 
