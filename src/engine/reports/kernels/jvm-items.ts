@@ -58,8 +58,8 @@ const BYTES_PER_ITEM = 400;
  */
 class JvmItemWriter {
   readonly encoder: ItemEncoder;
-  /** Per dictionary column (by its ids array), the piece of each id met. */
-  readonly #values = new Map<Uint32Array, Map<number, Uint8Array>>();
+  /** Per field (by its index), `,"field":value` of each dictionary id met. */
+  readonly #fields: Map<number, Uint8Array>[] = JVM_ITEM_FIELDS.map(() => new Map());
   /** `"key":"value"` per tag pair of dictionary ids. */
   readonly #tagPairs = new Map<number, Map<number, Uint8Array>>();
   readonly #slice: FleetSlice;
@@ -75,14 +75,13 @@ class JvmItemWriter {
     json.copy(bytes);
   }
 
-  /** The value of a dictionary column at row i. */
-  value(column: Column, i: number): void {
+  /** Field f, a dictionary column, at row i: its key and value, copied as one piece. */
+  field(f: number, column: Column, i: number): void {
     if (column.kind !== 'dict') throw new Error('JVM item fields beside the times are dictionary columns');
-    let pieces = this.#values.get(column.ids);
-    if (pieces === undefined) this.#values.set(column.ids, (pieces = new Map()));
+    const pieces = this.#fields[f];
     const id = column.ids[i];
     let bytes = pieces.get(id);
-    if (bytes === undefined) pieces.set(id, (bytes = piece(column.lookup(id))));
+    if (bytes === undefined) pieces.set(id, (bytes = Uint8Array.from([...KEYS[f], ...piece(column.lookup(id))])));
     this.write(bytes);
   }
 
@@ -155,13 +154,16 @@ export function encodeJvmItems(slice: FleetSlice, mask: Uint8Array, fields: Reco
   for (const k of order) {
     const i = rows[k];
     for (let f = 0; f < JVM_ITEM_FIELDS.length; f++) {
-      writer.write(KEYS[f]);
       const name = JVM_ITEM_FIELDS[f];
+      if (name !== 'vmId' && name !== 'hostName' && name !== 'startTime' && name !== 'lastHeardTime') {
+        writer.field(f, columns[f], i);
+        continue;
+      }
+      writer.write(KEYS[f]);
       if (name === 'vmId') writer.unique(vms[k]);
       else if (name === 'hostName') writer.unique(hosts[k]);
       else if (name === 'startTime') writer.time(startTime[i]);
-      else if (name === 'lastHeardTime') writer.time(lastHeardTime[i]);
-      else writer.value(columns[f], i);
+      else writer.time(lastHeardTime[i]);
     }
     writer.write(TAGS_KEY);
     writer.tags(i);
