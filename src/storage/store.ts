@@ -116,7 +116,7 @@ export function openStore(dataDir: string, options: { readOnly?: boolean } = {})
     store.meta.putSync('schemaVersion', SCHEMA_VERSION);
   }
   const version = store.meta.get('schemaVersion');
-  if (version === 2 && !options.readOnly) migrateToFleetCode(store, version, (line) => process.stderr.write(`jvmlens: ${line}\n`));
+  if (version === 2 && !options.readOnly) migrateToFleetCode(store, (line) => process.stderr.write(`jvmlens: ${line}\n`));
   else if (version !== undefined && version !== SCHEMA_VERSION) {
     throw new Error(`data directory ${dataDir} has schema version ${version}; this jvmlens reads version ${SCHEMA_VERSION}, and migrates version 2 when it opens it for writing`);
   }
