@@ -1,8 +1,16 @@
 // Schema 2 → 3: the fleet-wide class records (`fleetCode`) built from the AppEnv ones, once, when a version
 // that reads them first opens an older data directory. The AppEnv records stay as they are.
+import type { Database, RootDatabase } from 'lmdb';
 import { compareCodePoints } from '../collation.ts';
-import type { ClassCode } from './records.ts';
-import type { Store } from './store.ts';
+import type { ClassCode, FleetClassCode } from './records.ts';
+
+/** What the migration reads and writes of the store that store.ts is opening. */
+interface MigratedDatabases {
+  env: RootDatabase;
+  meta: Database<number | string, string>;
+  code: Database<ClassCode, string[]>;
+  fleetCode: Database<FleetClassCode, string[]>;
+}
 
 /** AppEnv records read between progress lines. */
 const RECORDS_PER_STEP = 100_000;
@@ -12,7 +20,7 @@ const RECORDS_PER_STEP = 100_000;
  * write transaction that first checks the version: a migration cut short leaves nothing, and a second
  * process that opened the directory meanwhile finds it migrated when the first one's transaction ends.
  */
-export function migrateToFleetCode(store: Store, progress: (line: string) => void): void {
+export function migrateToFleetCode(store: MigratedDatabases, progress: (line: string) => void): void {
   store.env.transactionSync(() => {
     const version = store.meta.get('schemaVersion');
     if (version !== 2) return;
