@@ -52,7 +52,7 @@ export function localWrites(parts: LocalWriteParts): Writes {
         const events = batchEvents(batch);
         inTransaction?.();
         return events;
-      });
+      }, batch.now);
       for (const record of result.touched) parts.liveness.update(record);
       parts.countEvents(result.eventCounts);
       parts.afterIngest(result);

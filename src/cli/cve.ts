@@ -30,8 +30,8 @@ export async function cveCommand(config: Config, args: readonly string[], env: N
   let lastProgress = 0;
   const flush = async () => {
     if (pending.length === 0) return;
-    if (store !== null) replaced += await putVulnerabilities(store, pending);
-    else await log!.appendSplit(pending, (records) => ({ kind: 'vulns', records: [...records] }));
+    if (store !== null) replaced += await putVulnerabilities(store, pending, started);
+    else await log!.appendSplit(pending, (records) => ({ kind: 'vulns', records: [...records], at: started }));
     imported += pending.length;
     pending = [];
   };

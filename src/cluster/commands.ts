@@ -13,7 +13,8 @@ export type Command =
   | { kind: 'tags'; edit: TagEdit }
   | { kind: 'key.put'; record: ApiKeyRecord }
   | { kind: 'key.revoke'; keyId: string; at: number }
-  | { kind: 'vulns'; records: Vulnerability[] }
+  /** `at`: when the import ran (absent in commands of versions before it), the analysis time of the matches it changes. */
+  | { kind: 'vulns'; records: Vulnerability[]; at?: number }
   /** A report accepted by its coordinator; every node stores the record, the coordinator generates it. */
   | { kind: 'report.create'; meta: ReportMeta }
   /** One finished page, as the coordinator stored it. */

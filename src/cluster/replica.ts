@@ -156,7 +156,7 @@ export class Replica {
           await revokeKey(store, command.keyId, command.at);
           break;
         case 'vulns':
-          await putVulnerabilities(store, command.records);
+          await putVulnerabilities(store, command.records, command.at);
           break;
         default:
           await this.#options.applyReport(command);

@@ -4,8 +4,11 @@ import type { ComponentCve, ComponentRecord } from './records.ts';
 import type { Store } from './store.ts';
 import { nextId } from './store.ts';
 
-/** The CVEs of a component new to the fleet, computed inside the ingestion transaction (decisions §11). */
-export type ComponentMatcher = (component: ComponentRecord) => ComponentCve[];
+/**
+ * The CVEs of a component new to the fleet, computed inside the ingestion transaction (decisions §11), with
+ * the batch's receive time as their analysis time: a cluster node replaying the batch computes the same.
+ */
+export type ComponentMatcher = (component: ComponentRecord, analysisTime: number) => ComponentCve[];
 
 export class ComponentIds {
   readonly #store: Store;
@@ -19,7 +22,7 @@ export class ComponentIds {
   }
 
   /** The id of a component, creating it (inside a write transaction); `created` tells whether it is new to the fleet. */
-  intern(item: ComponentItem): { id: number; created: boolean; cvesChanged: boolean } {
+  intern(item: ComponentItem, analysisTime: number): { id: number; created: boolean; cvesChanged: boolean } {
     const identity = `${item.componentName}\u0000${item.componentVersion}`;
     const cached = this.#ids.get(identity);
     if (cached !== undefined && (cached.hasGroup || item.groupId === null)) return { id: cached.id, created: false, cvesChanged: false };
@@ -33,7 +36,7 @@ export class ComponentIds {
       this.#store.componentIds.put(identity, id);
       const record: ComponentRecord = { componentName: item.componentName, componentVersion: item.componentVersion, groupId: item.groupId };
       this.#store.components.put(id, record);
-      const cves = this.matcher(record);
+      const cves = this.matcher(record, analysisTime);
       if (cves.length > 0) this.#store.componentCves.put(id, cves);
     } else {
       // The first groupId reported for a component completes its record (vulnerability matching uses it).
@@ -43,7 +46,7 @@ export class ComponentIds {
         this.#store.components.put(id, record);
         // A groupId can narrow the match (a same-named artifact of another group).
         const before = this.#store.componentCves.get(id) ?? [];
-        const cves = this.matcher(record);
+        const cves = this.matcher(record, analysisTime);
         if (cves.length > 0) this.#store.componentCves.put(id, cves);
         else this.#store.componentCves.remove(id);
         cvesChanged = cves.map((cve) => cve.cveId).join() !== before.map((cve) => cve.cveId).join();

@@ -72,13 +72,16 @@ class BatchState {
   /** True when a component the fleet already had got other CVEs (a groupId narrowed its match). */
   matchesChanged = false;
   seq = 0;
+  /** When the batch was received: the analysis time of the CVEs matched to its new components. */
+  readonly receivedAt: number;
   readonly #store: Store;
   readonly #dict: Dictionary;
 
-  constructor(store: Store, dict: Dictionary, codeIndex: CodeIndex) {
+  constructor(store: Store, dict: Dictionary, codeIndex: CodeIndex, receivedAt: number) {
     this.#store = store;
     this.#dict = dict;
     this.code = new CodeBatch(store, codeIndex);
+    this.receivedAt = receivedAt;
   }
 
   vm(vmId: string): VmRecord | undefined {
@@ -195,7 +198,7 @@ function applyEvent(store: Store, dict: Dictionary, components: ComponentIds, ba
     case 'components': {
       const set = batch.componentSet(record.row);
       for (const item of event.items) {
-        const { id, created, cvesChanged } = components.intern(item);
+        const { id, created, cvesChanged } = components.intern(item, batch.receivedAt);
         if (created) batch.newComponents.push(id);
         else if (cvesChanged) batch.matchesChanged = true;
         const source = item.sourceName === null ? NO_SOURCE : dict.intern(item.sourceName);
@@ -251,9 +254,10 @@ export class Ingestor {
    * survives a crash (decisions §4). `decode` gives the validated events (or throws the batch's 400) inside
    * the write transaction, right before they apply: then one batch's parsed objects are garbage before
    * the next batch is parsed. Parsed ahead, the batches waiting for the transaction survived young
-   * collections together (~1 µs of GC per code item with 4 connections).
+   * collections together (~1 µs of GC per code item with 4 connections). `receivedAt` is the time the
+   * batch was received (a cluster's log carries it, so every node applies the batch alike).
    */
-  async ingest(decode: () => readonly AgentEvent[]): Promise<IngestResult> {
+  async ingest(decode: () => readonly AgentEvent[], receivedAt: number = Date.now()): Promise<IngestResult> {
     const { store, dict, components } = this;
     let batch: BatchState | undefined;
     const eventCounts = new Map<AgentEvent['type'], number>();
@@ -261,7 +265,7 @@ export class Ingestor {
       await store.env.childTransaction(() => {
         const events = decode();
         checkKnownVms(store, events);
-        batch = new BatchState(store, dict, this.#codeIndex);
+        batch = new BatchState(store, dict, this.#codeIndex, receivedAt);
         for (const event of events) {
           applyEvent(store, dict, components, batch, event);
           eventCounts.set(event.type, (eventCounts.get(event.type) ?? 0) + 1);

@@ -6,6 +6,8 @@ import type { Store } from './store.ts';
 
 /** Bumped by every import, so a running service (another process) notices and re-matches. */
 export const VULN_SEQ = 'vulnSeq';
+/** When the last import happened: the analysis time of the matches it changes. */
+const VULN_IMPORTED_AT = 'vulnImportedAt';
 
 export function vulnSeq(store: Store): number {
   return (store.meta.get(VULN_SEQ) as number | undefined) ?? 0;
@@ -17,8 +19,16 @@ export function loadVulnerabilityIndex(store: Store): VulnerabilityIndex {
   return new VulnerabilityIndex(vulnerabilities);
 }
 
-/** Stores records (one with a stored id replaces it) in one transaction; returns how many replaced one. */
-export async function putVulnerabilities(store: Store, vulnerabilities: readonly Vulnerability[]): Promise<number> {
+/** The time of the last import (undefined before any). */
+export function vulnImportedAt(store: Store): number | undefined {
+  return store.meta.get(VULN_IMPORTED_AT) as number | undefined;
+}
+
+/**
+ * Stores records (one with a stored id replaces it) in one transaction, imported at `at` (a cluster's log
+ * carries it, so every node re-matches alike); returns how many replaced one.
+ */
+export async function putVulnerabilities(store: Store, vulnerabilities: readonly Vulnerability[], at: number = Date.now()): Promise<number> {
   const replaced = await store.env.transaction(() => {
     let count = 0;
     for (const vulnerability of vulnerabilities) {
@@ -26,6 +36,7 @@ export async function putVulnerabilities(store: Store, vulnerabilities: readonly
       store.vulns.put(vulnerability.id, vulnerability);
     }
     store.meta.put(VULN_SEQ, vulnSeq(store) + 1);
+    store.meta.put(VULN_IMPORTED_AT, at);
     return count;
   });
   await store.env.flushed;

@@ -78,6 +78,26 @@ test('an import into the running service shows within 10 s; unchanged matches ke
   assert.deepEqual(log4jAfter, log4jBefore);
 });
 
+test('a component new to the fleet right after an import is matched in its own batch, analysed when the batch came', async () => {
+  const kappa: SyntheticCve = { osvId: 'GHSA-jvml-0300-kkkk', cveId: 'CVE-2099-8300', groupId: GROUP, artifactId: 'kappa-lib', versions: ['1.0'], severity: CVSS.score53 };
+  const folder = tempDir('jvmlens-osv-');
+  writeFileSync(join(folder, 'kappa.json'), JSON.stringify(osvRecord(kappa)));
+  await importIntoRunning([join(folder, 'kappa.json')]);
+  // At once, not when the service's periodic refresh notices the import: every node of a cluster, which
+  // applies the import and then the batch from its log, matches the batch the same way.
+  const sentAt = Date.now();
+  const result = await ingest(service.gatewayUrl, service.apiKey, [
+    startEvent('imp-3', now - 30_000, 'host-imp-3'),
+    componentsEvent('imp-3', now - 29_000, [{ componentName: 'kappa-lib', componentVersion: '1.0', groupId: GROUP }]),
+  ]);
+  const answeredAt = Date.now();
+  assert.equal(result.status, 200, JSON.stringify(result.body));
+  const kappaRows = rowsOf((await getEvents(service, { vmId: 'imp-3' })).body.data, 'kappa-lib');
+  assert.deepEqual(cveIds(kappaRows), ['kappa-lib 1.0 CVE-2099-8300 5.3']);
+  const analysedAt = kappaRows[0].cveAnalysisTime as number;
+  assert.ok(analysedAt >= sentAt - 1 && analysedAt <= answeredAt, `analysed when the batch was received: ${kappaRows[0].cveAnalysisTime}`);
+});
+
 test('a record with the id of a stored one replaces it: the new score shows within 10 s', async () => {
   const folder = tempDir('jvmlens-osv-');
   writeFileSync(join(folder, 'omega-v2.json'), JSON.stringify(osvRecord({ ...OMEGA, severity: CVSS.score98 }, { modified: '2026-02-01T00:00:00Z' })));

@@ -1,8 +1,10 @@
 // Keeps the fleet's CVE matches current: the curated set on first start, re-matching after imports (decisions §11).
 import type { Logger } from '../../log.ts';
+import type { ComponentMatcher } from '../../storage/components.ts';
 import type { Ingestor } from '../../storage/ingest.ts';
 import type { Store } from '../../storage/store.ts';
-import { componentCves, loadVulnerabilityIndex, putVulnerabilities, vulnSeq } from '../../storage/vulns.ts';
+import { componentCves, loadVulnerabilityIndex, putVulnerabilities, vulnImportedAt, vulnSeq } from '../../storage/vulns.ts';
+import type { VulnerabilityIndex } from '../../vuln/vulnerability-index.ts';
 import { loadCuratedVulnerabilities } from '../../vuln/curated.ts';
 import type { CveIndex } from './events-index.ts';
 import type { WorkerPool } from '../reports/pool.ts';
@@ -51,11 +53,11 @@ export class Vulnerabilities {
   async #refresh(): Promise<void> {
     const seq = vulnSeq(this.#store);
     const index = loadVulnerabilityIndex(this.#store);
-    // New components are matched inside their ingestion transaction with the current index.
-    this.#ingestor.components.matcher = (component) => componentCves(index, component, this.#clock());
+    this.#ingestor.components.matcher = matcherFrom(this.#store, seq, index);
     if (this.#store.meta.get(MATCHED_SEQ) !== seq) {
       const started = this.#clock();
-      const changed = await this.#pool.run<number>({ kind: 'rematch', now: started });
+      // Matches that the import changes were analysed when it happened, on every node of a cluster alike.
+      const changed = await this.#pool.run<number>({ kind: 'rematch', now: vulnImportedAt(this.#store) ?? started });
       await this.#store.meta.put(MATCHED_SEQ, seq);
       this.#logger.info('re-matched the fleet against the vulnerability data', { records: index.size, componentsChanged: changed, ms: this.#clock() - started });
     }
@@ -63,4 +65,18 @@ export class Vulnerabilities {
     await this.#cveIndex.rebuild();
     this.#loadedSeq = seq;
   }
+}
+
+/**
+ * Matches new components inside their ingestion transaction against the vulnerability data that
+ * transaction sees: an import committed before the batch (another process's, or a cluster log's command
+ * before it) is read at once, not when the periodic refresh comes, so every node matches a batch alike.
+ */
+function matcherFrom(store: Store, seq: number, index: VulnerabilityIndex): ComponentMatcher {
+  let loaded = { seq, index };
+  return (component, analysisTime) => {
+    const current = vulnSeq(store);
+    if (current !== loaded.seq) loaded = { seq: current, index: loadVulnerabilityIndex(store) };
+    return componentCves(loaded.index, component, analysisTime);
+  };
 }
