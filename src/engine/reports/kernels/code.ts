@@ -1,4 +1,5 @@
-// Code inventory kernel (decisions §8): class records scanned in key order, merged across AppEnvs, windowed.
+// Code inventory kernel (decisions §8): class records scanned in key order (fleet-wide ones, or with an AppEnv
+// filter the AppEnv ones merged per class), windowed.
 import { bindFilter } from '../../../parser/filter.ts';
 import type { Condition } from '../../../parser/filter.ts';
 import type { ClassCode, FleetClassCode, MethodTimes } from '../../../storage/records.ts';
@@ -97,7 +98,7 @@ function codeConditions(request: ReportRequest): Record<'sourceName' | 'classNam
  * Whether the fleet-wide class records answer the request: without an AppEnv condition, a method's times
  * are its times in every AppEnv, which those records hold.
  */
-export function readsFleetRecords(request: ReportRequest): boolean {
+function readsFleetRecords(request: ReportRequest): boolean {
   return codeConditions(request).AppEnv.length === 0;
 }
 
