@@ -14,7 +14,7 @@ import type { ParsedReportRequest } from './report-request.ts';
 import type { Partition, ReportError, ReportFamily, ReportMeta, ReportState } from './report-types.ts';
 import { transferablesOf } from './encoded-items.ts';
 import type { EncodedItems } from './encoded-items.ts';
-import type { FinalizeResult, FinalizeTask, PartialResult, TestFault } from './tasks.ts';
+import type { FinalizeResult, FinalizeTask, FinishedPartition, FinishHere, PartialResult, TestFault } from './tasks.ts';
 
 /** decisions §6: at most this many jobs wait; beyond, 429. */
 export const MAX_WAITING = 100;
@@ -289,7 +289,11 @@ export class ReportJobs implements Reports {
       : null;
     try {
       const partitions = this.#partitions(meta);
-      const outcomes = await this.#runPartitions(meta, partitions, job, early === null ? null : (partial) => {
+      // A report's only partition writes the pages itself (unless they are cut here as they come).
+      const finish: FinishHere | undefined = partitions.length === 1 && early === null
+        ? { pageBytes: this.#config.pageBytes, reserve: envelopeReserve(succeeded(meta)), cancel: job.cancelFlag }
+        : undefined;
+      const outcomes = await this.#runPartitions(meta, partitions, job, finish, early === null ? null : (partial) => {
         early.consumed = early.consumed.then(async () => {
           for (const chunk of partial as EncodedItems[]) await early.writer.add(chunk);
         });
@@ -297,9 +301,17 @@ export class ReportJobs implements Reports {
         early.consumed.catch(() => undefined);
       });
       clearTimeout(timer);
-      phase('partitionsMs');
       if (job.cancelled || (this.#stopped && !timedOut)) return;
-      const partials = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+      const only = outcomes.length === 1 && outcomes[0].status === 'fulfilled' ? outcomes[0].value : null;
+      if (only !== null && 'kind' in only && (only.kind === 'finished' || only.kind === 'finish-failed')) {
+        meta = only.kind === 'finished'
+          ? { ...succeeded(meta), totalCount: only.result.totalCount, totalPages: only.result.totalPages, summary: only.result.summary }
+          : await this.#failedPages(meta, [], new Error(only.message));
+        phase('partitionsAndPagesMs');
+        return await this.#finish(meta, partitions.length, phases, phase);
+      }
+      phase('partitionsMs');
+      const partials = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value as PartialResult] : []));
       const failures = outcomes.flatMap((outcome, index) => (outcome.status === 'rejected' && !isCancelled(job.partitionsFlag) ? [{ index, reason: outcome.reason as Error }] : []));
       const errors: ReportError[] = failures.map(({ index, reason }) => ({ code: 'PARTITION_FAILED', message: `partition ${index + 1} of ${partitions.length} failed: ${reason.message}` }));
       for (const { index, reason } of failures) this.#logger.error('report partition failed', { reportId, partition: index, stack: reason.stack });
@@ -330,19 +342,12 @@ export class ReportJobs implements Reports {
           meta = { ...meta, totalCount: result.totalCount, totalPages: result.totalPages, summary: result.summary };
         } catch (error) {
           if (job.cancelled) return;
-          this.#logger.error('report pages could not be written', { reportId, stack: (error as Error).stack });
           if (early !== null) await settle(early);
-          await deletePages(this.#store, reportId);
-          await writeEmptyPage(this.#store, reportId);
-          meta = { ...meta, state: 'FAILED', totalCount: 0, totalPages: 1, summary: null, errors: [...errors, { code: 'GENERATION_FAILED', message: (error as Error).message }], stateMessages: ['report generation failed while writing pages'] };
+          meta = await this.#failedPages(meta, errors, error as Error);
         }
       }
       if (job.cancelled) return;
-      meta.finishTime = this.#clock();
-      await this.#save(meta);
-      await this.#onFinished(meta);
-      phase('finishSaveMs');
-      this.#logger.info('report finished', { reportId, family: meta.family, state: meta.state, queuedMs: meta.startTime! - meta.requestTime, partitions: partitions.length, ...phases });
+      await this.#finish(meta, partitions.length, phases, phase);
     } finally {
       clearTimeout(timer);
       // Nothing of this job may still be writing when it is over: a delete or a re-run removes its pages next.
@@ -350,28 +355,45 @@ export class ReportJobs implements Reports {
     }
   }
 
+  /** A report whose pages could not be written: FAILED, with one empty page. */
+  async #failedPages(meta: ReportMeta, errors: ReportError[], error: Error): Promise<ReportMeta> {
+    this.#logger.error('report pages could not be written', { reportId: meta.reportId, stack: error.stack });
+    await deletePages(this.#store, meta.reportId);
+    await writeEmptyPage(this.#store, meta.reportId);
+    return { ...meta, state: 'FAILED', totalCount: 0, totalPages: 1, summary: null, errors: [...errors, { code: 'GENERATION_FAILED', message: error.message }], stateMessages: ['report generation failed while writing pages'] };
+  }
+
+  /** Stores a report's final record (its pages are stored) and logs where its time went. */
+  async #finish(meta: ReportMeta, partitions: number, phases: Record<string, number>, phase: (name: string) => void): Promise<void> {
+    meta.finishTime = this.#clock();
+    await this.#save(meta);
+    await this.#onFinished(meta);
+    phase('finishSaveMs');
+    this.#logger.info('report finished', { reportId: meta.reportId, family: meta.family, state: meta.state, queuedMs: meta.startTime! - meta.requestTime, partitions, ...phases });
+  }
+
   /**
    * Runs every partition as a pool task; `ready`, when given, gets the results in partition order as soon
    * as all before them have settled (a failed partition is skipped).
    */
-  async #runPartitions(meta: ReportMeta, partitions: readonly Partition[], job: RunningJob, ready: ((partial: PartialResult) => void) | null): Promise<PromiseSettledResult<PartialResult>[]> {
-    const outcomes: (PromiseSettledResult<PartialResult> | undefined)[] = new Array(partitions.length);
+  async #runPartitions(meta: ReportMeta, partitions: readonly Partition[], job: RunningJob, finish: FinishHere | undefined, ready: ((partial: PartialResult) => void) | null): Promise<PromiseSettledResult<PartitionOutcome>[]> {
+    const outcomes: (PromiseSettledResult<PartitionOutcome> | undefined)[] = new Array(partitions.length);
     let next = 0;
     // One view for every partition: they all scan the same state of the fleet.
     const fleet = this.#fleetView();
-    const settled = (index: number, outcome: PromiseSettledResult<PartialResult>) => {
+    const settled = (index: number, outcome: PromiseSettledResult<PartitionOutcome>) => {
       outcomes[index] = outcome;
-      for (let done = outcomes[next]; done !== undefined; done = outcomes[++next]) if (done.status === 'fulfilled') ready?.(done.value);
+      for (let done = outcomes[next]; done !== undefined; done = outcomes[++next]) if (done.status === 'fulfilled') ready?.(done.value as PartialResult);
     };
     await Promise.all(
       partitions.map((partition, index) =>
-        this.#pool.run<PartialResult>({ kind: 'partition', reportId: meta.reportId, request: meta.request, partition, fleet, index, faults: this.#faults, cancel: job.partitionsFlag }).then(
+        this.#pool.run<PartitionOutcome>({ kind: 'partition', reportId: meta.reportId, request: meta.request, partition, fleet, index, faults: this.#faults, cancel: job.partitionsFlag, ...(finish === undefined ? {} : { finish }) }).then(
           (value) => settled(index, { status: 'fulfilled', value }),
           (reason: unknown) => settled(index, { status: 'rejected', reason }),
         ),
       ),
     );
-    return outcomes as PromiseSettledResult<PartialResult>[];
+    return outcomes as PromiseSettledResult<PartitionOutcome>[];
   }
 
   /** The pages of a finished report: cut already (the code fast path), or by a final task in the pool. */
@@ -398,6 +420,9 @@ export class ReportJobs implements Reports {
     return { ...(await writeEncodedPages(this.#store, meta.reportId, this.#config.pageBytes, envelopeReserve(meta), (partials as EncodedItems[][]).flat())), summary: null };
   }
 }
+
+/** A partition's result, or with `finish` the report's pages. */
+type PartitionOutcome = PartialResult | FinishedPartition;
 
 /** Pages cut while the partitions run, and the chain of cuts still to finish. */
 interface EarlyPages {

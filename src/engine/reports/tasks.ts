@@ -31,7 +31,27 @@ export interface PartitionTask {
   faults: TestFault[];
   /** The job's cancel flag (cancel-flag.ts), shared memory the task checks between steps. */
   cancel: Int32Array;
+  /** Set on a report's only partition: the task writes the pages itself once the partition is done. */
+  finish?: FinishHere;
 }
+
+/**
+ * How the only partition finishes its report: its results go straight to pages in the thread that holds
+ * them, with no second task and no copy of them between threads. `cancel` is the job's own flag, which a
+ * timeout does not set: like a finalize task, writing pages is not timed.
+ */
+export interface FinishHere {
+  pageBytes: number;
+  /** JSON bytes the envelope of a successful report may take. */
+  reserve: number;
+  cancel: Int32Array;
+}
+
+/**
+ * What a task with `finish` gives: the pages written, or why writing them failed. A partition stopped by a
+ * timeout gives its partial result instead, and the job finishes the report as for several partitions.
+ */
+export type FinishedPartition = { kind: 'finished'; result: FinalizeResult } | { kind: 'finish-failed'; message: string };
 
 /** ClassMethods[] from a code partition that sorts or groups, EncodedItems[] (chunks, in order) from one that gives final items. */
 export type PartialResult = JvmPartial | ComponentPartial | ClassMethods[] | EncodedItems[];

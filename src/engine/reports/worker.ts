@@ -21,7 +21,8 @@ import { isCancelled, throwIfCancelled } from './cancel-flag.ts';
 import { writeEncodedPages, writeItemPages } from './pages.ts';
 import { transferablesOf } from './encoded-items.ts';
 import type { EncodedItems } from './encoded-items.ts';
-import type { FinalizeResult, FinalizeTask, PartialResult, PartitionTask, WorkerData, WorkerTask } from './tasks.ts';
+import type { FinalizeResult, FinalizeTask, FinishedPartition, FinishHere, PartialResult, PartitionTask, TestFault, WorkerData, WorkerTask } from './tasks.ts';
+import type { ReportRequest } from './report-types.ts';
 
 let opened: { store: Store; dict: Dictionary } | undefined;
 
@@ -56,53 +57,72 @@ function moved(partial: EncodedItems[] | EncodedJvmItems): PartialResult {
   return move({ [transferableSymbol]: chunks.flatMap(transferablesOf), [valueSymbol]: partial }) as unknown as PartialResult;
 }
 
-async function runPartition(task: PartitionTask): Promise<PartialResult> {
+async function runPartition(task: PartitionTask): Promise<PartialResult | FinishedPartition> {
   // A slow partition that still notices a cancel, as a real one does between its steps.
   if (task.faults.includes('slow-partition')) for (let waited = 0; waited < 300 && !isCancelled(task.cancel); waited += 10) await sleep(10);
   if (task.faults.includes('partition-fail') && task.index === 1) throw new Error('test fault: partition 1 fails');
   throwIfCancelled(task.cancel);
   const ctx: KernelContext = { ...storeContext(), fleet: task.fleet };
   const { request, partition } = task;
+  // Checked once the kernel ran: a partition a timeout stopped meanwhile gives its result, and the job decides.
+  const finishes = (): FinishHere | null => (task.finish !== undefined && !isCancelled(task.cancel) ? task.finish : null);
   if (partition.kind === 'keys') {
     const times = slotTimes(ctx, task.reportId);
-    if (!codeItemsInKeyOrder(request)) return codePartition(ctx, request, times, partition.start, partition.end);
+    if (!codeItemsInKeyOrder(request)) {
+      const partial = codePartition(ctx, request, times, partition.start, partition.end);
+      const finish = finishes();
+      return finish === null ? partial : finishHere(ctx.store, task, finish, [partial]);
+    }
     const encoder = new CodeItemEncoder(request.groupBy.length === 3);
     if (encodesRecords(request)) encodeCode(ctx, request, times, partition.start, partition.end, encoder);
     else scanCode(ctx, request, times, partition.start, partition.end, (cls) => encoder.add(cls));
     return moved(encoder.finish());
   }
-  if (request.family === 'jvmInventory') {
-    const partial = jvmPartition(ctx, request, partition.start, partition.end);
-    return partial.kind === 'encoded' ? moved(partial) : partial;
-  }
-  return componentPartition(ctx, request, partition.start, partition.end);
+  const partial = request.family === 'jvmInventory' ? jvmPartition(ctx, request, partition.start, partition.end) : componentPartition(ctx, request, partition.start, partition.end);
+  const finish = finishes();
+  if (finish !== null) return finishHere(ctx.store, task, finish, [partial]);
+  return 'kind' in partial && partial.kind === 'encoded' ? moved(partial) : partial;
 }
 
-async function runFinalize(task: FinalizeTask): Promise<FinalizeResult> {
-  if (task.faults.includes('finalize-fail')) throw new Error('test fault: page writing fails');
-  throwIfCancelled(task.cancel);
-  const ctx = storeContext();
-  const { request } = task;
+/** The pages of a report whose only partition ran in this task. */
+async function finishHere(store: Store, task: PartitionTask, finish: FinishHere, partials: PartialResult[]): Promise<FinishedPartition> {
+  try {
+    return { kind: 'finished', result: await writeReport(store, task.reportId, task.request, partials, finish.pageBytes, finish.reserve, task.faults, finish.cancel) };
+  } catch (error) {
+    // A cancelled job (deleted, shutting down) has no pages to write: the job sees the cancel.
+    if (isCancelled(finish.cancel)) throw error;
+    return { kind: 'finish-failed', message: (error as Error).message };
+  }
+}
+
+function runFinalize(task: FinalizeTask): Promise<FinalizeResult> {
+  return writeReport(storeContext().store, task.reportId, task.request, task.partials, task.pageBytes, task.reserve, task.faults, task.cancel);
+}
+
+/** Merges the partitions' results into the report's items in their final order and writes its pages. */
+async function writeReport(store: Store, reportId: string, request: ReportRequest, partials: PartialResult[], pageBytes: number, reserve: number, faults: readonly TestFault[], cancel: Int32Array): Promise<FinalizeResult> {
+  if (faults.includes('finalize-fail')) throw new Error('test fault: page writing fails');
+  throwIfCancelled(cancel);
   let items: Record<string, unknown>[];
   let summary: FinalizeResult['summary'] = null;
   let nesting: string[] = [];
   if (request.family === 'jvmInventory') {
-    const partials = task.partials as JvmPartial[];
-    if (partials.length > 0 && partials.every((partial) => partial.kind === 'encoded')) {
-      const merged = mergeJvmItems(partials as EncodedJvmItems[]);
-      return { ...(await writeEncodedPages(ctx.store, task.reportId, task.pageBytes, task.reserve, [merged])), summary: null };
+    const jvmPartials = partials as JvmPartial[];
+    if (jvmPartials.length > 0 && jvmPartials.every((partial) => partial.kind === 'encoded')) {
+      const merged = mergeJvmItems(jvmPartials as EncodedJvmItems[]);
+      return { ...(await writeEncodedPages(store, reportId, pageBytes, reserve, [merged])), summary: null };
     }
-    items = jvmFinalize(request, partials);
+    items = jvmFinalize(request, jvmPartials);
   }
-  else if (request.family === 'codeInventory') items = codeFinalize(request, task.partials as ClassMethods[][]);
+  else if (request.family === 'codeInventory') items = codeFinalize(request, partials as ClassMethods[][]);
   else {
-    const result = componentFinalize(ctx.store, request, task.partials as ComponentPartial[]);
+    const result = componentFinalize(store, request, partials as ComponentPartial[]);
     items = result.items;
     summary = result.summary;
     nesting = request.groupBy;
   }
-  throwIfCancelled(task.cancel);
-  return { ...(await writeItemPages(ctx.store, task.reportId, task.pageBytes, task.reserve, nesting, items)), summary };
+  throwIfCancelled(cancel);
+  return { ...(await writeItemPages(store, reportId, pageBytes, reserve, nesting, items)), summary };
 }
 
 /** One task; its read snapshot ends with it. */
