@@ -14,6 +14,7 @@ import { Ingestor } from '../../src/storage/ingest.ts';
 import { openStore } from '../../src/storage/store.ts';
 import type { Store } from '../../src/storage/store.ts';
 import { tempDir } from '../helpers/service.ts';
+import { RowOrder } from '../../src/engine/reports/kernels/row-order.ts';
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 10, 25, 12, 0, 0);
@@ -54,7 +55,7 @@ for (const [name, filter, from, to] of [
     assert.ok(encodesRecords(report));
     const fleet = new FleetColumns(store);
     fleet.reload();
-    const context = { store, dict, fleet: fleet.view() };
+    const context = { store, dict, fleet: fleet.view(), rowOrder: new RowOrder() };
     const times = new SlotTimes(store);
     const encoder = new CodeItemEncoder(false);
     encodeCode(context, report, times, null, null, encoder);

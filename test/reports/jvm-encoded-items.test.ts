@@ -1,11 +1,13 @@
 // The ungrouped JVM report's fast path: items encoded by the partitions, merged by (hostName, vmId), give
-// exactly the pages of the general path (objects sorted by jvmFinalize, cut by PageWriter), JSON and msgpack.
+// exactly the pages of the general path (objects sorted by jvmFinalize, cut by PageWriter), JSON and msgpack;
+// the order a worker keeps between reports follows new VMs and changed hosts.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { unpack } from 'msgpackr';
 import { jvmFinalize, jvmPartition } from '../../src/engine/reports/kernels/jvm.ts';
 import type { JvmPartial } from '../../src/engine/reports/kernels/jvm.ts';
 import { mergeJvmItems } from '../../src/engine/reports/kernels/jvm-items.ts';
+import { RowOrder } from '../../src/engine/reports/kernels/row-order.ts';
 import type { EncodedJvmItems } from '../../src/engine/reports/kernels/jvm-items.ts';
 import { msgpackPage, PageWriter, writeEncodedPages } from '../../src/engine/reports/pages.ts';
 import type { ReportRequest } from '../../src/engine/reports/report-types.ts';
@@ -68,7 +70,7 @@ async function pages(reportId: string, totalPages: number): Promise<{ json: unkn
 describe('encoded JVM items', () => {
   for (const partitionCount of [1, 3, 7]) {
     it(`equal the general path's pages over ${partitionCount} partition(s)`, async () => {
-      const context = { store, dict, fleet: columns.view() };
+      const context = { store, dict, fleet: columns.view(), rowOrder: new RowOrder() };
       const size = Math.ceil(columns.view().rows / partitionCount);
       const ranges = Array.from({ length: partitionCount }, (_, k) => [k * size, (k + 1) * size] as const);
       // The general path: explicit sortBy equal to the default order makes the kernels build objects.
@@ -90,4 +92,41 @@ describe('encoded JVM items', () => {
       }
     });
   }
+});
+
+/** The ungrouped report's items through the encoded path with this kept order, and through the general path. */
+function bothWays(rowOrder: RowOrder): { encoded: unknown[]; general: unknown[] } {
+  const context = { store, dict, fleet: columns.view(), rowOrder };
+  const rows = columns.view().rows;
+  const byDefault = request([{ field: 'hostName', direction: 'ASC' }, { field: 'vmId', direction: 'ASC' }]);
+  const general = jvmFinalize(byDefault, [jvmPartition(context, byDefault, 0, rows)]);
+  const partial = jvmPartition(context, request([]), 0, rows) as EncodedJvmItems;
+  const json = Buffer.from(partial.items.json).toString('utf8');
+  return { encoded: JSON.parse(`[${json.slice(0, -1)}]`) as unknown[], general };
+}
+
+describe('the row order a worker keeps between reports', () => {
+  it('takes in new VMs and re-sorts after a host changes', async () => {
+    const rowOrder = new RowOrder();
+    const before = bothWays(rowOrder);
+    assert.deepEqual(before.encoded, before.general);
+    // New VMs whose hosts sort first, last, between the others, and none: merged into the kept order.
+    const time = now - DAY;
+    const added = ['0-first', 'web-1', 'zzz-last', 'Zürich-3', null].map((host, k) => ({
+      type: 'vm.start', vmId: `added-${k}`, time, agentVersion: '1', agentRevision: 'r',
+      inventory: host === null ? {} : { hostName: host }, tags: {},
+    }));
+    await new Ingestor(store, dict).ingest(() => validateEvents(added, now));
+    columns.reload();
+    const merged = bothWays(rowOrder);
+    assert.equal(merged.encoded.length, before.encoded.length + added.length);
+    assert.deepEqual(merged.encoded, merged.general);
+    // A later start of a known VM on another host moves it: the kept order is made afresh.
+    const moved = { ...added[1], time: time + 1000, inventory: { hostName: '0-0-moved' } };
+    await new Ingestor(store, dict).ingest(() => validateEvents([moved], now));
+    columns.reload();
+    const resorted = bothWays(rowOrder);
+    assert.equal((resorted.encoded[0] as { vmId: string }).vmId, 'added-1');
+    assert.deepEqual(resorted.encoded, resorted.general);
+  });
 });

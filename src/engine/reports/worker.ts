@@ -13,6 +13,7 @@ import type { ClassMethods } from './kernels/class-methods.ts';
 import { componentFinalize, componentPartition } from './kernels/component.ts';
 import type { ComponentPartial } from './kernels/component.ts';
 import type { KernelContext } from './kernels/kernel-context.ts';
+import { RowOrder } from './kernels/row-order.ts';
 import { jvmFinalize, jvmPartition } from './kernels/jvm.ts';
 import { mergeJvmItems } from './kernels/jvm-items.ts';
 import type { EncodedJvmItems } from './kernels/jvm-items.ts';
@@ -40,6 +41,9 @@ function storeContext(): { store: Store; dict: Dictionary } {
   return opened;
 }
 
+/** The fleet's rows in the ungrouped JVM report's order, kept for this thread's next report. */
+const rowOrder = new RowOrder();
+
 let reportTimes: { reportId: string; times: SlotTimes } | null = null;
 
 /**
@@ -62,7 +66,7 @@ async function runPartition(task: PartitionTask): Promise<PartialResult | Finish
   if (task.faults.includes('slow-partition')) for (let waited = 0; waited < 300 && !isCancelled(task.cancel); waited += 10) await sleep(10);
   if (task.faults.includes('partition-fail') && task.index === 1) throw new Error('test fault: partition 1 fails');
   throwIfCancelled(task.cancel);
-  const ctx: KernelContext = { ...storeContext(), fleet: task.fleet };
+  const ctx: KernelContext = { ...storeContext(), fleet: task.fleet, rowOrder };
   const { request, partition } = task;
   // Checked once the kernel ran: a partition a timeout stopped meanwhile gives its result, and the job decides.
   const finishes = (): FinishHere | null => (task.finish !== undefined && !isCancelled(task.cancel) ? task.finish : null);

@@ -1,7 +1,7 @@
 // Ungrouped JVM report items in the default order (hostName, vmId), written straight to JSON bytes in the
 // partition that read them (decisions §7): 100,000 VMs would otherwise cost 100,000 objects cloned
 // twice between threads, measured and stringified one by one.
-import { codePointComparator, compareCodePoints } from '../../../collation.ts';
+import { compareCodePoints } from '../../../collation.ts';
 import { isoTime } from '../../../iso-time.ts';
 import type { Column } from '../../../parser/columns.ts';
 import type { FieldDef } from '../../../parser/fields.ts';
@@ -11,6 +11,7 @@ import { TIME_BYTES, writeTimeBytes } from '../time-bytes.ts';
 import type { EncodedItems } from '../encoded-items.ts';
 import type { FleetSlice } from '../fleet-slice.ts';
 import { JVM_ITEM_FIELDS } from '../family-fields.ts';
+import { compareHostVm } from './row-order.ts';
 
 /** A partition's items in its own order, with the sort keys a merge of partitions needs. */
 export interface EncodedJvmItems {
@@ -18,19 +19,6 @@ export interface EncodedJvmItems {
   items: EncodedItems;
   hostNames: (string | null)[];
   vmIds: string[];
-}
-
-type Compare = (a: string, b: string) => number;
-
-/** hostName then vmId, by code point; a null hostName sorts last (decisions §6.3). */
-function compareItems(compare: Compare, hostA: string | null, vmA: string, hostB: string | null, vmB: string): number {
-  if (hostA !== hostB) {
-    if (hostA === null) return 1;
-    if (hostB === null) return -1;
-    const order = compare(hostA, hostB);
-    if (order !== 0) return order;
-  }
-  return compare(vmA, vmB);
 }
 
 const ascii = (text: string): Uint8Array => Buffer.from(text, 'latin1');
@@ -138,20 +126,21 @@ class JvmItemWriter {
  * jvmFinalize would give them: the fields of decisions §7 (times as ISO text), then tags (keys in stored
  * order, which an object keeps: tag keys start with a letter).
  */
-export function encodeJvmItems(slice: FleetSlice, mask: Uint8Array, fields: Record<string, FieldDef>): EncodedJvmItems {
+export function encodeJvmItems(slice: FleetSlice, mask: Uint8Array, fields: Record<string, FieldDef>, fleetOrder: Uint32Array): EncodedJvmItems {
   const rows: number[] = [];
-  for (let i = 0; i < slice.count; i++) if (mask[i] === 1) rows.push(i);
+  const first = slice.row(0);
+  for (const row of fleetOrder) {
+    const i = row - first;
+    if (i >= 0 && i < slice.count && mask[i] === 1) rows.push(i);
+  }
   const hostField = fields.hostName;
   const hosts = rows.map((i) => slice.groupValue(hostField, i) as string | null);
   const vms = rows.map((i) => slice.vmId(i));
-  const compare = codePointComparator([...hosts, ...vms]);
-  const order = rows.map((_, k) => k).sort((a, b) => compareItems(compare, hosts[a], vms[a], hosts[b], vms[b]));
-
   const writer = new JvmItemWriter(slice, rows.length);
   const { encoder } = writer;
   const columns = JVM_ITEM_FIELDS.map((name) => slice.column(fields[name]));
   const { startTime, lastHeardTime } = slice.scan;
-  for (const k of order) {
+  for (let k = 0; k < rows.length; k++) {
     const i = rows[k];
     for (let f = 0; f < JVM_ITEM_FIELDS.length; f++) {
       const name = JVM_ITEM_FIELDS[f];
@@ -171,7 +160,7 @@ export function encodeJvmItems(slice: FleetSlice, mask: Uint8Array, fields: Reco
     encoder.json.byte(0x7d);
     encoder.endItem();
   }
-  return { kind: 'encoded', items: encoder.finish(), hostNames: order.map((k) => hosts[k]), vmIds: order.map((k) => vms[k]) };
+  return { kind: 'encoded', items: encoder.finish(), hostNames: hosts, vmIds: vms };
 }
 
 /** Merges partitions' items, each in the default order, into one run in that order (copying item bytes). */
@@ -184,7 +173,7 @@ export function mergeJvmItems(partials: readonly EncodedJvmItems[]): EncodedItem
     for (let p = 0; p < partials.length; p++) {
       const k = next[p];
       if (k >= partials[p].items.count) continue;
-      if (best === -1 || compareItems(compareCodePoints, partials[p].hostNames[k], partials[p].vmIds[k], partials[best].hostNames[next[best]], partials[best].vmIds[next[best]]) < 0) best = p;
+      if (best === -1 || compareHostVm(compareCodePoints, partials[p].hostNames[k], partials[p].vmIds[k], partials[best].hostNames[next[best]], partials[best].vmIds[next[best]]) < 0) best = p;
     }
     if (best === -1) break;
     const { items } = partials[best];

@@ -58,7 +58,7 @@ export function jvmPartition(context: KernelContext, request: ReportRequest, sta
   }
   const fields = Object.fromEntries(JVM_ITEM_FIELDS.map((name) => [name, CATALOGS.jvmInventory.lookup(name)!]));
   // The default order is the common case: items go out as bytes, in order, and partitions merge by key.
-  if (request.sortBy.length === 0) return encodeJvmItems(slice, mask, fields);
+  if (request.sortBy.length === 0) return encodeJvmItems(slice, mask, fields, context.rowOrder.rows(context.fleet, context.dict.lookupFunction));
   const items: Record<string, unknown>[] = [];
   for (let i = 0; i < slice.count; i++) {
     if (mask[i] === 0) continue;
