@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { unpack } from 'msgpackr';
-import { jvmFinalize, jvmPartition } from '../../src/engine/reports/kernels/jvm.ts';
+import { jvmFinalize, jvmItemRuns, jvmPartition } from '../../src/engine/reports/kernels/jvm.ts';
 import type { JvmPartial } from '../../src/engine/reports/kernels/jvm.ts';
 import { mergeJvmItems } from '../../src/engine/reports/kernels/jvm-items.ts';
 import { RowOrder } from '../../src/engine/reports/kernels/row-order.ts';
@@ -104,6 +104,21 @@ function bothWays(rowOrder: RowOrder): { encoded: unknown[]; general: unknown[] 
   const json = Buffer.from(partial.items.json).toString('utf8');
   return { encoded: JSON.parse(`[${json.slice(0, -1)}]`) as unknown[], general };
 }
+
+describe('encoded JVM items run by run', () => {
+  it('are the bytes of all items at once, whatever the runs', () => {
+    const context = { store, dict, fleet: columns.view(), rowOrder: new RowOrder() };
+    const whole = jvmItemRuns(context, request([]), 0, columns.view().rows);
+    const all = whole.all().items;
+    for (const cuts of [[1], [7, 8, 50], [whole.count - 1]]) {
+      const items = jvmItemRuns(context, request([]), 0, columns.view().rows);
+      const bounds = [0, ...cuts, items.count];
+      const runs = bounds.slice(1).map((to, k) => items.encode(bounds[k], to));
+      assert.deepEqual(Buffer.concat(runs.map((run) => run.json)), Buffer.from(all.json));
+      assert.deepEqual(runs.map((run) => run.count), bounds.slice(1).map((to, k) => to - bounds[k]));
+    }
+  });
+});
 
 describe('the row order a worker keeps between reports', () => {
   it('takes in new VMs and re-sorts after a host changes', async () => {

@@ -1,5 +1,5 @@
 // Entry point of a Piscina worker thread: runs report partitions and writes report pages.
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { workerData } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { Dictionary } from '../../storage/dictionary.ts';
@@ -14,15 +14,15 @@ import { componentFinalize, componentPartition } from './kernels/component.ts';
 import type { ComponentPartial } from './kernels/component.ts';
 import type { KernelContext } from './kernels/kernel-context.ts';
 import { RowOrder } from './kernels/row-order.ts';
-import { jvmFinalize, jvmPartition } from './kernels/jvm.ts';
+import { jvmFinalize, jvmItemRuns, jvmItemsInDefaultOrder, jvmPartition } from './kernels/jvm.ts';
 import { mergeJvmItems } from './kernels/jvm-items.ts';
-import type { EncodedJvmItems } from './kernels/jvm-items.ts';
+import type { EncodedJvmItems, JvmItems } from './kernels/jvm-items.ts';
 import type { JvmPartial } from './kernels/jvm.ts';
 import { isCancelled, throwIfCancelled } from './cancel-flag.ts';
-import { writeEncodedPages, writeItemPages } from './pages.ts';
+import { EncodedPageWriter, writeEncodedPages, writeItemPages } from './pages.ts';
 import { transferablesOf } from './encoded-items.ts';
 import type { EncodedItems } from './encoded-items.ts';
-import type { FinalizeResult, FinalizeTask, FinishedPartition, FinishHere, PartialResult, PartitionTask, TestFault, WorkerData, WorkerTask } from './tasks.ts';
+import type { FinalizeResult, FinalizeTask, FinishedPartition, FinishHere, PartialResult, PartitionTask, WorkerData, WorkerTask } from './tasks.ts';
 import type { ReportRequest } from './report-types.ts';
 
 let opened: { store: Store; dict: Dictionary } | undefined;
@@ -82,6 +82,9 @@ async function runPartition(task: PartitionTask): Promise<PartialResult | Finish
     else scanCode(ctx, request, times, partition.start, partition.end, (cls) => encoder.add(cls));
     return moved(encoder.finish());
   }
+  if (request.family === 'jvmInventory' && task.finish !== undefined && jvmItemsInDefaultOrder(request)) {
+    return streamJvmPages(ctx, task, task.finish, jvmItemRuns(ctx, request, partition.start, partition.end));
+  }
   const partial = request.family === 'jvmInventory' ? jvmPartition(ctx, request, partition.start, partition.end) : componentPartition(ctx, request, partition.start, partition.end);
   const finish = finishes();
   if (finish !== null) return finishHere(ctx.store, task, finish, [partial]);
@@ -89,9 +92,41 @@ async function runPartition(task: PartitionTask): Promise<PartialResult | Finish
 }
 
 /** The pages of a report whose only partition ran in this task. */
-async function finishHere(store: Store, task: PartitionTask, finish: FinishHere, partials: PartialResult[]): Promise<FinishedPartition> {
+function finishHere(store: Store, task: PartitionTask, finish: FinishHere, partials: PartialResult[]): Promise<FinishedPartition> {
+  return written(task, finish, () => writeReport(store, task.reportId, task.request, partials, finish.pageBytes, finish.reserve, finish.cancel));
+}
+
+/** Items of a report's only partition encoded per run: pages of one run go to disk while the next is encoded. */
+const RUN_ITEMS = 10_000;
+
+/**
+ * The ungrouped JVM report's pages written by its only partition while it encodes: the kernel yields a
+ * turn after each run, since lmdb-js commits the pages cut in a turn when the turn ends. Once writing,
+ * the partition is not stopped by the timeout (as a finalizing task is not); a cancel stops it.
+ */
+function streamJvmPages(ctx: KernelContext, task: PartitionTask, finish: FinishHere, items: JvmItems): Promise<FinishedPartition> {
+  return written(task, finish, async () => {
+    const writer = new EncodedPageWriter(ctx.store, task.reportId, finish.pageBytes, finish.reserve);
+    try {
+      for (let from = 0; from < items.count; from += RUN_ITEMS) {
+        throwIfCancelled(finish.cancel);
+        await writer.add(items.encode(from, Math.min(items.count, from + RUN_ITEMS)));
+        await nextTurn();
+      }
+      return { ...(await writer.finish()), summary: null };
+    } catch (error) {
+      // Nothing of the report may still be writing when the job deletes its pages.
+      await writer.abandon();
+      throw error;
+    }
+  });
+}
+
+/** What writing a report's pages in a partition task gave: a failure is a value, a cancel an error. */
+async function written(task: PartitionTask, finish: FinishHere, write: () => Promise<FinalizeResult>): Promise<FinishedPartition> {
   try {
-    return { kind: 'finished', result: await writeReport(store, task.reportId, task.request, partials, finish.pageBytes, finish.reserve, task.faults, finish.cancel) };
+    if (task.faults.includes('finalize-fail')) throw new Error('test fault: page writing fails');
+    return { kind: 'finished', result: await write() };
   } catch (error) {
     // A cancelled job (deleted, shutting down) has no pages to write: the job sees the cancel.
     if (isCancelled(finish.cancel)) throw error;
@@ -99,13 +134,13 @@ async function finishHere(store: Store, task: PartitionTask, finish: FinishHere,
   }
 }
 
-function runFinalize(task: FinalizeTask): Promise<FinalizeResult> {
-  return writeReport(storeContext().store, task.reportId, task.request, task.partials, task.pageBytes, task.reserve, task.faults, task.cancel);
+async function runFinalize(task: FinalizeTask): Promise<FinalizeResult> {
+  if (task.faults.includes('finalize-fail')) throw new Error('test fault: page writing fails');
+  return writeReport(storeContext().store, task.reportId, task.request, task.partials, task.pageBytes, task.reserve, task.cancel);
 }
 
 /** Merges the partitions' results into the report's items in their final order and writes its pages. */
-async function writeReport(store: Store, reportId: string, request: ReportRequest, partials: PartialResult[], pageBytes: number, reserve: number, faults: readonly TestFault[], cancel: Int32Array): Promise<FinalizeResult> {
-  if (faults.includes('finalize-fail')) throw new Error('test fault: page writing fails');
+async function writeReport(store: Store, reportId: string, request: ReportRequest, partials: PartialResult[], pageBytes: number, reserve: number, cancel: Int32Array): Promise<FinalizeResult> {
   throwIfCancelled(cancel);
   let items: Record<string, unknown>[];
   let summary: FinalizeResult['summary'] = null;

@@ -45,16 +45,16 @@ const BYTES_PER_ITEM = 400;
  * tag pairs repeat across a fleet, so most of an item is copied, not encoded (vmIds and host names do not).
  */
 class JvmItemWriter {
-  readonly encoder: ItemEncoder;
+  /** The run being written: a new one per `JvmItems.encode`, while the pieces are kept. */
+  encoder = new ItemEncoder(1 << 16);
   /** Per field (by its index), `,"field":value` of each dictionary id met. */
   readonly #fields: Map<number, Uint8Array>[] = JVM_ITEM_FIELDS.map(() => new Map());
   /** `"key":"value"` per tag pair of dictionary ids. */
   readonly #tagPairs = new Map<number, Map<number, Uint8Array>>();
   readonly #slice: FleetSlice;
 
-  constructor(slice: FleetSlice, items: number) {
+  constructor(slice: FleetSlice) {
     this.#slice = slice;
-    this.encoder = new ItemEncoder(Math.max(1 << 16, items * BYTES_PER_ITEM));
   }
 
   write(bytes: Uint8Array): void {
@@ -122,45 +122,71 @@ class JvmItemWriter {
 }
 
 /**
- * Encodes the selected rows of a slice (mask[i] === 1) as items in the default order, exactly as
- * jvmFinalize would give them: the fields of decisions §7 (times as ISO text), then tags (keys in stored
- * order, which an object keeps: tag keys start with a letter).
+ * The selected rows of a slice (mask[i] === 1) as items in the default order, exactly as jvmFinalize
+ * would give them: the fields of decisions §7 (times as ISO text), then tags (keys in stored order, which
+ * an object keeps: tag keys start with a letter). Encoded run by run as asked, so that a report's only
+ * partition can write pages while it encodes the next ones.
  */
-export function encodeJvmItems(slice: FleetSlice, mask: Uint8Array, fields: Record<string, FieldDef>, fleetOrder: Uint32Array): EncodedJvmItems {
-  const rows: number[] = [];
-  const first = slice.row(0);
-  for (const row of fleetOrder) {
-    const i = row - first;
-    if (i >= 0 && i < slice.count && mask[i] === 1) rows.push(i);
-  }
-  const hostField = fields.hostName;
-  const hosts = rows.map((i) => slice.groupValue(hostField, i) as string | null);
-  const vms = rows.map((i) => slice.vmId(i));
-  const writer = new JvmItemWriter(slice, rows.length);
-  const { encoder } = writer;
-  const columns = JVM_ITEM_FIELDS.map((name) => slice.column(fields[name]));
-  const { startTime, lastHeardTime } = slice.scan;
-  for (let k = 0; k < rows.length; k++) {
-    const i = rows[k];
-    for (let f = 0; f < JVM_ITEM_FIELDS.length; f++) {
-      const name = JVM_ITEM_FIELDS[f];
-      if (name !== 'vmId' && name !== 'hostName' && name !== 'startTime' && name !== 'lastHeardTime') {
-        writer.field(f, columns[f], i);
-        continue;
-      }
-      writer.write(KEYS[f]);
-      if (name === 'vmId') writer.unique(vms[k]);
-      else if (name === 'hostName') writer.unique(hosts[k]);
-      else if (name === 'startTime') writer.time(startTime[i]);
-      else writer.time(lastHeardTime[i]);
+export class JvmItems {
+  /** The sort keys of each item, in order: what a merge of partitions compares. */
+  readonly hostNames: (string | null)[];
+  readonly vmIds: string[];
+  readonly #rows: number[] = [];
+  readonly #slice: FleetSlice;
+  readonly #writer: JvmItemWriter;
+  readonly #columns: Column[];
+
+  /** `fleetOrder`: every row of the fleet in the default order (RowOrder). */
+  constructor(slice: FleetSlice, mask: Uint8Array, fields: Record<string, FieldDef>, fleetOrder: Uint32Array) {
+    const first = slice.row(0);
+    for (const row of fleetOrder) {
+      const i = row - first;
+      if (i >= 0 && i < slice.count && mask[i] === 1) this.#rows.push(i);
     }
-    writer.write(TAGS_KEY);
-    writer.tags(i);
-    encoder.json.reserve(1);
-    encoder.json.byte(0x7d);
-    encoder.endItem();
+    this.#slice = slice;
+    this.hostNames = this.#rows.map((i) => slice.groupValue(fields.hostName, i) as string | null);
+    this.vmIds = this.#rows.map((i) => slice.vmId(i));
+    this.#writer = new JvmItemWriter(slice);
+    this.#columns = JVM_ITEM_FIELDS.map((name) => slice.column(fields[name]));
   }
-  return { kind: 'encoded', items: encoder.finish(), hostNames: hosts, vmIds: vms };
+
+  get count(): number {
+    return this.#rows.length;
+  }
+
+  /** Items [from, to) as one run. */
+  encode(from: number, to: number): EncodedItems {
+    const writer = this.#writer;
+    const encoder = (writer.encoder = new ItemEncoder(Math.max(1 << 16, (to - from) * BYTES_PER_ITEM)));
+    const columns = this.#columns;
+    const { startTime, lastHeardTime } = this.#slice.scan;
+    for (let k = from; k < to; k++) {
+      const i = this.#rows[k];
+      for (let f = 0; f < JVM_ITEM_FIELDS.length; f++) {
+        const name = JVM_ITEM_FIELDS[f];
+        if (name !== 'vmId' && name !== 'hostName' && name !== 'startTime' && name !== 'lastHeardTime') {
+          writer.field(f, columns[f], i);
+          continue;
+        }
+        writer.write(KEYS[f]);
+        if (name === 'vmId') writer.unique(this.vmIds[k]);
+        else if (name === 'hostName') writer.unique(this.hostNames[k]);
+        else if (name === 'startTime') writer.time(startTime[i]);
+        else writer.time(lastHeardTime[i]);
+      }
+      writer.write(TAGS_KEY);
+      writer.tags(i);
+      encoder.json.reserve(1);
+      encoder.json.byte(0x7d);
+      encoder.endItem();
+    }
+    return encoder.finish();
+  }
+
+  /** Every item as one run, with the keys to merge it with other partitions'. */
+  all(): EncodedJvmItems {
+    return { kind: 'encoded', items: this.encode(0, this.count), hostNames: this.hostNames, vmIds: this.vmIds };
+  }
 }
 
 /** Merges partitions' items, each in the default order, into one run in that order (copying item bytes). */

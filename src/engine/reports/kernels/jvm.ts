@@ -9,7 +9,7 @@ import { CATALOGS, JVM_ITEM_FIELDS } from '../family-fields.ts';
 import type { GroupValue, ReportRequest } from '../report-types.ts';
 import type { KernelContext } from './kernel-context.ts';
 import { groupFields, Grouper, tupleKey } from './groups.ts';
-import { encodeJvmItems } from './jvm-items.ts';
+import { JvmItems } from './jvm-items.ts';
 import type { EncodedJvmItems } from './jvm-items.ts';
 
 export type JvmPartial =
@@ -27,6 +27,23 @@ function selectRows(context: KernelContext, request: ReportRequest, start: numbe
     if (mask[i] === 1 && (slice.states[i] === 0 || slice.scan.startTime[i] > to || slice.lifeEnd(i) < request.from)) mask[i] = 0;
   }
   return { slice, mask };
+}
+
+const ITEM_FIELDS = Object.fromEntries(JVM_ITEM_FIELDS.map((name) => [name, CATALOGS.jvmInventory.lookup(name)!]));
+
+function itemsInDefaultOrder(context: KernelContext, slice: FleetSlice, mask: Uint8Array): JvmItems {
+  return new JvmItems(slice, mask, ITEM_FIELDS, context.rowOrder.rows(context.fleet, context.dict.lookupFunction));
+}
+
+/** Whether the report lists VMs in the default order: its items are encoded as bytes by the partitions. */
+export function jvmItemsInDefaultOrder(request: ReportRequest): boolean {
+  return request.groupBy.length === 0 && request.sortBy.length === 0;
+}
+
+/** The items of such a report's partition, to encode run by run (a report's only partition writes pages meanwhile). */
+export function jvmItemRuns(context: KernelContext, request: ReportRequest, start: number, end: number): JvmItems {
+  const { slice, mask } = selectRows(context, request, start, end);
+  return itemsInDefaultOrder(context, slice, mask);
 }
 
 export function jvmPartition(context: KernelContext, request: ReportRequest, start: number, end: number): JvmPartial {
@@ -56,14 +73,13 @@ export function jvmPartition(context: KernelContext, request: ReportRequest, sta
     });
     return { kind: 'groups', groups, counts: groupCounts };
   }
-  const fields = Object.fromEntries(JVM_ITEM_FIELDS.map((name) => [name, CATALOGS.jvmInventory.lookup(name)!]));
   // The default order is the common case: items go out as bytes, in order, and partitions merge by key.
-  if (request.sortBy.length === 0) return encodeJvmItems(slice, mask, fields, context.rowOrder.rows(context.fleet, context.dict.lookupFunction));
+  if (request.sortBy.length === 0) return itemsInDefaultOrder(context, slice, mask).all();
   const items: Record<string, unknown>[] = [];
   for (let i = 0; i < slice.count; i++) {
     if (mask[i] === 0) continue;
     const item: Record<string, unknown> = {};
-    for (const name of JVM_ITEM_FIELDS) item[name] = slice.groupValue(fields[name], i);
+    for (const name of JVM_ITEM_FIELDS) item[name] = slice.groupValue(ITEM_FIELDS[name], i);
     item.tags = slice.tags(i);
     items.push(item);
   }
