@@ -14,6 +14,7 @@ import { componentFinalize, componentPartition } from './kernels/component.ts';
 import type { ComponentPartial } from './kernels/component.ts';
 import type { KernelContext } from './kernels/kernel-context.ts';
 import { RowOrder } from './kernels/row-order.ts';
+import { ComponentNames } from './kernels/component-names.ts';
 import { jvmFinalize, jvmItemRuns, jvmItemsInDefaultOrder, jvmPartition } from './kernels/jvm.ts';
 import { mergeJvmItems } from './kernels/jvm-items.ts';
 import type { EncodedJvmItems, JvmItems } from './kernels/jvm-items.ts';
@@ -41,8 +42,9 @@ function storeContext(): { store: Store; dict: Dictionary } {
   return opened;
 }
 
-/** The fleet's rows in the ungrouped JVM report's order, kept for this thread's next report. */
+/** What this thread keeps for its next reports: the fleet's rows in the ungrouped JVM report's order, component names. */
 const rowOrder = new RowOrder();
+const componentNames = new ComponentNames();
 
 let reportTimes: { reportId: string; times: SlotTimes } | null = null;
 
@@ -155,7 +157,7 @@ async function writeReport(store: Store, reportId: string, request: ReportReques
   }
   else if (request.family === 'codeInventory') items = codeFinalize(request, partials as ClassMethods[][]);
   else {
-    const result = componentFinalize(store, request, partials as ComponentPartial[]);
+    const result = componentFinalize(store, componentNames, request, partials as ComponentPartial[]);
     items = result.items;
     summary = result.summary;
     nesting = request.groupBy;

@@ -14,6 +14,7 @@ import { spanLength, spanStart } from '../../../storage/fleet-columns.ts';
 import { CATALOGS } from '../family-fields.ts';
 import type { GroupValue, ReportRequest } from '../report-types.ts';
 import type { KernelContext } from './kernel-context.ts';
+import type { ComponentNames } from './component-names.ts';
 import { groupFields, Grouper, tupleKey } from './groups.ts';
 
 export interface ComponentPartial {
@@ -221,15 +222,17 @@ function highestScore(cves: readonly ComponentCve[] | undefined): number | null 
   return scores.length === 0 ? null : Math.max(...scores);
 }
 
-function componentValue(table: ComponentTable, c: number, field: string): GroupValue {
-  if (field === 'score') return highestScore(table.cves[c]);
-  const record = table.records[c]!;
-  return field === 'componentName' ? record.componentName : record.componentVersion;
+function componentValue(store: Store, names: ComponentNames, c: number, field: string): GroupValue {
+  if (field === 'score') return highestScore(store.componentCves.get(c));
+  return field === 'componentName' ? names.name(c) : names.version(c);
 }
 
-/** Merges partitions into innermost items in report order: groups first, then the requested and default keys. */
-export function componentFinalize(store: Store, request: ReportRequest, partials: readonly ComponentPartial[]): ComponentResult {
-  const table = readComponentTable(store);
+/**
+ * Merges partitions into innermost items in report order: groups first, then the requested and default keys.
+ * `names`: the worker's kept component names, brought up to date here.
+ */
+export function componentFinalize(store: Store, names: ComponentNames, request: ReportRequest, partials: readonly ComponentPartial[]): ComponentResult {
+  names.update(store);
   const merged = new Map<string, { values: GroupValue[]; counts: Map<number, number>; vmIds: Map<number, string[]> }>();
   const components = new Set<number>();
   let vmCount = 0;
@@ -254,17 +257,16 @@ export function componentFinalize(store: Store, request: ReportRequest, partials
   const { sortBy } = request;
   const summary = { vmCount, componentCount: components.size };
   if (sortBy.length === 0 && !request.groupBy.some((field) => COMPONENT_FIELDS.includes(field))) {
-    return { items: inDefaultOrder(table, request, [...merged.values()]), summary };
+    return { items: inDefaultOrder(names, request, [...merged.values()]), summary };
   }
   const items: Record<string, unknown>[] = [];
   for (const { values, counts, vmIds } of merged.values()) {
     for (const [c, count] of counts) {
-      const record = table.records[c]!;
       const item: Record<string, unknown> = {};
       let k = 0;
-      for (const field of request.groupBy) item[field] = COMPONENT_FIELDS.includes(field) ? componentValue(table, c, field) : values[k++];
-      item.componentName = record.componentName;
-      item.componentVersion = record.componentVersion;
+      for (const field of request.groupBy) item[field] = COMPONENT_FIELDS.includes(field) ? componentValue(store, names, c, field) : values[k++];
+      item.componentName = names.name(c);
+      item.componentVersion = names.version(c);
       item.count = count;
       if (request.detail) item.vmIds = (vmIds.get(c) ?? []).sort(compareCodePoints);
       items.push(item);
@@ -295,27 +297,26 @@ interface MergedGroup {
 
 /**
  * The default order (decisions §9) without comparing items: groups sorted by their values, and inside each
- * its components in one ranking of all components (name ascending, version descending in Maven order),
+ * its components in the ranking of all components (name ascending, version descending in Maven order),
  * walked once per group rather than sorted per group.
  */
-function inDefaultOrder(table: ComponentTable, request: ReportRequest, groups: MergedGroup[]): Record<string, unknown>[] {
+function inDefaultOrder(names: ComponentNames, request: ReportRequest, groups: MergedGroup[]): Record<string, unknown>[] {
   const { groupBy } = request;
   const keyed = groups.map((group) => Object.fromEntries([...groupBy.map((field, k) => [field, group.values[k]]), ['group', group]]) as Record<string, unknown>);
   sortItems(keyed, groupBy.map((field) => ({ field, direction: 'ASC', collation: collationOf(field) })));
   const present = new Set<number>();
   for (const group of groups) for (const c of group.counts.keys()) present.add(c);
-  const byName = [...present].map((c) => ({ c, componentName: table.records[c]!.componentName, componentVersion: table.records[c]!.componentVersion }));
-  sortItems(byName, [{ field: 'componentName', direction: 'ASC', collation: 'string' }, { field: 'componentVersion', direction: 'DESC', collation: 'version' }]);
+  const ranked = [...names.ranked].filter((c) => present.has(c));
   const items: Record<string, unknown>[] = [];
   for (const entry of keyed) {
     const { counts, vmIds } = entry.group as MergedGroup;
-    for (const { c, componentName, componentVersion } of byName) {
+    for (const c of ranked) {
       const count = counts.get(c);
       if (count === undefined) continue;
       const item: Record<string, unknown> = {};
       for (const field of groupBy) item[field] = entry[field];
-      item.componentName = componentName;
-      item.componentVersion = componentVersion;
+      item.componentName = names.name(c);
+      item.componentVersion = names.version(c);
       item.count = count;
       if (request.detail) item.vmIds = (vmIds.get(c) ?? []).sort(compareCodePoints);
       items.push(item);
