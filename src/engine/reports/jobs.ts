@@ -144,16 +144,20 @@ export class ReportJobs implements Reports {
     };
   }
 
-  /** Stores a new report and queues it here. */
+  /**
+   * Stores a new report and queues it here; resolves once the record is on disk. The job may start as
+   * soon as the record is committed, while the disk flush that the caller's answer waits for runs.
+   */
   async accept(meta: ReportMeta): Promise<void> {
     this.#reserved++;
     try {
-      await this.#save(meta);
+      await this.#store.reports.put(meta.reportId, meta as unknown as Record<string, unknown>);
     } finally {
       this.#reserved--;
     }
     this.#waiting.push(meta.reportId);
     this.#pump();
+    await this.#store.env.flushed;
   }
 
   /** Stores a report's record as another node made it (cluster mode): its pages arrive separately. */
