@@ -15,6 +15,7 @@ import { openStore } from '../../src/storage/store.ts';
 import type { Store } from '../../src/storage/store.ts';
 import { tempDir } from '../helpers/service.ts';
 import { RowOrder } from '../../src/engine/reports/kernels/row-order.ts';
+import type { EncodedItems } from '../../src/engine/reports/encoded-items.ts';
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 10, 25, 12, 0, 0);
@@ -59,9 +60,24 @@ for (const [name, filter, from, to] of [
     const times = new SlotTimes(store);
     const encoder = new CodeItemEncoder(false);
     encodeCode(context, report, times, null, null, encoder);
-    const encoded = encoder.finish().flatMap((chunk) => JSON.parse(`[${Buffer.from(chunk.json).toString('utf8').replace(/,$/, '')}]`) as unknown[]);
+    const encoded = items(encoder.finish());
     const general = codeFinalize(report, [codePartition(context, report, times, null, null)]);
     assert.ok(general.length > 10, `${general.length} items`);
     assert.deepEqual(encoded, general);
+    // Chunk by chunk, as a report's only partition streams its pages: each call resumes after the last record.
+    const small = new CodeItemEncoder(false, 300);
+    const chunks: EncodedItems[] = [];
+    let calls = 0;
+    for (let after: string[] | null = null, done = false; !done; calls++) {
+      after = encodeCode(context, report, times, null, null, small, { after });
+      done = after === null;
+      chunks.push(...(done ? small.finish() : small.takeChunks()));
+    }
+    assert.ok(calls >= 3, `${calls} calls`);
+    assert.deepEqual(items(chunks), general);
   });
+}
+
+function items(chunks: readonly EncodedItems[]): unknown[] {
+  return chunks.flatMap((chunk) => JSON.parse(`[${Buffer.from(chunk.json).toString('utf8').replace(/,$/, '')}]`) as unknown[]);
 }

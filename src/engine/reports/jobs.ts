@@ -254,7 +254,9 @@ export class ReportJobs implements Reports {
 
   #partitions(meta: ReportMeta): Partition[] {
     if (meta.family === 'codeInventory') {
-      const count = Math.min(MAX_PARTITIONS, Math.max(1, Math.ceil(codeRecordCount(this.#store, meta.request) / (this.#config.testPartitionSize || KEYS_PER_PARTITION))));
+      // With one worker, partitions would run one after the other: one partition streams its pages instead.
+      const perPartition = this.#config.testPartitionSize || (this.#config.workers === 1 ? Number.POSITIVE_INFINITY : KEYS_PER_PARTITION);
+      const count = Math.min(MAX_PARTITIONS, Math.max(1, Math.ceil(codeRecordCount(this.#store, meta.request) / perPartition)));
       return codePartitions(this.#store, meta.request, count).map((range) => ({ kind: 'keys', ...range }));
     }
     const rows = (this.#store.meta.get('rowNext') as number | undefined) ?? 0;
@@ -281,22 +283,22 @@ export class ReportJobs implements Reports {
     // Not awaited: the record is PROCESSING since accept() saved it, so its start time may commit while the
     // partitions run (an fsync off the report's path). A failure shows in the final save, which commits after.
     this.#store.reports.put(reportId, meta as unknown as Record<string, unknown>).catch(() => undefined);
+    const partitions = this.#partitions(meta);
+    // A report's only partition writes the pages itself. With several, the code report's fast path cuts
+    // pages here as they finish, under the envelope of a report that succeeds, so that disk writes overlap
+    // the partitions still running.
+    const finish: FinishHere | undefined = partitions.length === 1
+      ? { pageBytes: this.#config.pageBytes, reserve: envelopeReserve(succeeded(meta)), cancel: job.cancelFlag }
+      : undefined;
+    const early = finish === undefined && codeItemsEncoded(meta)
+      ? { writer: new EncodedPageWriter(this.#store, reportId, this.#config.pageBytes, envelopeReserve(succeeded(meta))), consumed: Promise.resolve() }
+      : null;
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
       cancel(job.partitionsFlag);
     }, this.#config.reportTimeoutMs);
-    // The code report's fast path cuts pages here as its partitions finish, under the envelope of a
-    // report that succeeds, so that disk writes overlap the partitions still running.
-    const early = meta.family === 'codeInventory' && codeItemsInKeyOrder(meta.request)
-      ? { writer: new EncodedPageWriter(this.#store, reportId, this.#config.pageBytes, envelopeReserve(succeeded(meta))), consumed: Promise.resolve() }
-      : null;
     try {
-      const partitions = this.#partitions(meta);
-      // A report's only partition writes the pages itself (unless they are cut here as they come).
-      const finish: FinishHere | undefined = partitions.length === 1 && early === null
-        ? { pageBytes: this.#config.pageBytes, reserve: envelopeReserve(succeeded(meta)), cancel: job.cancelFlag }
-        : undefined;
       const outcomes = await this.#runPartitions(meta, partitions, job, finish, early === null ? null : (partial) => {
         early.consumed = early.consumed.then(async () => {
           for (const chunk of partial as EncodedItems[]) await early.writer.add(chunk);
@@ -409,6 +411,11 @@ export class ReportJobs implements Reports {
       // code report's are, without a round trip to a worker.
       return { ...(await writeEncodedPages(this.#store, meta.reportId, this.#config.pageBytes, envelopeReserve(meta), [only.items])), summary: null };
     }
+    if (early === null && codeItemsEncoded(meta)) {
+      // The only partition gave its items (a timeout stopped it before it wrote pages): in order already.
+      if (this.#faults.includes('finalize-fail')) throw new Error('test fault: page writing fails');
+      return { ...(await writeEncodedPages(this.#store, meta.reportId, this.#config.pageBytes, envelopeReserve(meta), (partials as EncodedItems[][]).flat())), summary: null };
+    }
     if (early === null) {
       const task: FinalizeTask = { kind: 'finalize', reportId: meta.reportId, request: meta.request, partials, pageBytes: this.#config.pageBytes, reserve: envelopeReserve(meta), faults: this.#faults, cancel: cancelFlag };
       // Encoded items move to the finalizing thread rather than being copied there.
@@ -438,6 +445,11 @@ interface EarlyPages {
 async function settle(early: EarlyPages): Promise<void> {
   await early.consumed.catch(() => undefined);
   await early.writer.abandon();
+}
+
+/** Whether the report's partitions give its items encoded in their final order (the code report's fast path). */
+function codeItemsEncoded(meta: ReportMeta): boolean {
+  return meta.family === 'codeInventory' && codeItemsInKeyOrder(meta.request);
 }
 
 /** The report as it ends when every partition succeeds: the envelope fast-path pages are cut under. */

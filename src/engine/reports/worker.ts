@@ -17,7 +17,7 @@ import { RowOrder } from './kernels/row-order.ts';
 import { ComponentNames } from './kernels/component-names.ts';
 import { jvmFinalize, jvmItemRuns, jvmItemsInDefaultOrder, jvmPartition } from './kernels/jvm.ts';
 import { mergeJvmItems } from './kernels/jvm-items.ts';
-import type { EncodedJvmItems, JvmItems } from './kernels/jvm-items.ts';
+import type { EncodedJvmItems } from './kernels/jvm-items.ts';
 import type { JvmPartial } from './kernels/jvm.ts';
 import { isCancelled, throwIfCancelled } from './cancel-flag.ts';
 import { EncodedPageWriter, writeEncodedPages, writeItemPages } from './pages.ts';
@@ -80,12 +80,40 @@ async function runPartition(task: PartitionTask): Promise<PartialResult | Finish
       return finish === null ? partial : finishHere(ctx.store, task, finish, [partial]);
     }
     const encoder = new CodeItemEncoder(request.groupBy.length === 3);
+    if (task.finish !== undefined && encodesRecords(request)) {
+      // Encoded chunk by chunk, each call resuming after the last class record read.
+      let after: string[] | null = null;
+      let done = false;
+      return streamPages(ctx.store, task, task.finish, () => {
+        if (done) return null;
+        after = encodeCode(ctx, request, times, partition.start, partition.end, encoder, { after });
+        done = after === null;
+        return done ? encoder.finish() : encoder.takeChunks();
+      });
+    }
     if (encodesRecords(request)) encodeCode(ctx, request, times, partition.start, partition.end, encoder);
     else scanCode(ctx, request, times, partition.start, partition.end, (cls) => encoder.add(cls));
-    return moved(encoder.finish());
+    const finish = finishes();
+    if (finish === null) return moved(encoder.finish());
+    let chunks: EncodedItems[] | null = encoder.finish();
+    return streamPages(ctx.store, task, finish, () => {
+      const all = chunks;
+      chunks = null;
+      return all;
+    });
   }
   if (request.family === 'jvmInventory' && task.finish !== undefined && jvmItemsInDefaultOrder(request)) {
-    return streamJvmPages(ctx, task, task.finish, jvmItemRuns(ctx, request, partition.start, partition.end));
+    const items = jvmItemRuns(ctx, request, partition.start, partition.end);
+    let from = 0;
+    let done = false;
+    return streamPages(ctx.store, task, task.finish, () => {
+      if (done) return null;
+      const to = Math.min(items.count, from + RUN_ITEMS);
+      const run = items.encode(from, to);
+      from = to;
+      done = to === items.count;
+      return [run];
+    });
   }
   const partial = request.family === 'jvmInventory' ? jvmPartition(ctx, request, partition.start, partition.end) : componentPartition(ctx, request, partition.start, partition.end);
   const finish = finishes();
@@ -98,22 +126,23 @@ function finishHere(store: Store, task: PartitionTask, finish: FinishHere, parti
   return written(task, finish, () => writeReport(store, task.reportId, task.request, partials, finish.pageBytes, finish.reserve, finish.cancel));
 }
 
-/** Items of a report's only partition encoded per run: pages of one run go to disk while the next is encoded. */
+/** Items of an ungrouped JVM report's only partition encoded per run: pages of one go to disk while the next is encoded. */
 const RUN_ITEMS = 10_000;
 
 /**
- * The ungrouped JVM report's pages written by its only partition while it encodes: the kernel yields a
- * turn after each run, since lmdb-js commits the pages cut in a turn when the turn ends. Once writing,
- * the partition is not stopped by the timeout (as a finalizing task is not); a cancel stops it.
+ * The pages of a report's only partition, written while it encodes: `next` gives the next runs of items
+ * in order (an empty list when it has none yet, null once done), and the kernel yields a turn after each,
+ * since lmdb-js commits the pages cut in a turn when the turn ends. Once writing, the partition is not
+ * stopped by the timeout (as a finalizing task is not); a cancel stops it.
  */
-function streamJvmPages(ctx: KernelContext, task: PartitionTask, finish: FinishHere, items: JvmItems): Promise<FinishedPartition> {
+function streamPages(store: Store, task: PartitionTask, finish: FinishHere, next: () => EncodedItems[] | null): Promise<FinishedPartition> {
   return written(task, finish, async () => {
-    const writer = new EncodedPageWriter(ctx.store, task.reportId, finish.pageBytes, finish.reserve);
+    const writer = new EncodedPageWriter(store, task.reportId, finish.pageBytes, finish.reserve);
     try {
-      for (let from = 0; from < items.count; from += RUN_ITEMS) {
-        throwIfCancelled(finish.cancel);
-        await writer.add(items.encode(from, Math.min(items.count, from + RUN_ITEMS)));
+      for (let runs = next(); runs !== null; runs = next()) {
+        for (const run of runs) await writer.add(run);
         await nextTurn();
+        throwIfCancelled(finish.cancel);
       }
       return { ...(await writer.finish()), summary: null };
     } catch (error) {

@@ -45,7 +45,8 @@ const CHUNK_BYTES = 4 << 20;
 
 /** Encodes classes, as they come, into the items codeFinalize would give, for writeEncodedPages. */
 export class CodeItemEncoder {
-  #encoder = new ItemEncoder(CHUNK_BYTES + (64 << 10));
+  readonly #chunkBytes: number;
+  #encoder: ItemEncoder;
   readonly #chunks: EncodedItems[] = [];
   readonly #tail: ItemTail;
   #firstSeen = Number.NaN;
@@ -54,7 +55,10 @@ export class CodeItemEncoder {
   #head = -1;
   #headEnd = -1;
 
-  constructor(withCount: boolean) {
+  /** `chunkBytes`: the JSON size at which a chunk is full (tests make it small). */
+  constructor(withCount: boolean, chunkBytes = CHUNK_BYTES) {
+    this.#chunkBytes = chunkBytes;
+    this.#encoder = new ItemEncoder(chunkBytes + (64 << 10));
     this.#tail = new ItemTail(JSON_FIRST_SEEN, JSON_LAST_SEEN, ascii(withCount ? '","count":1}' : '"}'));
   }
 
@@ -102,7 +106,17 @@ export class CodeItemEncoder {
 
   /** The items in chunks, in order. */
   finish(): EncodedItems[] {
-    return [...this.#chunks, this.#encoder.finish()];
+    return [...this.takeChunks(), this.#encoder.finish()];
+  }
+
+  /** Whether a chunk is full, for takeChunks. */
+  get chunksReady(): boolean {
+    return this.#chunks.length > 0;
+  }
+
+  /** The full chunks so far, in order: the items written since stay for the next ones. */
+  takeChunks(): EncodedItems[] {
+    return this.#chunks.splice(0);
   }
 
   /** An item's leading fields, the class's: written once, then copied for each further method. */
@@ -137,9 +151,9 @@ export class CodeItemEncoder {
     json.reserve(tail.length);
     json.copy(tail);
     this.#encoder.endItem();
-    if (json.length >= CHUNK_BYTES) {
+    if (json.length >= this.#chunkBytes) {
       this.#chunks.push(this.#encoder.finish());
-      this.#encoder = new ItemEncoder(CHUNK_BYTES + (64 << 10));
+      this.#encoder = new ItemEncoder(this.#chunkBytes + (64 << 10));
       // The class's leading fields are in the finished chunk: written again in the next.
       this.#head = -1;
     }

@@ -147,19 +147,25 @@ export function scanCode(context: KernelContext, request: ReportRequest, times: 
 /**
  * The key-order fast path: each fleet-wide class record of the range passing the filter is encoded
  * straight from its bytes. For a request without AppEnv and methodName conditions (`encodesRecords`).
+ * With `resume`, it starts after the key `resume.after` (when not null) and stops once the encoder has a
+ * full chunk, giving the last key it read; null once the range is done.
  */
-export function encodeCode(context: KernelContext, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null, encoder: CodeItemEncoder): void {
+export function encodeCode(context: KernelContext, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null, encoder: CodeItemEncoder, resume?: { after: string[] | null }): string[] | null {
   const conditions = codeConditions(request);
   const onSource = conditions.sourceName.map(lastValueTest);
   const onClass = conditions.className.map(lastValueTest);
   const window = { from: request.from, to: request.to ?? request.now };
-  for (const { key, value } of context.store.fleetCodeBytes.getRange(keyRange(start, end))) {
+  const after = resume?.after ?? null;
+  for (const { key, value } of context.store.fleetCodeBytes.getRange(keyRange(after ?? start, end))) {
     const [sourceName, className] = key;
-    if (!onSource.every((test) => test(sourceName)) || !onClass.every((test) => test(className))) continue;
-    if (encoder.addRecord(sourceName, className, value, times, window)) continue;
-    const methods = recordTimes(decodeFleetClassCode(value), times, null, window);
-    if (methods.methods.length > 0) encoder.add({ sourceName, className, ...methods });
+    if (after !== null && sourceName === after[0] && className === after[1]) continue;
+    if (onSource.every((test) => test(sourceName)) && onClass.every((test) => test(className)) && !encoder.addRecord(sourceName, className, value, times, window)) {
+      const methods = recordTimes(decodeFleetClassCode(value), times, null, window);
+      if (methods.methods.length > 0) encoder.add({ sourceName, className, ...methods });
+    }
+    if (resume !== undefined && encoder.chunksReady) return [sourceName, className];
   }
+  return null;
 }
 
 /** Whether encodeCode answers the request: items in key order, every method its own, no per-method or AppEnv test. */
