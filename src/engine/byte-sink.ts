@@ -22,8 +22,9 @@ export class ByteSink {
   bytes: Buffer;
   length = 0;
 
-  constructor(size = 1 << 20) {
-    this.bytes = ownBuffer(size);
+  /** `from`: a size to allocate, or a buffer to write into from its start (grown into a new one if need be). */
+  constructor(from: number | Buffer = 1 << 20) {
+    this.bytes = typeof from === 'number' ? ownBuffer(from) : from;
   }
 
   reserve(extra: number): void {

@@ -15,6 +15,7 @@ import { openStore } from '../../src/storage/store.ts';
 import type { Store } from '../../src/storage/store.ts';
 import { tempDir } from '../helpers/service.ts';
 import { RowOrder } from '../../src/engine/reports/kernels/row-order.ts';
+import { ChunkedItems } from '../../src/engine/reports/encoded-items.ts';
 import type { EncodedItems } from '../../src/engine/reports/encoded-items.ts';
 
 const DAY = 86_400_000;
@@ -58,18 +59,19 @@ for (const [name, filter, from, to] of [
     fleet.reload();
     const context = { store, dict, fleet: fleet.view(), rowOrder: new RowOrder() };
     const times = new SlotTimes(store);
-    const encoder = new CodeItemEncoder(false);
-    encodeCode(context, report, times, null, null, encoder);
-    const encoded = items(encoder.finish());
+    const whole = new ChunkedItems();
+    encodeCode(context, report, times, null, null, new CodeItemEncoder(false, whole));
+    const encoded = items(whole.finish());
     const general = codeFinalize(report, [codePartition(context, report, times, null, null)]);
     assert.ok(general.length > 10, `${general.length} items`);
     assert.deepEqual(encoded, general);
     // Chunk by chunk, as a report's only partition streams its pages: each call resumes after the last record.
-    const small = new CodeItemEncoder(false, 300);
+    const small = new ChunkedItems(300);
+    const encoder = new CodeItemEncoder(false, small);
     const chunks: EncodedItems[] = [];
     let calls = 0;
     for (let after: string[] | null = null, done = false; !done; calls++) {
-      after = encodeCode(context, report, times, null, null, small, { after });
+      after = encodeCode(context, report, times, null, null, encoder, { after });
       done = after === null;
       chunks.push(...(done ? small.finish() : small.takeChunks()));
     }

@@ -1,5 +1,5 @@
-// The code report's fast path: items encoded by the partitions and cut into pages by byte counts give
-// exactly the pages of the general path (PageWriter over codeFinalize's items), in JSON and msgpack; a page's
+// The code report's fast path: items encoded by the partitions and cut into pages by byte counts, or
+// encoded straight into pages by a report's only partition, give exactly the pages of the general path (PageWriter over codeFinalize's items), in JSON and msgpack; a page's
 // msgpack is made from its JSON when first read.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -8,8 +8,10 @@ import { codeFinalize } from '../../src/engine/reports/kernels/code.ts';
 import { CodeItemEncoder } from '../../src/engine/reports/kernels/code-items.ts';
 import { codeTime } from '../../src/engine/reports/time-bytes.ts';
 import type { ClassMethods } from '../../src/engine/reports/kernels/class-methods.ts';
+import { ChunkedItems } from '../../src/engine/reports/encoded-items.ts';
 import type { EncodedItems } from '../../src/engine/reports/encoded-items.ts';
-import { deletePages, msgpackPage, PageWriter, putPage, writeEncodedPages } from '../../src/engine/reports/pages.ts';
+import { deletePages, msgpackPage, PagedItems, PageWriter, putPage, writeEncodedPages } from '../../src/engine/reports/pages.ts';
+import type { PageTotals } from '../../src/engine/reports/pages.ts';
 import type { ReportRequest } from '../../src/engine/reports/report-types.ts';
 import { openStore } from '../../src/storage/store.ts';
 import type { Store } from '../../src/storage/store.ts';
@@ -20,9 +22,21 @@ const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 10, 22, 3, 0, 0);
 
 function encodeCodeItems(classes: readonly ClassMethods[], withCount: boolean): EncodedItems[] {
-  const encoder = new CodeItemEncoder(withCount);
+  const chunks = new ChunkedItems();
+  const encoder = new CodeItemEncoder(withCount, chunks);
   for (const cls of classes) encoder.add(cls);
-  return encoder.finish();
+  return chunks.finish();
+}
+
+/** The pages of a report's only partition: items encoded straight into pages, written class by class. */
+async function pagedCodeItems(reportId: string, classes: readonly ClassMethods[], withCount: boolean, pageBytes: number, reserve: number): Promise<PageTotals> {
+  const pages = new PagedItems(store, reportId, pageBytes, reserve);
+  const encoder = new CodeItemEncoder(withCount, pages);
+  for (const cls of classes) {
+    encoder.add(cls);
+    await pages.write();
+  }
+  return pages.finish();
 }
 
 function request(groupBy: string[]): ReportRequest {
@@ -97,6 +111,9 @@ describe('encoded code items', () => {
         assert.deepEqual(got, want, `page bytes ${pageBytes}`);
         assert.deepEqual(got.json.flat(), items);
         assert.ok(got.bytes.every((bytes) => bytes <= pageBytes - 120));
+        const paged = await pagedCodeItems(`paged-${groupBy.length}-${round}`, parts.flat(), groupBy.length === 3, pageBytes, 120);
+        assert.deepEqual(paged, expected, `page bytes ${pageBytes}, straight into pages`);
+        assert.deepEqual(readPages(store, `paged-${groupBy.length}-${round}`, paged.totalPages), want, `page bytes ${pageBytes}, straight into pages`);
       }
     });
   }
@@ -118,8 +135,11 @@ describe('encoded code items', () => {
   it('no items give one empty page; an item larger than a page is refused', async () => {
     assert.deepEqual(await writeEncodedPages(store, 'empty', 1000, 100, encodeCodeItems([], false)), { totalCount: 0, totalPages: 1 });
     assert.deepEqual(readPages(store, 'empty', 1), { json: [[]], msgpack: [[]], bytes: [2] });
-    const large = encodeCodeItems([{ sourceName: 'a.jar', className: 'A', methods: ['m'.repeat(2000)], firstSeen: [NOW], lastSeen: [NOW] }], false);
-    await assert.rejects(writeEncodedPages(store, 'large', 1000, 100, large), /ITEM_TOO_LARGE|more than a page holds/);
+    const large: ClassMethods[] = [{ sourceName: 'a.jar', className: 'A', methods: ['m'.repeat(2000)], firstSeen: [NOW], lastSeen: [NOW] }];
+    await assert.rejects(writeEncodedPages(store, 'large', 1000, 100, encodeCodeItems(large, false)), /more than a page holds/);
+    assert.deepEqual(await pagedCodeItems('paged-empty', [], false, 1000, 100), { totalCount: 0, totalPages: 1 });
+    assert.deepEqual(readPages(store, 'paged-empty', 1), { json: [[]], msgpack: [[]], bytes: [2] });
+    await assert.rejects(pagedCodeItems('paged-large', large, false, 1000, 100), /more than a page holds/);
   });
 });
 

@@ -411,11 +411,6 @@ export class ReportJobs implements Reports {
       // code report's are, without a round trip to a worker.
       return { ...(await writeEncodedPages(this.#store, meta.reportId, this.#config.pageBytes, envelopeReserve(meta), [only.items])), summary: null };
     }
-    if (early === null && codeItemsEncoded(meta)) {
-      // The only partition gave its items (a timeout stopped it before it wrote pages): in order already.
-      if (this.#faults.includes('finalize-fail')) throw new Error('test fault: page writing fails');
-      return { ...(await writeEncodedPages(this.#store, meta.reportId, this.#config.pageBytes, envelopeReserve(meta), (partials as EncodedItems[][]).flat())), summary: null };
-    }
     if (early === null) {
       const task: FinalizeTask = { kind: 'finalize', reportId: meta.reportId, request: meta.request, partials, pageBytes: this.#config.pageBytes, reserve: envelopeReserve(meta), faults: this.#faults, cancel: cancelFlag };
       // Encoded items move to the finalizing thread rather than being copied there.

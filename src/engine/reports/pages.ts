@@ -2,7 +2,8 @@
 // A page's msgpack is made from its JSON when a client first asks for it (http/routes/reports.ts).
 import { pack } from 'msgpackr';
 import type { Store } from '../../storage/store.ts';
-import type { EncodedItems } from './encoded-items.ts';
+import type { EncodedItems, ItemSink } from './encoded-items.ts';
+import { ByteSink } from '../byte-sink.ts';
 
 /** Bytes of `value` as JSON. */
 export function jsonBytes(value: unknown): number {
@@ -235,6 +236,108 @@ const EMPTY = Buffer.alloc(0);
 interface PageSlot {
   json: Buffer;
   committed: Promise<unknown>;
+}
+
+/** Room past a page's bound in its buffer, for the item that overflows it. */
+const OVERFLOW_BYTES = 64 << 10;
+
+/**
+ * Items written straight into pages, for a report's only partition: the encoder writes into the page
+ * being filled, which is closed before the item that would take it past the bound (PageWriter's) and
+ * handed to LMDB, whose commit gives its buffer back for a later page. No chunk of items is copied into
+ * pages, and a report's hundreds of megabytes of JSON pass through a few buffers instead of becoming
+ * garbage for the collector.
+ */
+export class PagedItems implements ItemSink {
+  json: ByteSink;
+  moves = 0;
+  readonly #store: Store;
+  readonly #reportId: string;
+  readonly #budget: number;
+  /** Items in the page being filled, and where its last item starts. */
+  #count = 0;
+  #itemStart = 1;
+  #totalCount = 0;
+  #pages = 0;
+  /** Pages closed and not yet handed to LMDB, each with the buffer it views. */
+  readonly #closed: { page: Buffer; buffer: Buffer }[] = [];
+  /** Buffers of committed pages, to fill again. */
+  readonly #free: Buffer[] = [];
+  readonly #writes: Promise<boolean>[] = [];
+
+  constructor(store: Store, reportId: string, pageBytes: number, reserve: number) {
+    this.#store = store;
+    this.#reportId = reportId;
+    this.#budget = pageBytes - reserve;
+    this.json = this.#newPage();
+  }
+
+  endItem(): void {
+    if (this.json.length + 2 > this.#budget) {
+      const size = this.json.length - this.#itemStart + 1;
+      if (this.#count === 0) throw new Error(`one report item is ${size} bytes of JSON, more than a page holds (${this.#budget} bytes besides the envelope)`);
+      // The item goes to the next page; the comma before it closes this one.
+      const item = this.json.bytes.subarray(this.#itemStart, this.json.length);
+      const full = this.json;
+      full.bytes[this.#itemStart - 1] = 0x5d;
+      this.#closed.push({ page: full.bytes.subarray(0, this.#itemStart), buffer: full.bytes });
+      this.json = this.#newPage();
+      this.json.reserve(item.length);
+      this.json.copy(item);
+      this.moves++;
+    }
+    this.json.reserve(1);
+    this.json.byte(0x2c);
+    this.#itemStart = this.json.length;
+    this.#count++;
+    this.#totalCount++;
+  }
+
+  /** Whether pages are closed, for `write`. */
+  get ready(): boolean {
+    return this.#closed.length > 0;
+  }
+
+  /** Hands the closed pages to LMDB; waits while more than a few are in flight. */
+  async write(): Promise<void> {
+    for (const { page, buffer } of this.#closed.splice(0)) {
+      const write = putPage(this.#store, this.#reportId, this.#pages++, page);
+      this.#writes.push(write);
+      // LMDB reads a value until its transaction commits: the buffer is free once it did.
+      write.then(() => this.#free.push(buffer), () => undefined);
+    }
+    const waiting = this.#writes.length - PAGES_IN_FLIGHT;
+    if (waiting > 0) await Promise.all(this.#writes.slice(0, waiting));
+  }
+
+  /** Writes the last page (page 0 exists even when empty) and waits until all are committed. */
+  async finish(): Promise<PageTotals> {
+    const { json } = this;
+    if (this.#count > 0) json.bytes[json.length - 1] = 0x5d;
+    if (this.#count > 0 || this.#pages + this.#closed.length === 0) {
+      if (this.#count === 0) json.byte(0x5d);
+      this.#closed.push({ page: json.bytes.subarray(0, json.length), buffer: json.bytes });
+    }
+    await this.write();
+    await Promise.all(this.#writes);
+    return { totalCount: this.#totalCount, totalPages: this.#pages };
+  }
+
+  /** Waits for the pages in flight and writes no more: for a report whose pages are dropped. */
+  async abandon(): Promise<void> {
+    this.#closed.length = 0;
+    await Promise.allSettled(this.#writes);
+  }
+
+  /**
+   * A page to fill: `[`, then items each followed by a comma. Its buffer holds the item that overflows the
+   * page too, unless that one is very long: growing it would copy the whole page.
+   */
+  #newPage(): ByteSink {
+    const json = new ByteSink(this.#free.pop() ?? Buffer.allocUnsafeSlow(this.#budget + OVERFLOW_BYTES));
+    json.byte(0x5b);
+    return json;
+  }
 }
 
 /** All pages of encoded chunks at once. */

@@ -20,8 +20,8 @@ import { mergeJvmItems } from './kernels/jvm-items.ts';
 import type { EncodedJvmItems } from './kernels/jvm-items.ts';
 import type { JvmPartial } from './kernels/jvm.ts';
 import { isCancelled, throwIfCancelled } from './cancel-flag.ts';
-import { EncodedPageWriter, writeEncodedPages, writeItemPages } from './pages.ts';
-import { transferablesOf } from './encoded-items.ts';
+import { PagedItems, writeEncodedPages, writeItemPages } from './pages.ts';
+import { ChunkedItems, transferablesOf } from './encoded-items.ts';
 import type { EncodedItems } from './encoded-items.ts';
 import type { FinalizeResult, FinalizeTask, FinishedPartition, FinishHere, PartialResult, PartitionTask, WorkerData, WorkerTask } from './tasks.ts';
 import type { ReportRequest } from './report-types.ts';
@@ -79,40 +79,35 @@ async function runPartition(task: PartitionTask): Promise<PartialResult | Finish
       const finish = finishes();
       return finish === null ? partial : finishHere(ctx.store, task, finish, [partial]);
     }
-    const encoder = new CodeItemEncoder(request.groupBy.length === 3);
-    if (task.finish !== undefined && encodesRecords(request)) {
-      // Encoded chunk by chunk, each call resuming after the last class record read.
+    const withCount = request.groupBy.length === 3;
+    if (task.finish !== undefined) {
+      const pages = new PagedItems(ctx.store, task.reportId, task.finish.pageBytes, task.finish.reserve);
+      const encoder = new CodeItemEncoder(withCount, pages);
+      if (!encodesRecords(request)) {
+        return streamPages(task, task.finish, pages, () => {
+          scanCode(ctx, request, times, partition.start, partition.end, (cls) => encoder.add(cls));
+          return true;
+        });
+      }
+      // Each call stops once a page is full and resumes after the last class record it read.
       let after: string[] | null = null;
-      let done = false;
-      return streamPages(ctx.store, task, task.finish, () => {
-        if (done) return null;
-        after = encodeCode(ctx, request, times, partition.start, partition.end, encoder, { after });
-        done = after === null;
-        return done ? encoder.finish() : encoder.takeChunks();
-      });
+      return streamPages(task, task.finish, pages, () => (after = encodeCode(ctx, request, times, partition.start, partition.end, encoder, { after })) === null);
     }
+    const chunks = new ChunkedItems();
+    const encoder = new CodeItemEncoder(withCount, chunks);
     if (encodesRecords(request)) encodeCode(ctx, request, times, partition.start, partition.end, encoder);
     else scanCode(ctx, request, times, partition.start, partition.end, (cls) => encoder.add(cls));
-    const finish = finishes();
-    if (finish === null) return moved(encoder.finish());
-    let chunks: EncodedItems[] | null = encoder.finish();
-    return streamPages(ctx.store, task, finish, () => {
-      const all = chunks;
-      chunks = null;
-      return all;
-    });
+    return moved(chunks.finish());
   }
   if (request.family === 'jvmInventory' && task.finish !== undefined && jvmItemsInDefaultOrder(request)) {
     const items = jvmItemRuns(ctx, request, partition.start, partition.end);
+    const pages = new PagedItems(ctx.store, task.reportId, task.finish.pageBytes, task.finish.reserve);
     let from = 0;
-    let done = false;
-    return streamPages(ctx.store, task, task.finish, () => {
-      if (done) return null;
+    return streamPages(task, task.finish, pages, () => {
       const to = Math.min(items.count, from + RUN_ITEMS);
-      const run = items.encode(from, to);
+      items.encodeInto(pages, from, to);
       from = to;
-      done = to === items.count;
-      return [run];
+      return to === items.count;
     });
   }
   const partial = request.family === 'jvmInventory' ? jvmPartition(ctx, request, partition.start, partition.end) : componentPartition(ctx, request, partition.start, partition.end);
@@ -130,24 +125,24 @@ function finishHere(store: Store, task: PartitionTask, finish: FinishHere, parti
 const RUN_ITEMS = 10_000;
 
 /**
- * The pages of a report's only partition, written while it encodes: `next` gives the next runs of items
- * in order (an empty list when it has none yet, null once done), and the kernel yields a turn after each,
- * since lmdb-js commits the pages cut in a turn when the turn ends. Once writing, the partition is not
- * stopped by the timeout (as a finalizing task is not); a cancel stops it.
+ * The pages of a report's only partition, written while it encodes: each `step` encodes more items into
+ * `pages` (true once all are), then the pages it filled go to LMDB and the kernel yields a turn, since
+ * lmdb-js commits a turn's writes when the turn ends. A partition that streams its pages is not stopped by
+ * the timeout (as a finalizing task is not); a cancel stops it.
  */
-function streamPages(store: Store, task: PartitionTask, finish: FinishHere, next: () => EncodedItems[] | null): Promise<FinishedPartition> {
+function streamPages(task: PartitionTask, finish: FinishHere, pages: PagedItems, step: () => boolean): Promise<FinishedPartition> {
   return written(task, finish, async () => {
-    const writer = new EncodedPageWriter(store, task.reportId, finish.pageBytes, finish.reserve);
     try {
-      for (let runs = next(); runs !== null; runs = next()) {
-        for (const run of runs) await writer.add(run);
+      for (let done = false; !done;) {
+        done = step();
+        await pages.write();
         await nextTurn();
         throwIfCancelled(finish.cancel);
       }
-      return { ...(await writer.finish()), summary: null };
+      return { ...(await pages.finish()), summary: null };
     } catch (error) {
       // Nothing of the report may still be writing when the job deletes its pages.
-      await writer.abandon();
+      await pages.abandon();
       throw error;
     }
   });

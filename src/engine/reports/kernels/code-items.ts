@@ -1,7 +1,7 @@
 // Code report items written straight to JSON bytes (decisions §8, interface §2.4): the fast path of a code
 // report, where a million items would otherwise cost a million objects and strings.
-import { ItemEncoder, writeString } from '../encoded-items.ts';
-import type { EncodedItems } from '../encoded-items.ts';
+import { writeString } from '../encoded-items.ts';
+import type { ItemSink } from '../encoded-items.ts';
 import type { ClassMethods } from './class-methods.ts';
 import { TIME_BYTES, writeTimeBytes } from '../time-bytes.ts';
 import type { ByteSink } from '../../byte-sink.ts';
@@ -37,28 +37,19 @@ class ItemTail {
   }
 }
 
-/**
- * A chunk's JSON size: a partition's items go out as chunks of about this size rather than one buffer
- * grown by doubling, whose copies cost more than the encoding (a 38 MB partition copied 63 MB).
- */
-const CHUNK_BYTES = 4 << 20;
-
-/** Encodes classes, as they come, into the items codeFinalize would give, for writeEncodedPages. */
+/** Encodes classes, as they come, into the items codeFinalize would give: in chunks, or straight into pages. */
 export class CodeItemEncoder {
-  readonly #chunkBytes: number;
-  #encoder: ItemEncoder;
-  readonly #chunks: EncodedItems[] = [];
+  readonly sink: ItemSink;
   readonly #tail: ItemTail;
   #firstSeen = Number.NaN;
   #lastSeen = Number.NaN;
-  /** Where the current class's leading fields are in the JSON, once written. */
+  /** Where the current class's leading fields are in the JSON, once written, and the sink's moves then. */
   #head = -1;
   #headEnd = -1;
+  #headMoves = 0;
 
-  /** `chunkBytes`: the JSON size at which a chunk is full (tests make it small). */
-  constructor(withCount: boolean, chunkBytes = CHUNK_BYTES) {
-    this.#chunkBytes = chunkBytes;
-    this.#encoder = new ItemEncoder(chunkBytes + (64 << 10));
+  constructor(withCount: boolean, sink: ItemSink) {
+    this.sink = sink;
     this.#tail = new ItemTail(JSON_FIRST_SEEN, JSON_LAST_SEEN, ascii(withCount ? '","count":1}' : '"}'));
   }
 
@@ -66,7 +57,7 @@ export class CodeItemEncoder {
     this.#head = -1;
     for (let m = 0; m < cls.methods.length; m++) {
       this.#startItem(cls.sourceName, cls.className);
-      writeString(this.#encoder.json, cls.methods[m]);
+      writeString(this.sink.json, cls.methods[m]);
       this.#endItem(cls.firstSeen[m], cls.lastSeen[m]);
     }
   }
@@ -96,7 +87,7 @@ export class CodeItemEncoder {
       }
       if (lastSeen < window.from || firstSeen > window.to) continue;
       this.#startItem(sourceName, className);
-      const { json } = this.#encoder;
+      const { json } = this.sink;
       json.reserve(at - start + 2);
       if (!copyQuoted(json, record, start, at)) writeString(json, Buffer.from(record.buffer, record.byteOffset + start, at - start).toString('latin1'));
       this.#endItem(firstSeen, lastSeen);
@@ -104,31 +95,17 @@ export class CodeItemEncoder {
     return true;
   }
 
-  /** The items in chunks, in order. */
-  finish(): EncodedItems[] {
-    return [...this.takeChunks(), this.#encoder.finish()];
-  }
-
-  /** Whether a chunk is full, for takeChunks. */
-  get chunksReady(): boolean {
-    return this.#chunks.length > 0;
-  }
-
-  /** The full chunks so far, in order: the items written since stay for the next ones. */
-  takeChunks(): EncodedItems[] {
-    return this.#chunks.splice(0);
-  }
-
-  /** An item's leading fields, the class's: written once, then copied for each further method. */
+  /** An item's leading fields, the class's: written once, then copied for each further method while they are in the sink's JSON. */
   #startItem(sourceName: string, className: string): void {
-    const { json } = this.#encoder;
-    if (this.#head >= 0) {
+    const { json } = this.sink;
+    if (this.#head >= 0 && this.#headMoves === this.sink.moves) {
       json.reserve(this.#headEnd - this.#head);
       // A reserve may move the bytes, never their offsets.
       json.repeat(this.#head, this.#headEnd);
       return;
     }
     this.#head = json.length;
+    this.#headMoves = this.sink.moves;
     json.reserve(JSON_SOURCE_NAME.length);
     json.copy(JSON_SOURCE_NAME);
     writeString(json, sourceName);
@@ -147,16 +124,10 @@ export class CodeItemEncoder {
       this.#lastSeen = lastSeen;
     }
     const tail = this.#tail.bytes;
-    const { json } = this.#encoder;
+    const { json } = this.sink;
     json.reserve(tail.length);
     json.copy(tail);
-    this.#encoder.endItem();
-    if (json.length >= this.#chunkBytes) {
-      this.#chunks.push(this.#encoder.finish());
-      this.#encoder = new ItemEncoder(this.#chunkBytes + (64 << 10));
-      // The class's leading fields are in the finished chunk: written again in the next.
-      this.#head = -1;
-    }
+    this.sink.endItem();
   }
 }
 

@@ -147,8 +147,8 @@ export function scanCode(context: KernelContext, request: ReportRequest, times: 
 /**
  * The key-order fast path: each fleet-wide class record of the range passing the filter is encoded
  * straight from its bytes. For a request without AppEnv and methodName conditions (`encodesRecords`).
- * With `resume`, it starts after the key `resume.after` (when not null) and stops once the encoder has a
- * full chunk, giving the last key it read; null once the range is done.
+ * With `resume`, it starts after the key `resume.after` (when not null) and stops once the encoder's sink
+ * has output ready, giving the last key it read; null once the range is done.
  */
 export function encodeCode(context: KernelContext, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null, encoder: CodeItemEncoder, resume?: { after: string[] | null }): string[] | null {
   const conditions = codeConditions(request);
@@ -163,7 +163,7 @@ export function encodeCode(context: KernelContext, request: ReportRequest, times
       const methods = recordTimes(decodeFleetClassCode(value), times, null, window);
       if (methods.methods.length > 0) encoder.add({ sourceName, className, ...methods });
     }
-    if (resume !== undefined && encoder.chunksReady) return [sourceName, className];
+    if (resume !== undefined && encoder.sink.ready) return [sourceName, className];
   }
   return null;
 }

@@ -8,7 +8,7 @@ import type { FieldDef } from '../../../parser/fields.ts';
 import { ByteSink } from '../../byte-sink.ts';
 import { ItemEncoder, writeString } from '../encoded-items.ts';
 import { TIME_BYTES, writeTimeBytes } from '../time-bytes.ts';
-import type { EncodedItems } from '../encoded-items.ts';
+import type { EncodedItems, ItemSink } from '../encoded-items.ts';
 import type { FleetSlice } from '../fleet-slice.ts';
 import { JVM_ITEM_FIELDS } from '../family-fields.ts';
 import { compareHostVm } from './row-order.ts';
@@ -45,8 +45,8 @@ const BYTES_PER_ITEM = 400;
  * tag pairs repeat across a fleet, so most of an item is copied, not encoded (vmIds and host names do not).
  */
 class JvmItemWriter {
-  /** The run being written: a new one per `JvmItems.encode`, while the pieces are kept. */
-  encoder = new ItemEncoder(1 << 16);
+  /** Where items go: set per `JvmItems.encodeInto`, while the pieces are kept. */
+  encoder: ItemSink = new ItemEncoder(1 << 16);
   /** Per field (by its index), `,"field":value` of each dictionary id met. */
   readonly #fields: Map<number, Uint8Array>[] = JVM_ITEM_FIELDS.map(() => new Map());
   /** `"key":"value"` per tag pair of dictionary ids. */
@@ -156,8 +156,15 @@ export class JvmItems {
 
   /** Items [from, to) as one run. */
   encode(from: number, to: number): EncodedItems {
+    const encoder = new ItemEncoder(Math.max(1 << 16, (to - from) * BYTES_PER_ITEM));
+    this.encodeInto(encoder, from, to);
+    return encoder.finish();
+  }
+
+  /** Items [from, to), written to `encoder`. */
+  encodeInto(encoder: ItemSink, from: number, to: number): void {
     const writer = this.#writer;
-    const encoder = (writer.encoder = new ItemEncoder(Math.max(1 << 16, (to - from) * BYTES_PER_ITEM)));
+    writer.encoder = encoder;
     const columns = this.#columns;
     const { startTime, lastHeardTime } = this.#slice.scan;
     for (let k = from; k < to; k++) {
@@ -180,7 +187,6 @@ export class JvmItems {
       encoder.json.byte(0x7d);
       encoder.endItem();
     }
-    return encoder.finish();
   }
 
   /** Every item as one run, with the keys to merge it with other partitions'. */
