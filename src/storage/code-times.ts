@@ -3,6 +3,7 @@
 // moves times rewrites those blocks, not one record per class.
 import type { MethodTimes } from './records.ts';
 import type { Store } from './store.ts';
+import { uint32At } from './class-code.ts';
 
 /** 255 slots of 16 bytes: a block fills one 4 KiB LMDB overflow page with its 16-byte header, where 256 take two. */
 export const SLOTS_PER_BLOCK = 255;
@@ -66,6 +67,15 @@ export class SlotTimes {
     let time = Number.NEGATIVE_INFINITY;
     for (const slot of slots) time = Math.max(time, this.lastSeen(slot));
     return time;
+  }
+
+  /**
+   * Whether the table holds the times of the slots stored as uint32s in bytes [from, to), so that reading
+   * them touches no LMDB page (a view of LMDB's read buffer stays valid meanwhile).
+   */
+  holds(bytes: Uint8Array, from: number, to: number): boolean {
+    for (let at = from; at < to; at += 4) if (this.#loaded[Math.floor(uint32At(bytes, at) / SLOTS_PER_BLOCK)] !== 1) return false;
+    return true;
   }
 
   firstSeen(slot: number): number {

@@ -17,6 +17,9 @@ export const SCHEMA_VERSION = 3;
 /** lmdb-js takes a custom encoder for a database, though its types do not say so. */
 const CODE_OPTIONS: DatabaseOptions & { name: string; encoder: typeof classCodeEncoder } = { name: 'code', encoder: classCodeEncoder };
 const FLEET_CODE_OPTIONS: DatabaseOptions & { name: string; encoder: typeof fleetClassCodeEncoder } = { name: 'fleetCode', encoder: fleetClassCodeEncoder };
+/** A decoder that hands out the read buffer itself (lmdb-js copies a value for a decoder unless asked not to). */
+const viewEncoder = { encode: (value: Uint8Array) => value, decode: (bytes: Uint8Array, size: number) => bytes.subarray(0, size), needsStableBuffer: false };
+const FLEET_CODE_VIEWS: DatabaseOptions & { name: string; encoder: typeof viewEncoder } = { name: 'fleetCode', encoder: viewEncoder };
 
 export interface Store {
   env: RootDatabase;
@@ -49,8 +52,11 @@ export interface Store {
    * records: what a code report without an AppEnv filter reads, one record per class.
    */
   fleetCode: Database<FleetClassCode, string[]>;
-  /** The same records as their bytes, for the report scan that copies names without decoding them. */
-  fleetCodeBytes: Database<Buffer, string[]>;
+  /**
+   * The same records as views of LMDB's read buffer, for the report scan that copies names without
+   * decoding them: a view is valid only until the next read in its thread (no copy per record).
+   */
+  fleetCodeViews: Database<Uint8Array, string[]>;
   /** Block number → Float64 [firstSeen, lastSeen] per slot of the block (code-times.ts). */
   codeTimes: Database<Buffer, number>;
   /** Per component id: the CVEs its name and version match (filled by vulnerability matching). */
@@ -100,7 +106,7 @@ export function openStore(dataDir: string, options: { readOnly?: boolean } = {})
     usedSources: binary('usedSources', 'uint32'),
     code: env.openDB<ClassCode, string[]>(CODE_OPTIONS),
     fleetCode: env.openDB<FleetClassCode, string[]>(FLEET_CODE_OPTIONS),
-    fleetCodeBytes: binary('fleetCode'),
+    fleetCodeViews: env.openDB<Uint8Array, string[]>(FLEET_CODE_VIEWS),
     codeTimes: binary('codeTimes', 'uint32'),
     componentCves: msgpack('componentCves', 'uint32'),
     vulns: msgpack('vulns'),

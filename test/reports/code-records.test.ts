@@ -83,3 +83,21 @@ for (const [name, filter, from, to] of [
 function items(chunks: readonly EncodedItems[]): unknown[] {
   return chunks.flatMap((chunk) => JSON.parse(`[${Buffer.from(chunk.json).toString('utf8').replace(/,$/, '')}]`) as unknown[]);
 }
+
+test('a record whose times were written after the time table was read is encoded from a copy', { timeout: 60_000 }, async () => {
+  const report = request([], NOW - 60 * DAY, NOW);
+  const stale = new SlotTimes(store);
+  // 600 methods new to the fleet: their slots fill blocks the table read above does not hold.
+  const methods = Array.from({ length: 600 }, (_, m) => ({ sourceName: 'late.jar', className: 'com/acme/Late', methodName: `m${m}()` }));
+  const events = [{ type: 'vm.start', vmId: 'vm-late', time: NOW - DAY, agentVersion: '1', agentRevision: 'r', inventory: {}, tags: {} }, { type: 'code', vmId: 'vm-late', time: NOW - DAY, items: methods }];
+  await new Ingestor(store, dict).ingest(() => validateEvents(events, NOW));
+  store.env.resetReadTxn();
+  const fleet = new FleetColumns(store);
+  fleet.reload();
+  const context = { store, dict, fleet: fleet.view(), rowOrder: new RowOrder() };
+  const chunks = new ChunkedItems();
+  encodeCode(context, report, stale, null, null, new CodeItemEncoder(false, chunks));
+  const general = codeFinalize(report, [codePartition(context, report, new SlotTimes(store), null, null)]);
+  assert.ok(general.some((item) => item.className === 'com/acme/Late'));
+  assert.deepEqual(items(chunks.finish()), general);
+});

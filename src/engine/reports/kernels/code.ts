@@ -11,7 +11,7 @@ import { CATALOGS } from '../family-fields.ts';
 import type { ReportRequest } from '../report-types.ts';
 import type { KernelContext } from './kernel-context.ts';
 import type { SlotTimes } from '../../../storage/code-times.ts';
-import { decodeFleetClassCode } from '../../../storage/class-code.ts';
+import { decodeFleetClassCode, fleetRecordLayout } from '../../../storage/class-code.ts';
 import type { Database } from 'lmdb';
 import type { CodeItemEncoder } from './code-items.ts';
 import type { ClassMethods } from './class-methods.ts';
@@ -156,10 +156,15 @@ export function encodeCode(context: KernelContext, request: ReportRequest, times
   const onClass = conditions.className.map(lastValueTest);
   const window = { from: request.from, to: request.to ?? request.now };
   const after = resume?.after ?? null;
-  for (const { key, value } of context.store.fleetCodeBytes.getRange(keyRange(after ?? start, end))) {
+  for (const { key, value: view } of context.store.fleetCodeViews.getRange(keyRange(after ?? start, end))) {
     const [sourceName, className] = key;
     if (after !== null && sourceName === after[0] && className === after[1]) continue;
-    if (onSource.every((test) => test(sourceName)) && onClass.every((test) => test(className)) && !encoder.addRecord(sourceName, className, value, times, window)) {
+    if (!onSource.every((test) => test(sourceName)) || !onClass.every((test) => test(className))) continue;
+    // The view lives until the next LMDB read: copied when the times of a slot must be read first
+    // (its block was written after the table was read).
+    const layout = fleetRecordLayout(view);
+    const value = times.holds(view, layout.slots, layout.lengths) ? view : Uint8Array.from(view);
+    if (!encoder.addRecord(sourceName, className, value, times, window)) {
       const methods = recordTimes(decodeFleetClassCode(value), times, null, window);
       if (methods.methods.length > 0) encoder.add({ sourceName, className, ...methods });
     }
