@@ -152,7 +152,7 @@ export async function startService(config: Config, logger: Logger, clock: () => 
 
   const ready = (async () => {
     // The replay applies ingestion and report records before report jobs start.
-    if (cluster !== null) await cluster.start(jobs, { gatewayPort, apiPort });
+    if (cluster !== null) await cluster.start(jobs, { gatewayPort, apiPort }, () => vulnerabilities.rematchNow());
     // Worker threads start while the main thread builds the CVE events index (the vulnerabilities step): both take a few hundred ms.
     const workers = pool.warmUp(config.workers).then(async () => {
       await jobs.expire();

@@ -111,10 +111,10 @@ export class ClusterNode {
    * retrying until it can (NATS down, a JetStream cluster still electing its leaders). Health stays DOWN
    * (CLUSTER_STEP, and the last failure in its note) until the replica has applied everything the log held.
    */
-  async start(jobs: ReportJobs, ports: { gatewayPort: number; apiPort: number }): Promise<void> {
+  async start(jobs: ReportJobs, ports: { gatewayPort: number; apiPort: number }, rematch: () => Promise<void>): Promise<void> {
     for (let attempt = 1; !this.#stopped; attempt++) {
       try {
-        await this.#join(jobs, ports);
+        await this.#join(jobs, ports, rematch);
         this.#joinProblem = null;
         return;
       } catch (error) {
@@ -126,14 +126,14 @@ export class ClusterNode {
     }
   }
 
-  async #join(jobs: ReportJobs, ports: { gatewayPort: number; apiPort: number }): Promise<void> {
+  async #join(jobs: ReportJobs, ports: { gatewayPort: number; apiPort: number }, rematch: () => Promise<void>): Promise<void> {
     const { config, store, local, logger, readiness } = this.#options;
     this.#log ??= await ClusterLog.open(config.cluster, `jvmlens-${config.nodeId}`);
     const log = this.#log;
     this.#membership ??= await Membership.join(log.nc, { nodeId: config.nodeId, ...ports, startedAt: Date.now() }, Math.min(3, config.cluster.length));
     if (this.#replica === null) {
       this.reports.attach(jobs, this.#membership);
-      this.#replica = new Replica({ log, store, writes: local, applyReport: (command) => this.reports.apply(command), logger });
+      this.#replica = new Replica({ log, store, writes: local, applyReport: (command) => this.reports.apply(command), rematch, logger });
       this.#target = await log.lastSeq();
       logger.info('replaying the cluster log', { from: this.#replica.applied + 1, to: this.#target });
       this.#replica.start();

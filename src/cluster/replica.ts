@@ -26,6 +26,8 @@ export interface ReplicaOptions {
   writes: Writes;
   /** Applies report commands (src/cluster/reports.ts). */
   applyReport: (command: Command) => Promise<void>;
+  /** Re-matches the fleet's components against the vulnerability data just stored. */
+  rematch: () => Promise<void>;
   logger: Logger;
 }
 
@@ -157,6 +159,8 @@ export class Replica {
           break;
         case 'vulns':
           await putVulnerabilities(store, command.records, command.at);
+          // Before the next command: a batch after the import is applied against the re-matched fleet.
+          await this.#options.rematch();
           break;
         default:
           await this.#options.applyReport(command);

@@ -137,6 +137,36 @@ test('CVE events through every node equal a single node\'s, page by page, and th
   }
 });
 
+test('two imports in a row: every node re-matches the fleet at each import, analysed at that import\'s time', { skip: missing && 'nats-server is not installed' }, async () => {
+  // Components the fleet already has and no advisory matched yet: each import changes one of them.
+  const late = [
+    { osvId: 'GHSA-cl03', cveId: 'CVE-2026-1003', groupId: GROUP, artifactId: 'parser-lib', versions: ['1.2.0'], severity: CVSS.score75 },
+    { osvId: 'GHSA-cl04', cveId: 'CVE-2026-1004', groupId: GROUP, artifactId: 'net-lib', versions: ['2.1.0'], severity: CVSS.score53 },
+  ];
+  const times: number[] = [Date.now()];
+  for (const advisory of late) {
+    const folder = writeAdvisories([advisory]);
+    const imported = await runCli(['cve', 'import', folder, '--cluster', urls]);
+    assert.equal(imported.code, 0, imported.stdout + imported.stderr);
+    times.push(Date.now());
+    await cveImport(single.dataDir, [folder]);
+  }
+  const analysed = async (node: RunningService) => (await walkEvents(node, { limit: 100 })).items.filter((item) => item.cveId === 'CVE-2026-1003' || item.cveId === 'CVE-2026-1004');
+  const deadline = Date.now() + 10_000;
+  let clustered = await Promise.all(nodes.map(analysed));
+  while (!clustered.every((items) => new Set(items.map((item) => item.cveId)).size === 2) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    clustered = await Promise.all(nodes.map(analysed));
+  }
+  for (const items of clustered) assert.deepEqual(items, clustered[0], 'every node holds the same matches and analysis times');
+  for (const [k, cveId] of ['CVE-2026-1003', 'CVE-2026-1004'].entries()) {
+    const matched = clustered[0].filter((item) => item.cveId === cveId);
+    assert.ok(matched.length > 0, `${cveId} is matched`);
+    // The import's own time (its CLI's start), not that of a later import.
+    for (const item of matched) assert.ok(item.cveAnalysisTime >= times[k] && item.cveAnalysisTime <= times[k + 1], `${cveId} analysed at ${item.cveAnalysisTime}, import ${k + 1} ran ${times[k]}..${times[k + 1]}`);
+  }
+});
+
 test('a tag edit through one node and a key created or revoked on the cluster reach every node', { skip: missing && 'nats-server is not installed' }, async () => {
   const vmId = (fleetBatch(1)[0] as { vmId: string }).vmId;
   const put = await request(`${nodes[0].apiUrl}/public/instance/${vmId}/tags`, { method: 'PUT', key: KEY, body: { owner: 'payments', env: 'prod' } });

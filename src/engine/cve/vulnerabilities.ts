@@ -50,20 +50,30 @@ export class Vulnerabilities {
     return this.#refreshing;
   }
 
+  /**
+   * Re-matches the fleet for the vulnerability data stored now, at once: a cluster node does so when it
+   * applies an import from its log, before the commands after it, so that every node holds the same
+   * matches at the same place in the log. The periodic refresh then only reloads the CVE index.
+   */
+  async rematchNow(): Promise<void> {
+    await this.#rematch(vulnSeq(this.#store));
+  }
+
   async #refresh(): Promise<void> {
     const seq = vulnSeq(this.#store);
-    const index = loadVulnerabilityIndex(this.#store);
-    this.#ingestor.components.matcher = matcherFrom(this.#store, seq, index);
-    if (this.#store.meta.get(MATCHED_SEQ) !== seq) {
-      const started = this.#clock();
-      // Matches that the import changes were analysed when it happened, on every node of a cluster alike.
-      const changed = await this.#pool.run<number>({ kind: 'rematch', now: vulnImportedAt(this.#store) ?? started });
-      await this.#store.meta.put(MATCHED_SEQ, seq);
-      this.#logger.info('re-matched the fleet against the vulnerability data', { records: index.size, componentsChanged: changed, ms: this.#clock() - started });
-    }
+    this.#ingestor.components.matcher = matcherFrom(this.#store, seq, loadVulnerabilityIndex(this.#store));
+    if (this.#store.meta.get(MATCHED_SEQ) !== seq) await this.#rematch(seq);
     this.#store.env.resetReadTxn();
     await this.#cveIndex.rebuild();
     this.#loadedSeq = seq;
+  }
+
+  async #rematch(seq: number): Promise<void> {
+    const started = this.#clock();
+    // Matches that the import changes were analysed when it happened, on every node of a cluster alike.
+    const changed = await this.#pool.run<number>({ kind: 'rematch', now: vulnImportedAt(this.#store) ?? started });
+    await this.#store.meta.put(MATCHED_SEQ, seq);
+    this.#logger.info('re-matched the fleet against the vulnerability data', { componentsChanged: changed, ms: this.#clock() - started });
   }
 }
 
