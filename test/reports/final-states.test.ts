@@ -28,6 +28,8 @@ let partial: RunningService;
 let slow: RunningService;
 /** Many small code partitions and small pages: the code report's pages are cut while partitions run. */
 let partialCode: RunningService;
+/** Slow after each page a report's only partition writes: the limit stops it while it writes them. */
+let slowPages: RunningService;
 const SMALL_PAGE_BYTES = 6000;
 
 before(async () => {
@@ -38,10 +40,11 @@ before(async () => {
     startService({ args: [...common, '--test-faults', 'slow-partition', '--report-timeout-ms', '100'] }),
     startService({ args: [...common, '--test-faults', 'partition-fail', '--test-partition-size', '20', '--page-bytes', String(SMALL_PAGE_BYTES)] }),
   ]);
-  await Promise.all([failing, partial, slow, partialCode].map((service) => ingestAll(service, events)));
+  slowPages = await startService({ args: [...common, '--test-faults', 'slow-pages', '--report-timeout-ms', '200', '--page-bytes', String(SMALL_PAGE_BYTES)] });
+  await Promise.all([failing, partial, slow, partialCode, slowPages].map((service) => ingestAll(service, events)));
 });
 
-after(() => Promise.all([failing, partial, slow, partialCode].map((service) => service.stop())));
+after(() => Promise.all([failing, partial, slow, partialCode, slowPages].map((service) => service.stop())));
 
 /** The explanation every unsuccessful report carries: errors with code and message, and stateMessages (JVM, code). */
 function assertExplained(family: Family, run: ReportRun, code: string): void {
@@ -106,6 +109,18 @@ test('component: a failed partition → PARTIALLY_FAILED; counts and summary cov
   const summary = run.first.body.summary;
   assert.ok(summary.vmCount > 0 && summary.vmCount < full.summary.vmCount, `summary ${JSON.stringify(summary)} of ${JSON.stringify(full.summary)}`);
   assert.ok(summary.componentCount <= full.summary.componentCount);
+});
+
+test('codeInventory: the limit stops a report\'s only partition while it writes pages → TIMED_OUT with the items before, each page within the cap', async () => {
+  const run = await runReport(slowPages, 'codeInventory', BODIES.codeInventory, 'TIMED_OUT');
+  assertExplained('codeInventory', run, 'TIMED_OUT');
+  const expected = codeItems(codeRows(model, FROM, TO));
+  assert.ok(run.items.length > 0 && run.items.length < expected.length, `some but not all methods (${run.items.length} of ${expected.length})`);
+  assert.deepEqual(run.items, expected.slice(0, run.items.length), 'the first items, in order');
+  assert.equal(run.first.body.totalCount, run.items.length);
+  // Pages were cut before the report knew it would time out: under an envelope that fits a timeout's too.
+  for (const page of run.pages) assert.ok(Buffer.byteLength(page.text) <= SMALL_PAGE_BYTES, `page ${page.body.page}: ${Buffer.byteLength(page.text)} bytes`);
+  await assertPageZeroBothWays(slowPages, 'codeInventory', run);
 });
 
 test('codeInventory: a failed partition → PARTIALLY_FAILED; pages hold exact items of the other partitions, in order, each within the cap', async () => {

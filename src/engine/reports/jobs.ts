@@ -287,8 +287,9 @@ export class ReportJobs implements Reports {
     // A report's only partition writes the pages itself. With several, the code report's fast path cuts
     // pages here as they finish, under the envelope of a report that succeeds, so that disk writes overlap
     // the partitions still running.
+    // Its pages end up under a success's envelope, or a timeout's when the limit stops it while it writes them.
     const finish: FinishHere | undefined = partitions.length === 1
-      ? { pageBytes: this.#config.pageBytes, reserve: envelopeReserve(succeeded(meta)), cancel: job.cancelFlag }
+      ? { pageBytes: this.#config.pageBytes, reserve: Math.max(envelopeReserve(succeeded(meta)), envelopeReserve(this.#timedOut(meta, STOPPED_WRITING, []))), cancel: job.cancelFlag }
       : undefined;
     const early = finish === undefined && codeItemsEncoded(meta)
       ? { writer: new EncodedPageWriter(this.#store, reportId, this.#config.pageBytes, envelopeReserve(succeeded(meta))), consumed: Promise.resolve() }
@@ -310,9 +311,11 @@ export class ReportJobs implements Reports {
       if (job.cancelled || (this.#stopped && !timedOut)) return;
       const only = outcomes.length === 1 && outcomes[0].status === 'fulfilled' ? outcomes[0].value : null;
       if (only !== null && 'kind' in only && (only.kind === 'finished' || only.kind === 'finish-failed')) {
-        meta = only.kind === 'finished'
-          ? { ...succeeded(meta), totalCount: only.result.totalCount, totalPages: only.result.totalPages, summary: only.result.summary }
-          : await this.#failedPages(meta, [], new Error(only.message));
+        if (only.kind === 'finish-failed') meta = await this.#failedPages(meta, [], new Error(only.message));
+        else {
+          const ended = only.stopped ? this.#timedOut(meta, STOPPED_WRITING, []) : succeeded(meta);
+          meta = { ...ended, totalCount: only.result.totalCount, totalPages: only.result.totalPages, summary: only.result.summary };
+        }
         phase('partitionsAndPagesMs');
         return await this.#finish(meta, partitions.length, phases, phase);
       }
@@ -325,8 +328,9 @@ export class ReportJobs implements Reports {
       const messages: string[] = [];
       if (timedOut) {
         state = 'TIMED_OUT';
-        errors.push({ code: 'TIMED_OUT', message: `generation took longer than ${this.#config.reportTimeoutMs} ms` });
-        messages.push(`timed out after ${this.#config.reportTimeoutMs} ms; ${partials.length} of ${partitions.length} partitions finished and their data is in the pages`);
+        const ended = this.#timedOut(meta, `${partials.length} of ${partitions.length} partitions finished and their data is in the pages`, errors);
+        errors.splice(0, errors.length, ...ended.errors);
+        messages.push(...ended.stateMessages);
       } else if (failures.length === partitions.length) {
         state = 'FAILED';
         messages.push('report generation failed: no partition finished');
@@ -359,6 +363,12 @@ export class ReportJobs implements Reports {
       // Nothing of this job may still be writing when it is over: a delete or a re-run removes its pages next.
       if (early !== null) await settle(early);
     }
+  }
+
+  /** The report as it ends when the time limit stopped it; `produced` says what its pages hold. */
+  #timedOut(meta: ReportMeta, produced: string, errors: readonly ReportError[]): ReportMeta {
+    const limit = this.#config.reportTimeoutMs;
+    return { ...meta, state: 'TIMED_OUT', errors: [...errors, { code: 'TIMED_OUT', message: `generation took longer than ${limit} ms` }], stateMessages: [`timed out after ${limit} ms; ${produced}`] };
   }
 
   /** A report whose pages could not be written: FAILED, with one empty page. */
@@ -441,6 +451,9 @@ async function settle(early: EarlyPages): Promise<void> {
   await early.consumed.catch(() => undefined);
   await early.writer.abandon();
 }
+
+/** What a timed-out report's pages hold when its only partition was stopped while writing them. */
+const STOPPED_WRITING = 'the pages hold the items written before the limit';
 
 /** Whether the report's partitions give its items encoded in their final order (the code report's fast path). */
 function codeItemsEncoded(meta: ReportMeta): boolean {

@@ -16,9 +16,10 @@ export interface PingTask {
 
 /**
  * Test-only faults (`--test-faults`, never set in production): `partition-fail` fails partition 1,
- * `finalize-fail` fails page writing, `slow-partition` makes every partition take 300 ms more.
+ * `finalize-fail` fails page writing, `slow-partition` makes every partition take 300 ms more, `slow-pages`
+ * makes a report's only partition take 300 ms more after each run of pages it writes.
  */
-export type TestFault = 'partition-fail' | 'finalize-fail' | 'slow-partition';
+export type TestFault = 'partition-fail' | 'finalize-fail' | 'slow-partition' | 'slow-pages';
 
 export interface PartitionTask {
   kind: 'partition';
@@ -48,10 +49,12 @@ export interface FinishHere {
 }
 
 /**
- * What a task with `finish` gives: the pages written, or why writing them failed. A partition stopped by a
- * timeout gives its partial result instead, and the job finishes the report as for several partitions.
+ * What a task with `finish` gives: the pages written (`stopped`: the time limit stopped the partition while
+ * it wrote them, which hold the items before it), or why writing them failed. A partition that a timeout
+ * stopped before it wrote pages gives its partial result instead, and the job finishes the report as for
+ * several partitions.
  */
-export type FinishedPartition = { kind: 'finished'; result: FinalizeResult } | { kind: 'finish-failed'; message: string };
+export type FinishedPartition = { kind: 'finished'; result: FinalizeResult; stopped: boolean } | { kind: 'finish-failed'; message: string };
 
 /** ClassMethods[] from a code partition that sorts or groups, EncodedItems[] (chunks, in order) from one that gives final items. */
 export type PartialResult = JvmPartial | ComponentPartial | ClassMethods[] | EncodedItems[];

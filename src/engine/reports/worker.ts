@@ -118,7 +118,7 @@ async function runPartition(task: PartitionTask): Promise<PartialResult | Finish
 
 /** The pages of a report whose only partition ran in this task. */
 function finishHere(store: Store, task: PartitionTask, finish: FinishHere, partials: PartialResult[]): Promise<FinishedPartition> {
-  return written(task, finish, () => writeReport(store, task.reportId, task.request, partials, finish.pageBytes, finish.reserve, finish.cancel));
+  return written(task, finish, async () => ({ result: await writeReport(store, task.reportId, task.request, partials, finish.pageBytes, finish.reserve, finish.cancel), stopped: false }));
 }
 
 /** Items of an ungrouped JVM report's only partition encoded per run: pages of one go to disk while the next is encoded. */
@@ -127,19 +127,23 @@ const RUN_ITEMS = 10_000;
 /**
  * The pages of a report's only partition, written while it encodes: each `step` encodes more items into
  * `pages` (true once all are), then the pages it filled go to LMDB and the kernel yields a turn, since
- * lmdb-js commits a turn's writes when the turn ends. A partition that streams its pages is not stopped by
- * the timeout (as a finalizing task is not); a cancel stops it.
+ * lmdb-js commits a turn's writes when the turn ends. The time limit stops it after a step, with the items
+ * so far in the pages; a cancel stops it and writes no more.
  */
 function streamPages(task: PartitionTask, finish: FinishHere, pages: PagedItems, step: () => boolean): Promise<FinishedPartition> {
   return written(task, finish, async () => {
     try {
-      for (let done = false; !done;) {
+      let stopped = false;
+      for (let done = false; !done && !stopped;) {
         done = step();
         await pages.write();
         await nextTurn();
+        if (task.faults.includes('slow-pages')) await sleep(300);
         throwIfCancelled(finish.cancel);
+        // The partitions' flag without the job's: the time limit.
+        stopped = !done && isCancelled(task.cancel);
       }
-      return { ...(await pages.finish()), summary: null };
+      return { result: { ...(await pages.finish()), summary: null }, stopped };
     } catch (error) {
       // Nothing of the report may still be writing when the job deletes its pages.
       await pages.abandon();
@@ -149,10 +153,10 @@ function streamPages(task: PartitionTask, finish: FinishHere, pages: PagedItems,
 }
 
 /** What writing a report's pages in a partition task gave: a failure is a value, a cancel an error. */
-async function written(task: PartitionTask, finish: FinishHere, write: () => Promise<FinalizeResult>): Promise<FinishedPartition> {
+async function written(task: PartitionTask, finish: FinishHere, write: () => Promise<{ result: FinalizeResult; stopped: boolean }>): Promise<FinishedPartition> {
   try {
     if (task.faults.includes('finalize-fail')) throw new Error('test fault: page writing fails');
-    return { kind: 'finished', result: await write() };
+    return { kind: 'finished', ...(await write()) };
   } catch (error) {
     // A cancelled job (deleted, shutting down) has no pages to write: the job sees the cancel.
     if (isCancelled(finish.cancel)) throw error;
