@@ -31,6 +31,32 @@ export function nest(items: readonly Record<string, unknown>[], fields: readonly
   return levels;
 }
 
+/**
+ * The rule every page cutter follows (items as objects, encoded chunks, or written in place), so that they
+ * all cut at the same items: a page's JSON is `[`, the items with a comma after each but the last, `]`.
+ */
+class PageBudget {
+  /** JSON bytes a page's data may take: the page size less the envelope's reserve. */
+  readonly bytes: number;
+
+  constructor(pageBytes: number, reserve: number) {
+    this.bytes = pageBytes - reserve;
+  }
+
+  /**
+   * Whether an item of `size` bytes (its comma counted) joins a page of `used` bytes (its brackets and the
+   * commas counted) that already has `count` items; throws for an item no page holds.
+   */
+  fits(used: number, size: number, count: number): boolean {
+    if (used + size <= this.bytes) return true;
+    if (count === 0) throw new Error(`one report item is ${size} bytes of JSON, more than a page holds (${this.bytes} bytes besides the envelope)`);
+    return false;
+  }
+}
+
+/** What an empty page's data takes: its brackets. */
+const EMPTY_PAGE_BYTES = 2;
+
 export interface PageTotals {
   totalCount: number;
   totalPages: number;
@@ -43,7 +69,7 @@ export interface PageTotals {
 export class PageWriter {
   readonly #store: Store;
   readonly #reportId: string;
-  readonly #budget: number;
+  readonly #budget: PageBudget;
   readonly #nesting: readonly string[];
   #items: Record<string, unknown>[] = [];
   #bytes = 0;
@@ -55,7 +81,7 @@ export class PageWriter {
   constructor(store: Store, reportId: string, pageBytes: number, reserve: number, nesting: readonly string[] = []) {
     this.#store = store;
     this.#reportId = reportId;
-    this.#budget = pageBytes - reserve;
+    this.#budget = new PageBudget(pageBytes, reserve);
     this.#nesting = nesting;
   }
 
@@ -66,15 +92,12 @@ export class PageWriter {
     let level = 0;
     if (previous !== null) while (level < this.#nesting.length && previous[this.#nesting[level]] === item[this.#nesting[level]]) level++;
     for (let l = level; l < this.#nesting.length; l++) bytes += jsonBytes({ [this.#nesting[l]]: item[this.#nesting[l]], data: [] }) + 1;
-    if (this.#items.length > 0 && this.#bytes + bytes > this.#budget) {
+    if (!this.#budget.fits(this.#items.length === 0 ? EMPTY_PAGE_BYTES : this.#bytes, bytes, this.#items.length)) {
       this.#flush();
       this.add(item);
       return;
     }
-    if (this.#items.length === 0 && 2 + bytes > this.#budget) {
-      throw new Error(`one report item is ${bytes} bytes of JSON, more than a page holds (${this.#budget} bytes besides the envelope)`);
-    }
-    if (this.#items.length === 0) this.#bytes = 2;
+    if (this.#items.length === 0) this.#bytes = EMPTY_PAGE_BYTES;
     this.#items.push(item);
     this.#bytes += bytes;
     this.#previous = item;
@@ -155,33 +178,32 @@ const PAGES_IN_FLIGHT = 4;
 export class EncodedPageWriter {
   readonly #store: Store;
   readonly #reportId: string;
-  readonly #budget: number;
+  readonly #budget: PageBudget;
   readonly #writes: Promise<boolean>[] = [];
   #pages = 0;
   #totalCount = 0;
   // The current page: runs [from, to) of items of chunks, its item count and JSON bytes (brackets and commas included).
   #runs: { chunk: EncodedItems; from: number; to: number }[] = [];
   #count = 0;
-  #bytes = 2;
+  #bytes = EMPTY_PAGE_BYTES;
   readonly #slots: PageSlot[] = [];
 
   constructor(store: Store, reportId: string, pageBytes: number, reserve: number) {
     this.#store = store;
     this.#reportId = reportId;
-    this.#budget = pageBytes - reserve;
+    this.#budget = new PageBudget(pageBytes, reserve);
   }
 
   async add(chunk: EncodedItems): Promise<void> {
     let from = 0;
     for (let k = 0; k < chunk.count; k++) {
       const size = chunk.jsonEnds[k] - (k === 0 ? 0 : chunk.jsonEnds[k - 1] + 1) + 1;
-      if (this.#count > 0 && this.#bytes + size > this.#budget) {
+      if (!this.#budget.fits(this.#bytes, size, this.#count)) {
         if (k > from) this.#runs.push({ chunk, from, to: k });
         from = k;
         await this.#flush();
-      }
-      if (this.#count === 0 && 2 + size > this.#budget) {
-        throw new Error(`one report item is ${size} bytes of JSON, more than a page holds (${this.#budget} bytes besides the envelope)`);
+        // On an empty page: the item fits, or no page holds it.
+        this.#budget.fits(this.#bytes, size, 0);
       }
       this.#bytes += size;
       this.#count++;
@@ -226,7 +248,7 @@ export class EncodedPageWriter {
     this.#pages++;
     this.#runs = [];
     this.#count = 0;
-    this.#bytes = 2;
+    this.#bytes = EMPTY_PAGE_BYTES;
   }
 }
 
@@ -253,7 +275,7 @@ export class PagedItems implements ItemSink {
   moves = 0;
   readonly #store: Store;
   readonly #reportId: string;
-  readonly #budget: number;
+  readonly #budget: PageBudget;
   /** Items in the page being filled, and where its last item starts. */
   #count = 0;
   #itemStart = 1;
@@ -268,14 +290,13 @@ export class PagedItems implements ItemSink {
   constructor(store: Store, reportId: string, pageBytes: number, reserve: number) {
     this.#store = store;
     this.#reportId = reportId;
-    this.#budget = pageBytes - reserve;
+    this.#budget = new PageBudget(pageBytes, reserve);
     this.json = this.#newPage();
   }
 
   endItem(): void {
-    if (this.json.length + 2 > this.#budget) {
-      const size = this.json.length - this.#itemStart + 1;
-      if (this.#count === 0) throw new Error(`one report item is ${size} bytes of JSON, more than a page holds (${this.#budget} bytes besides the envelope)`);
+    // The page so far takes its items, their commas and its brackets; the item takes its bytes and a comma.
+    if (!this.#budget.fits(this.#itemStart + 1, this.json.length - this.#itemStart + 1, this.#count)) {
       // The item goes to the next page; the comma before it closes this one.
       const item = this.json.bytes.subarray(this.#itemStart, this.json.length);
       const full = this.json;
@@ -334,7 +355,7 @@ export class PagedItems implements ItemSink {
    * page too, unless that one is very long: growing it would copy the whole page.
    */
   #newPage(): ByteSink {
-    const json = new ByteSink(this.#free.pop() ?? Buffer.allocUnsafeSlow(this.#budget + OVERFLOW_BYTES));
+    const json = new ByteSink(this.#free.pop() ?? Buffer.allocUnsafeSlow(this.#budget.bytes + OVERFLOW_BYTES));
     json.byte(0x5b);
     return json;
   }
