@@ -284,10 +284,10 @@ export class ReportJobs implements Reports {
     // partitions run (an fsync off the report's path). A failure shows in the final save, which commits after.
     this.#store.reports.put(reportId, meta as unknown as Record<string, unknown>).catch(() => undefined);
     const partitions = this.#partitions(meta);
-    // A report's only partition writes the pages itself. With several, the code report's fast path cuts
-    // pages here as they finish, under the envelope of a report that succeeds, so that disk writes overlap
-    // the partitions still running.
-    // Its pages end up under a success's envelope, or a timeout's when the limit stops it while it writes them.
+    // A report's only partition writes the pages itself, under a success's envelope or a timeout's (the
+    // limit may stop it while it writes them). With several, the code report's fast path cuts pages here as
+    // they finish, under the envelope of a report that succeeds, so that disk writes overlap the partitions
+    // still running.
     const finish: FinishHere | undefined = partitions.length === 1
       ? { pageBytes: this.#config.pageBytes, reserve: Math.max(envelopeReserve(succeeded(meta)), envelopeReserve(this.#timedOut(meta, STOPPED_WRITING, []))), cancel: job.cancelFlag }
       : undefined;
