@@ -305,6 +305,7 @@ export class PagedItems implements ItemSink {
       this.json = this.#newPage();
       this.json.reserve(item.length);
       this.json.copy(item);
+      this.#count = 0;
       this.moves++;
     }
     this.json.reserve(1);
