@@ -46,7 +46,7 @@ const BYTES_PER_ITEM = 400;
  */
 class JvmItemWriter {
   /** Where items go: set per `JvmItems.encodeInto`, while the pieces are kept. */
-  encoder: ItemSink = new ItemEncoder(1 << 16);
+  encoder: ItemSink = new ItemEncoder(0);
   /** Per field (by its index), `,"field":value` of each dictionary id met. */
   readonly #fields: Map<number, Uint8Array>[] = JVM_ITEM_FIELDS.map(() => new Map());
   /** `"key":"value"` per tag pair of dictionary ids. */
