@@ -32,8 +32,9 @@ export class RowOrder {
     const known = this.#hosts.length;
     let changed = known > fleet.rows;
     for (let row = 0; row < known && !changed; row++) changed = hosts[row] !== this.#hosts[row];
+    if (!changed && known === fleet.rows) return this.#order;
     if (changed || known === 0) this.#order = sortRows(fleet, lookup, 0, fleet.rows);
-    else if (known < fleet.rows) this.#order = mergeRows(fleet, lookup, this.#order, sortRows(fleet, lookup, known, fleet.rows));
+    else this.#order = mergeRows(fleet, lookup, this.#order, sortRows(fleet, lookup, known, fleet.rows));
     this.#hosts = hosts.slice(0, fleet.rows);
     return this.#order;
   }
