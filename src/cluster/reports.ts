@@ -75,13 +75,12 @@ export class ClusterReports implements Reports {
   /** Called by the job queue on the coordinator: its pages, then its final record, go to every node. */
   async publishFinished(meta: ReportMeta): Promise<void> {
     const { store, append, logger } = this.#options;
-    const range = { start: [meta.reportId], end: [meta.reportId, Number.MAX_SAFE_INTEGER] };
-    const commands: Command[] = [];
-    for (const { key, value } of store.pageJson.getRange(range)) {
-      commands.push({ kind: 'report.page', reportId: meta.reportId, page: key[1] as number, json: value });
-    }
-    commands.push({ kind: 'report.final', meta });
-    for (const [index, command] of commands.entries()) {
+    for (let index = 0; index <= meta.totalPages; index++) {
+      // One page read at a time: a report's pages may be hundreds of megabytes.
+      const json = index < meta.totalPages ? store.pageFiles.json(meta.reportId, index) : undefined;
+      // A page gone: the report was deleted meanwhile.
+      if (index < meta.totalPages && json === undefined) return;
+      const command: Command = json === undefined ? { kind: 'report.final', meta } : { kind: 'report.page', reportId: meta.reportId, page: index, json };
       // Until the log takes it: a report's pages must reach every node, or the others serve it PROCESSING.
       // A report deleted meanwhile (the delete came through the log and was applied here) needs none of it.
       for (;;) {

@@ -6,13 +6,16 @@ import type { Database, DatabaseOptions, RootDatabase } from 'lmdb';
 import type { Vulnerability } from '../vuln/osv.ts';
 import { classCodeEncoder, fleetClassCodeEncoder } from './class-code.ts';
 import { migrateToFleetCode } from './fleet-code-migration.ts';
+import { PageFiles } from './page-files.ts';
+import { migrateReportPagesToFiles } from './report-pages-migration.ts';
 import type { Annotation, ApiKeyRecord, ClassCode, ComponentCve, ComponentRecord, FleetClassCode, VmDetails, VmRecord } from './records.ts';
 
 /**
  * 2: code times moved out of the class records into slot blocks (`codeTimes`); class records in bytes (class-code.ts).
  * 3: fleet-wide class records (`fleetCode`), built from the AppEnv ones at the first open (fleet-code-migration.ts).
+ * 4: report pages in files (page-files.ts), moved out of LMDB at the first open (report-pages-migration.ts).
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** lmdb-js takes a custom encoder for a database, though its types do not say so. */
 const CODE_OPTIONS: DatabaseOptions & { name: string; encoder: typeof classCodeEncoder } = { name: 'code', encoder: classCodeEncoder };
@@ -66,10 +69,8 @@ export interface Store {
   keys: Database<ApiKeyRecord, string>;
   keyHashes: Database<string, string>;
   reports: Database<Record<string, unknown>, string>;
-  /** Key [reportId, page]: msgpack bytes of one page, made from its JSON at its first msgpack GET. */
-  pages: Database<Buffer, (string | number)[]>;
-  /** Key [reportId, page]: the page's data as JSON bytes, which a JSON GET splices into its envelope. */
-  pageJson: Database<Buffer, (string | number)[]>;
+  /** Reports' pages: each page's data as JSON bytes, which a JSON GET splices into its envelope. */
+  pageFiles: PageFiles;
   /** The `writeSeq` values of this process's write batches; the others came from other processes. */
   ownSeqs: Set<number>;
   close(): Promise<void>;
@@ -113,18 +114,21 @@ export function openStore(dataDir: string, options: { readOnly?: boolean } = {})
     keys: msgpack('keys'),
     keyHashes: msgpack('keyHashes'),
     reports: msgpack('reports'),
-    pages: binary('pages'),
-    pageJson: binary('pageJson'),
+    pageFiles: new PageFiles(join(dataDir, 'pages')),
     ownSeqs: new Set(),
     close: () => env.close(),
   };
   if (!store.meta.get('schemaVersion') && !options.readOnly) {
     store.meta.putSync('schemaVersion', SCHEMA_VERSION);
   }
+  if (!options.readOnly) {
+    const progress = (line: string) => process.stderr.write(`jvmlens: ${line}\n`);
+    if (store.meta.get('schemaVersion') === 2) migrateToFleetCode(store, progress);
+    if (store.meta.get('schemaVersion') === 3) migrateReportPagesToFiles(store, progress);
+  }
   const version = store.meta.get('schemaVersion');
-  if (version === 2 && !options.readOnly) migrateToFleetCode(store, (line) => process.stderr.write(`jvmlens: ${line}\n`));
-  else if (version !== undefined && version !== SCHEMA_VERSION) {
-    throw new Error(`data directory ${dataDir} has schema version ${version}; this jvmlens reads version ${SCHEMA_VERSION}, and migrates version 2 when it opens it for writing`);
+  if (version !== undefined && version !== SCHEMA_VERSION) {
+    throw new Error(`data directory ${dataDir} has schema version ${version}; this jvmlens reads version ${SCHEMA_VERSION}, and migrates versions 2 and 3 when it opens it for writing`);
   }
   return store;
 }

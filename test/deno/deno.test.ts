@@ -5,10 +5,11 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { ingest, vmStart } from '../helpers/events.ts';
+import { createReport, waitFinal } from '../helpers/reports.ts';
 import { request, ROOT, startService, tempDir } from '../helpers/service.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 
-test('`deno run -A src/main.ts serve` serves health, ingestion, the explorer and the console', { timeout: 180_000 }, async () => {
+test('`deno run -A src/main.ts serve` serves health, ingestion, the explorer, a report and the console', { timeout: 180_000 }, async () => {
   const service = await startService({ deno: true });
   try {
     const health = await request(`${service.gatewayUrl}/opthub-health`);
@@ -18,6 +19,12 @@ test('`deno run -A src/main.ts serve` serves health, ingestion, the explorer and
     const instance = await request(`${service.apiUrl}/public/instance/deno-vm?x=1`, { key: service.apiKey });
     assert.equal(instance.status, 200);
     assert.deepEqual(instance.body.tags, { env: 'prod' });
+    // A report: its job runs in a worker thread and its page is a file (page-files.ts).
+    const created = await createReport(service, 'jvmInventory', {});
+    assert.equal(created.status, 202);
+    const report = await waitFinal(service, 'jvmInventory', created.body.reportId);
+    assert.equal(report.body.state, 'SUCCEEDED');
+    assert.deepEqual(report.body.data.map((vm: { vmId: string }) => vm.vmId), ['deno-vm']);
     // The console's own files and its libraries from their npm packages.
     for (const [path, type] of [['/console/', 'text/html'], ['/console/app.js', 'text/javascript'], ['/console/vendor/preact.mjs', 'text/javascript'], ['/console/vendor/chart.umd.js', 'text/javascript']]) {
       const response = await fetch(`${service.apiUrl}${path}`);

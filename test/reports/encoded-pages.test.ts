@@ -71,7 +71,7 @@ interface Pages {
 function readPages(store: Store, reportId: string, totalPages: number): Pages {
   const pages: Pages = { json: [], msgpack: [], bytes: [] };
   for (let page = 0; page < totalPages; page++) {
-    const json = store.pageJson.getBinary([reportId, page])!;
+    const json = store.pageFiles.json(reportId, page)!;
     pages.json.push(JSON.parse(json.toString('utf8')) as unknown[]);
     pages.bytes.push(json.length);
     pages.msgpack.push(unpack(msgpackPage(store, reportId, page)!) as unknown[]);
@@ -147,12 +147,13 @@ describe("a page's msgpack", () => {
   it('is made from its JSON at the first msgpack read and kept beside it, until the page is deleted', async () => {
     const data = [{ sourceName: 'ü.jar', className: 'p/A', methodName: 'run()', firstSeen: '2026-01-01T00:00:00.000', lastSeen: '2026-01-02T00:00:00.000' }];
     await putPage(store, 'lazy', 0, Buffer.from(JSON.stringify(data)));
-    assert.equal(store.pages.getBinary(['lazy', 0]), undefined, 'no msgpack is written with the page');
+    assert.equal(store.pageFiles.msgpack('lazy', 0), undefined, 'no msgpack is written with the page');
     assert.deepEqual(unpack(msgpackPage(store, 'lazy', 0)!), data);
-    for (let wait = 0; wait < 100 && store.pages.getBinary(['lazy', 0]) === undefined; wait++) await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.deepEqual(unpack(store.pages.getBinary(['lazy', 0])!), data, 'kept for the next msgpack read');
+    for (let wait = 0; wait < 100 && store.pageFiles.msgpack('lazy', 0) === undefined; wait++) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(unpack(store.pageFiles.msgpack('lazy', 0)!), data, 'kept for the next msgpack read');
     await deletePages(store, 'lazy');
     assert.equal(msgpackPage(store, 'lazy', 0), undefined, 'a deleted page has no msgpack either');
-    assert.equal(store.pages.getBinary(['lazy', 0]), undefined);
+    assert.equal(store.pageFiles.msgpack('lazy', 0), undefined);
+    assert.equal(store.pageFiles.json('lazy', 0), undefined);
   });
 });

@@ -1,5 +1,7 @@
 // The report job lifecycle (decisions §6): PROCESSING pages, delete while running, 429 on a full queue, re-run after a restart.
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fleetBatches } from '../../src/seed/fleet.ts';
 import { createReport, FAMILIES, getPage, getPageMsgpack, ingestAll, iso, PATHS, readPages, waitFinal } from '../helpers/reports.ts';
@@ -49,11 +51,14 @@ test('while PROCESSING, a GET answers 200 with state PROCESSING, no data and no 
   }
 });
 
-test('DELETE of a finished report → 204 for every family, then 404', async () => {
+test('DELETE of a finished report → 204 for every family, then 404, and its page files are gone', async () => {
   for (const family of FAMILIES) {
     const created = await createReport(slow, family, {});
     await waitFinal(slow, family, created.body.reportId);
+    const pages = join(slow.dataDir, 'pages', created.body.reportId);
+    assert.ok(existsSync(join(pages, '0.json')), 'page 0 is a file in the data directory');
     const removed = await deleteReport(slow, PATHS[family].base, created.body.reportId);
+    assert.ok(!existsSync(pages), 'the report\'s page folder is removed');
     assert.equal(removed.status, 204);
     assert.equal(removed.text, '');
     assert.equal((await getPage(slow, family, created.body.reportId)).status, 404);

@@ -1,5 +1,5 @@
-// Report pages: items cut into pages whose JSON body stays under the cap, stored as JSON in LMDB (decisions §6).
-// A page's msgpack is made from its JSON when a client first asks for it (http/routes/reports.ts).
+// Report pages: items cut into pages whose JSON body stays under the cap, stored as JSON files (decisions §6,
+// storage/page-files.ts). A page's msgpack is made from its JSON when a client first asks for it.
 import { pack } from 'msgpackr';
 import type { Store } from '../../storage/store.ts';
 import type { EncodedItems, ItemSink } from './encoded-items.ts';
@@ -76,7 +76,7 @@ export class PageWriter {
   #previous: Record<string, unknown> | null = null;
   #pages = 0;
   #count = 0;
-  #writes: Promise<boolean>[] = [];
+  #writes: Promise<void>[] = [];
 
   constructor(store: Store, reportId: string, pageBytes: number, reserve: number, nesting: readonly string[] = []) {
     this.#store = store;
@@ -112,7 +112,7 @@ export class PageWriter {
     this.#bytes = 0;
   }
 
-  /** Writes the last page (page 0 exists even when empty) and waits until all are committed. */
+  /** Writes the last page (page 0 exists even when empty) and waits until all are on disk. */
   async finish(): Promise<PageTotals> {
     if (this.#items.length > 0 || this.#pages === 0) this.#flush();
     await Promise.all(this.#writes);
@@ -142,8 +142,8 @@ export async function writeItemPages(store: Store, reportId: string, pageBytes: 
 }
 
 /** Stores one page's JSON (a cluster node stores the pages its report coordinator published). */
-export function putPage(store: Store, reportId: string, page: number, json: Uint8Array): Promise<boolean> {
-  return store.pageJson.put([reportId, page], json as Buffer);
+export function putPage(store: Store, reportId: string, page: number, json: Uint8Array): Promise<void> {
+  return store.pageFiles.putJson(reportId, page, json);
 }
 
 /**
@@ -152,34 +152,31 @@ export function putPage(store: Store, reportId: string, page: number, json: Uint
  * page is gone.
  */
 export function msgpackPage(store: Store, reportId: string, page: number): Buffer | undefined {
-  const key = [reportId, page];
-  const kept = store.pages.getBinary(key);
+  const kept = store.pageFiles.msgpack(reportId, page);
   if (kept !== undefined) return kept;
-  const json = store.pageJson.getBinary(key);
+  const json = store.pageFiles.json(reportId, page);
   if (json === undefined) return undefined;
   // Copied: msgpackr packs into a buffer it reuses for the next value.
   const msgpack = Buffer.from(pack(JSON.parse(json.toString('utf8'))));
-  // Kept only while the page exists, so a report deleted meanwhile leaves nothing behind.
-  store.env.transaction(() => {
-    if (store.pageJson.doesExist(key)) store.pages.put(key, msgpack);
-  }).catch(() => undefined);
+  // Not kept when it cannot be (the report was deleted meanwhile): made again at the next ask.
+  store.pageFiles.putMsgpack(reportId, page, msgpack).catch(() => undefined);
   return msgpack;
 }
 
-/** Pages an EncodedPageWriter has in flight at most: each holds its buffers until LMDB commits it. */
+/** Pages an EncodedPageWriter has in flight at most: each holds its buffers until its file is written. */
 const PAGES_IN_FLIGHT = 4;
 
 /**
  * Cuts items encoded by the partitions (in report order, partition by partition as they come) into pages
  * under the same bound as PageWriter, copying runs of bytes: the fast path of a report whose partitions
- * give final items. Pages go to LMDB's write thread as they fill, so disk writes overlap the partitions
+ * give final items. Pages go to disk (libuv's threads) as they fill, so disk writes overlap the partitions
  * still running.
  */
 export class EncodedPageWriter {
   readonly #store: Store;
   readonly #reportId: string;
   readonly #budget: PageBudget;
-  readonly #writes: Promise<boolean>[] = [];
+  readonly #writes: Promise<void>[] = [];
   #pages = 0;
   #totalCount = 0;
   // The current page: runs [from, to) of items of chunks, its item count and JSON bytes (brackets and commas included).
@@ -212,7 +209,7 @@ export class EncodedPageWriter {
     this.#totalCount += chunk.count;
   }
 
-  /** Writes the last page (page 0 exists even when empty) and waits until all are committed. */
+  /** Writes the last page (page 0 exists even when empty) and waits until all are on disk. */
   async finish(): Promise<PageTotals> {
     if (this.#count > 0) await this.#flush();
     if (this.#pages === 0) this.#writes.push(emptyPage(this.#store, this.#reportId));
@@ -226,9 +223,9 @@ export class EncodedPageWriter {
   }
 
   async #flush(): Promise<void> {
-    const slot = (this.#slots[this.#pages % PAGES_IN_FLIGHT] ??= { json: EMPTY, committed: Promise.resolve() });
-    // LMDB reads a value until its transaction commits: a slot is reused once its last page is on disk.
-    await slot.committed;
+    const slot = (this.#slots[this.#pages % PAGES_IN_FLIGHT] ??= { json: EMPTY, written: Promise.resolve() });
+    // A page's buffer is read until its file is written: a slot is reused once its last page is on disk.
+    await slot.written;
     if (slot.json.length < this.#bytes - 1) slot.json = Buffer.allocUnsafeSlow(this.#bytes - 1);
     const { json } = slot;
     let at = 0;
@@ -242,9 +239,9 @@ export class EncodedPageWriter {
     json[at - 1] = 0x5d;
     const write = putPage(this.#store, this.#reportId, this.#pages, json.subarray(0, at));
     this.#writes.push(write);
-    slot.committed = write;
+    slot.written = write;
     // Awaited when the slot comes round again, or through #writes at the end; until then not unhandled.
-    slot.committed.catch(() => undefined);
+    slot.written.catch(() => undefined);
     this.#pages++;
     this.#runs = [];
     this.#count = 0;
@@ -257,7 +254,7 @@ const EMPTY = Buffer.alloc(0);
 /** The buffer of one page in flight: a report writes hundreds of MB of pages through a few of them. */
 interface PageSlot {
   json: Buffer;
-  committed: Promise<unknown>;
+  written: Promise<unknown>;
 }
 
 /** Room past a page's bound in its buffer, for the item that overflows it. */
@@ -266,7 +263,7 @@ const OVERFLOW_BYTES = 64 << 10;
 /**
  * Items written straight into pages, for a report's only partition: the encoder writes into the page
  * being filled, which is closed before the item that would take it past the bound (PageWriter's) and
- * handed to LMDB, whose commit gives its buffer back for a later page. No chunk of items is copied into
+ * written to its file, which gives its buffer back for a later page. No chunk of items is copied into
  * pages, and a report's hundreds of megabytes of JSON pass through a few buffers instead of becoming
  * garbage for the collector.
  */
@@ -281,11 +278,11 @@ export class PagedItems implements ItemSink {
   #itemStart = 1;
   #totalCount = 0;
   #pages = 0;
-  /** Pages closed and not yet handed to LMDB, each with the buffer it views. */
+  /** Pages closed and not yet written, each with the buffer it views. */
   readonly #closed: { page: Buffer; buffer: Buffer }[] = [];
-  /** Buffers of committed pages, to fill again. */
+  /** Buffers of written pages, to fill again. */
   readonly #free: Buffer[] = [];
-  readonly #writes: Promise<boolean>[] = [];
+  readonly #writes: Promise<void>[] = [];
 
   constructor(store: Store, reportId: string, pageBytes: number, reserve: number) {
     this.#store = store;
@@ -320,19 +317,19 @@ export class PagedItems implements ItemSink {
     return this.#closed.length > 0;
   }
 
-  /** Hands the closed pages to LMDB; waits while more than a few are in flight. */
+  /** Starts writing the closed pages; waits while more than a few are in flight. */
   async write(): Promise<void> {
     for (const { page, buffer } of this.#closed.splice(0)) {
       const write = putPage(this.#store, this.#reportId, this.#pages++, page);
       this.#writes.push(write);
-      // LMDB reads a value until its transaction commits: the buffer is free once it did.
+      // The buffer is read until the file is written: free once it is.
       write.then(() => this.#free.push(buffer), () => undefined);
     }
     const waiting = this.#writes.length - PAGES_IN_FLIGHT;
     if (waiting > 0) await Promise.all(this.#writes.slice(0, waiting));
   }
 
-  /** Writes the last page (page 0 exists even when empty) and waits until all are committed. */
+  /** Writes the last page (page 0 exists even when empty) and waits until all are on disk. */
   async finish(): Promise<PageTotals> {
     const { json } = this;
     if (this.#count > 0) json.bytes[json.length - 1] = 0x5d;
@@ -369,7 +366,7 @@ export async function writeEncodedPages(store: Store, reportId: string, pageByte
   return writer.finish();
 }
 
-function emptyPage(store: Store, reportId: string): Promise<boolean> {
+function emptyPage(store: Store, reportId: string): Promise<void> {
   return putPage(store, reportId, 0, Buffer.from('[]'));
 }
 
@@ -378,10 +375,6 @@ export async function writeEmptyPage(store: Store, reportId: string): Promise<vo
   await emptyPage(store, reportId);
 }
 
-export async function deletePages(store: Store, reportId: string): Promise<void> {
-  const removals: Promise<boolean>[] = [];
-  const range = { start: [reportId], end: [reportId, Number.MAX_SAFE_INTEGER] };
-  for (const key of store.pages.getKeys(range)) removals.push(store.pages.remove(key));
-  for (const key of store.pageJson.getKeys(range)) removals.push(store.pageJson.remove(key));
-  await Promise.all(removals);
+export function deletePages(store: Store, reportId: string): Promise<void> {
+  return store.pageFiles.remove(reportId);
 }

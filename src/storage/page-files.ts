@@ -1,0 +1,106 @@
+// Report pages as files, one folder per report (decisions §6): a report's hundreds of megabytes of JSON go
+// to disk in one copy each, where LMDB copied them into its overflow pages first and kept them in its map.
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** Report ids are UUIDs; anything else never names a path. */
+const REPORT_ID = /^[0-9A-Za-z-]{1,100}$/;
+
+const isMissing = (error: unknown): boolean => (error as NodeJS.ErrnoException).code === 'ENOENT';
+
+/** `<dataDir>/pages/<reportId>/<page>.json`, and beside it `<page>.msgpack` once a client asked for msgpack. */
+export class PageFiles {
+  readonly dir: string;
+
+  constructor(dir: string) {
+    this.dir = dir;
+  }
+
+  /** Stores a page's JSON; resolves once the file and its name are on disk, as an LMDB commit would. */
+  async putJson(reportId: string, page: number, json: Uint8Array): Promise<void> {
+    const folder = this.#folder(reportId);
+    await mkdir(folder, { recursive: true });
+    await writeDurably(join(folder, `${page}.json`), json);
+    await syncFolder(folder);
+  }
+
+  /** The same, synchronously: for the migration that moves pages out of LMDB. */
+  putJsonSync(reportId: string, page: number, json: Uint8Array): void {
+    const folder = this.#folder(reportId);
+    mkdirSync(folder, { recursive: true });
+    const file = openSync(join(folder, `${page}.json`), 'w');
+    try {
+      for (let at = 0; at < json.length; ) at += writeSync(file, json, at);
+      fsyncSync(file);
+    } finally {
+      closeSync(file);
+    }
+    const names = openSync(folder, 'r');
+    try {
+      fsyncSync(names);
+    } finally {
+      closeSync(names);
+    }
+  }
+
+  /** A page's JSON, or undefined when the report has no such page. */
+  json(reportId: string, page: number): Buffer | undefined {
+    return this.#read(reportId, page, 'json');
+  }
+
+  /** A page's msgpack kept by `putMsgpack`, or undefined. */
+  msgpack(reportId: string, page: number): Buffer | undefined {
+    return this.#read(reportId, page, 'msgpack');
+  }
+
+  /**
+   * Keeps a page's msgpack beside its JSON, written whole under another name and renamed, so that a read
+   * never sees half of it; nothing is kept for a report deleted meanwhile (its folder is gone).
+   */
+  async putMsgpack(reportId: string, page: number, msgpack: Uint8Array): Promise<void> {
+    const folder = this.#folder(reportId);
+    const temporary = join(folder, `${page}.msgpack.partial`);
+    await writeDurably(temporary, msgpack);
+    await rename(temporary, join(folder, `${page}.msgpack`));
+  }
+
+  /** Removes a report's pages; nothing to do when it has none. */
+  async remove(reportId: string): Promise<void> {
+    await rm(this.#folder(reportId), { recursive: true, force: true });
+  }
+
+  #folder(reportId: string): string {
+    if (!REPORT_ID.test(reportId)) throw new Error(`'${reportId.slice(0, 64)}' is not a report id`);
+    return join(this.dir, reportId);
+  }
+
+  #read(reportId: string, page: number, kind: 'json' | 'msgpack'): Buffer | undefined {
+    try {
+      return readFileSync(join(this.#folder(reportId), `${page}.${kind}`));
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+}
+
+async function writeDurably(path: string, bytes: Uint8Array): Promise<void> {
+  const file = await open(path, 'w');
+  try {
+    await file.writeFile(bytes);
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+}
+
+/** Puts a folder's new names on disk: a page whose file is synced could otherwise lose its name in a crash. */
+async function syncFolder(folder: string): Promise<void> {
+  const handle = await open(folder, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
