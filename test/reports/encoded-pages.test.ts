@@ -88,8 +88,15 @@ after(() => store.close());
 describe('encoded code items', () => {
   it('codeTime writes what toISOString writes, without the zone', () => {
     const rnd = seeded(5);
-    const times = [0, 1, 999, 1000, DAY - 1, DAY, NOW, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(9999, 11, 31, 23, 59, 59, 999)];
+    const utc = (iso: string) => new Date(iso).getTime();
+    const times = [0, 1, 999, 1000, -1, -DAY, DAY - 1, DAY, NOW, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(9999, 11, 31, 23, 59, 59, 999)];
+    // Around leap days (1900 and 2100 have none, 1600 and 2000 have one) and the ends of the years 0–9999.
+    for (const iso of ['1600-02-29', '1900-02-28', '1900-03-01', '2000-02-29', '2000-03-01', '2100-02-28', '2100-03-01', '0000-01-01', '0000-02-29', '0000-03-01', '10000-01-01']) {
+      times.push(utc(`${iso.length > 10 ? `+0${iso}` : iso}T00:00:00.000Z`) - 1, utc(`${iso.length > 10 ? `+0${iso}` : iso}T00:00:00.000Z`));
+    }
     for (let k = 0; k < 20_000; k++) times.push(Math.floor(rnd() * 4e12));
+    // Any time in the years 0–9999, and beyond them.
+    for (let k = 0; k < 20_000; k++) times.push(Math.floor(utc('0000-01-01T00:00:00.000Z') + rnd() * 3.2e14));
     for (const time of times) assert.equal(codeTime(time), new Date(time).toISOString().slice(0, 23), String(time));
   });
 

@@ -1,40 +1,51 @@
-// Times as `yyyy-MM-ddTHH:mm:ss.SSS` bytes, written without a Date per time: a report's million times fall on
-// few days, so the date part is formatted once per day and the time of day in int32 arithmetic.
+// Times as `yyyy-MM-ddTHH:mm:ss.SSS` bytes, written without a Date per time: a code report writes two million
+// of them, so the calendar date and the time of day come from int32 arithmetic.
 
 const DAY = 86_400_000;
 /** `yyyy-MM-ddTHH:mm:ss.SSS` is 23 bytes. */
 export const TIME_BYTES = 23;
-/** `yyyy-MM-ddT` by day number; bounded, since any day may come up. */
-const dates = new Map<number, Uint8Array>();
-let lastDay = Number.NaN;
-let lastDate: Uint8Array = new Uint8Array(0);
-
-function dateBytes(day: number): Uint8Array {
-  if (day === lastDay) return lastDate;
-  let date = dates.get(day);
-  if (date === undefined) {
-    if (dates.size >= 100_000) dates.clear();
-    date = Buffer.from(new Date(day * DAY).toISOString().slice(0, 11), 'latin1');
-    dates.set(day, date);
-  }
-  lastDay = day;
-  lastDate = date;
-  return date;
-}
+/** Day numbers of 0000-03-01 and 9999-12-31: the arithmetic below holds between them. */
+const FIRST_DAY = -719_468;
+const LAST_DAY = 2_932_896;
 
 /** "00" to "99" as byte pairs. */
 const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, i) => 0x30 + (i % 2 === 0 ? Math.floor(i / 20) : (i >> 1) % 10));
 
 /**
  * Writes `yyyy-MM-ddTHH:mm:ss.SSS` (no zone, interface §2.4) as toISOString writes it; reserve 23 bytes.
- * The date part is formatted once per day (a report's two million times fall on few days), the time of
- * day in int32 arithmetic.
+ * The date is H. Hinnant's civil_from_days; a time outside years 0–9999 (never stored: ingestion refuses
+ * it) goes through a Date.
  */
 export function writeTimeBytes(bytes: Uint8Array, start: number, time: number): void {
   const day = Math.floor(time / DAY);
-  const date = dateBytes(day);
+  if (day < FIRST_DAY || day > LAST_DAY) {
+    bytes.set(Buffer.from(new Date(time).toISOString().slice(0, TIME_BYTES), 'latin1'), start);
+    return;
+  }
+  // Days since 0000-03-01, in 400-year eras of 146,097 days; a year from March, so leap days come last.
+  const days = day - FIRST_DAY;
+  const era = (days / 146_097) | 0;
+  const dayOfEra = days - era * 146_097;
+  const yearOfEra = ((dayOfEra - ((dayOfEra / 1460) | 0) + ((dayOfEra / 36_524) | 0) - ((dayOfEra / 146_096) | 0)) / 365) | 0;
+  const dayOfYear = dayOfEra - (365 * yearOfEra + ((yearOfEra / 4) | 0) - ((yearOfEra / 100) | 0));
+  const monthFromMarch = ((5 * dayOfYear + 2) / 153) | 0;
+  const date = dayOfYear - (((153 * monthFromMarch + 2) / 5) | 0) + 1;
+  const month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9;
+  const year = era * 400 + yearOfEra + (month <= 2 ? 1 : 0);
+  const century = (year / 100) | 0;
+  const yearOfCentury = year - century * 100;
   let at = start;
-  for (let i = 0; i < date.length; i++) bytes[at++] = date[i];
+  bytes[at++] = DIGIT_PAIRS[2 * century];
+  bytes[at++] = DIGIT_PAIRS[2 * century + 1];
+  bytes[at++] = DIGIT_PAIRS[2 * yearOfCentury];
+  bytes[at++] = DIGIT_PAIRS[2 * yearOfCentury + 1];
+  bytes[at++] = 0x2d;
+  bytes[at++] = DIGIT_PAIRS[2 * month];
+  bytes[at++] = DIGIT_PAIRS[2 * month + 1];
+  bytes[at++] = 0x2d;
+  bytes[at++] = DIGIT_PAIRS[2 * date];
+  bytes[at++] = DIGIT_PAIRS[2 * date + 1];
+  bytes[at++] = 0x54;
   let ms = (time - day * DAY) | 0;
   const hours = (ms / 3_600_000) | 0;
   ms -= hours * 3_600_000;

@@ -18,12 +18,15 @@ const JSON_LAST_SEEN = ascii('","lastSeen":"');
 
 /**
  * An item's last fields (`firstSeen`, `lastSeen`, and `count: 1` when grouped by method), kept as bytes
- * with the times filled in: consecutive methods often share their times.
+ * with the times filled in: consecutive methods often share their times, each time written only when it
+ * changes.
  */
 class ItemTail {
   readonly bytes: Uint8Array;
   readonly #firstAt: number;
   readonly #lastAt: number;
+  #firstSeen = Number.NaN;
+  #lastSeen = Number.NaN;
 
   constructor(firstKey: Uint8Array, lastKey: Uint8Array, closing: Uint8Array) {
     this.bytes = Uint8Array.from([...firstKey, ...new Uint8Array(TIME_BYTES), ...lastKey, ...new Uint8Array(TIME_BYTES), ...closing]);
@@ -32,8 +35,14 @@ class ItemTail {
   }
 
   setTimes(firstSeen: number, lastSeen: number): void {
-    writeTimeBytes(this.bytes, this.#firstAt, firstSeen);
-    writeTimeBytes(this.bytes, this.#lastAt, lastSeen);
+    if (firstSeen !== this.#firstSeen) {
+      writeTimeBytes(this.bytes, this.#firstAt, firstSeen);
+      this.#firstSeen = firstSeen;
+    }
+    if (lastSeen !== this.#lastSeen) {
+      writeTimeBytes(this.bytes, this.#lastAt, lastSeen);
+      this.#lastSeen = lastSeen;
+    }
   }
 }
 
@@ -41,8 +50,6 @@ class ItemTail {
 export class CodeItemEncoder {
   readonly sink: ItemSink;
   readonly #tail: ItemTail;
-  #firstSeen = Number.NaN;
-  #lastSeen = Number.NaN;
   /** Where the current class's leading fields are in the JSON, once written, and the sink's moves then. */
   #head = -1;
   #headEnd = -1;
@@ -118,11 +125,7 @@ export class CodeItemEncoder {
   }
 
   #endItem(firstSeen: number, lastSeen: number): void {
-    if (firstSeen !== this.#firstSeen || lastSeen !== this.#lastSeen) {
-      this.#tail.setTimes(firstSeen, lastSeen);
-      this.#firstSeen = firstSeen;
-      this.#lastSeen = lastSeen;
-    }
+    this.#tail.setTimes(firstSeen, lastSeen);
     const tail = this.#tail.bytes;
     const { json } = this.sink;
     json.reserve(tail.length);
