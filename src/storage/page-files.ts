@@ -17,12 +17,33 @@ export class PageFiles {
     this.dir = dir;
   }
 
-  /** Stores a page's JSON; resolves once the file and its name are on disk, as an LMDB commit would. */
+  /**
+   * Stores a page's JSON; resolves once the file is on disk (its name is, once `sync` has run). Four steps
+   * on libuv's threads (open, one write, fsync, close): a report worker busy encoding starts the next step
+   * of a write only when it yields, so each step saved keeps its pages in flight moving.
+   */
   async putJson(reportId: string, page: number, json: Uint8Array): Promise<void> {
     const folder = this.#folder(reportId);
-    await mkdir(folder, { recursive: true });
-    await writeDurably(join(folder, `${page}.json`), json);
-    await syncFolder(folder);
+    const path = join(folder, `${page}.json`);
+    // The report's first page makes its folder.
+    const file = await open(path, 'w').catch(async (error: unknown) => {
+      if (!isMissing(error)) throw error;
+      await mkdir(folder, { recursive: true });
+      return open(path, 'w');
+    });
+    try {
+      for (let at = 0; at < json.length; ) at += (await file.write(json, at, json.length - at, at)).bytesWritten;
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+  }
+
+  /** Puts the names of a report's page files on disk: before its final state is stored. */
+  async sync(reportId: string): Promise<void> {
+    await syncFolder(this.#folder(reportId));
+    // The report's folder is a new name in the pages folder.
+    await syncFolder(this.dir);
   }
 
   /** The same, synchronously: for the migration that moves pages out of LMDB. */
@@ -61,7 +82,13 @@ export class PageFiles {
   async putMsgpack(reportId: string, page: number, msgpack: Uint8Array): Promise<void> {
     const folder = this.#folder(reportId);
     const temporary = join(folder, `${page}.msgpack.partial`);
-    await writeDurably(temporary, msgpack);
+    const file = await open(temporary, 'w');
+    try {
+      await file.writeFile(msgpack);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
     await rename(temporary, join(folder, `${page}.msgpack`));
   }
 
@@ -82,16 +109,6 @@ export class PageFiles {
       if (isMissing(error)) return undefined;
       throw error;
     }
-  }
-}
-
-async function writeDurably(path: string, bytes: Uint8Array): Promise<void> {
-  const file = await open(path, 'w');
-  try {
-    await file.writeFile(bytes);
-    await file.sync();
-  } finally {
-    await file.close();
   }
 }
 

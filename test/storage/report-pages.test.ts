@@ -16,9 +16,12 @@ test('a page is a file: written whole, read back, its msgpack kept beside it, al
   const files = new PageFiles(join(tempDir(), 'pages'));
   assert.equal(files.json(REPORT, 0), undefined, 'no page before it is written');
   await files.putJson(REPORT, 0, Buffer.from('[{"a":1}]'));
-  await files.putJson(REPORT, 1, Buffer.from('[{"a":2},{"a":3}]xxxx').subarray(0, 17));
   assert.equal(files.json(REPORT, 0)!.toString(), '[{"a":1}]');
+  await files.putJson(REPORT, 1, Buffer.from('[{"a":2},{"a":3}]xxxx').subarray(0, 17));
   assert.equal(files.json(REPORT, 1)!.toString(), '[{"a":2},{"a":3}]', 'a view writes only its bytes');
+  await files.sync(REPORT);
+  await files.putJson(REPORT, 0, Buffer.from('[]'));
+  assert.equal(files.json(REPORT, 0)!.toString(), '[]', 'a page written again is replaced whole');
   assert.equal(files.json(REPORT, 2), undefined);
   assert.equal(files.msgpack(REPORT, 0), undefined);
   await files.putMsgpack(REPORT, 0, Buffer.from([0x91, 0x01]));

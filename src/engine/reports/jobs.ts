@@ -160,8 +160,9 @@ export class ReportJobs implements Reports {
     await this.#store.env.flushed;
   }
 
-  /** Stores a report's record as another node made it (cluster mode): its pages arrive separately. */
+  /** Stores a report's record as another node made it (cluster mode): its pages arrive separately, before its final state. */
   async record(meta: ReportMeta): Promise<void> {
+    if (meta.state !== 'PROCESSING') await this.#store.pageFiles.sync(meta.reportId);
     await this.#save(meta);
   }
 
@@ -382,6 +383,7 @@ export class ReportJobs implements Reports {
   /** Stores a report's final record (its pages are stored) and logs where its time went. */
   async #finish(meta: ReportMeta, partitions: number, phases: Record<string, number>, phase: (name: string) => void): Promise<void> {
     meta.finishTime = this.#clock();
+    await this.#store.pageFiles.sync(meta.reportId);
     await this.#save(meta);
     await this.#onFinished(meta);
     phase('finishSaveMs');
