@@ -101,3 +101,34 @@ test('a record whose times were written after the time table was read is encoded
   assert.ok(general.some((item) => item.className === 'com/acme/Late'));
   assert.deepEqual(items(chunks.finish()), general);
 });
+
+test('a streamed scan stops after a few hundred records even when no page fills, and resumes where it stopped', async () => {
+  const bulk = openStore(tempDir());
+  try {
+    const bulkDict = new Dictionary(bulk);
+    // 1,300 classes of two methods: a few hundred kB of items, under one chunk.
+    const code = Array.from({ length: 1300 }, (_, c) => ['run()', 'stop()'].map((methodName) => ({ sourceName: 'bulk.jar', className: `com/acme/bulk/C${String(c).padStart(4, '0')}`, methodName }))).flat();
+    const events = [{ type: 'vm.start', vmId: 'bulk-vm', time: NOW - DAY, agentVersion: '1', agentRevision: 'r', inventory: { hostName: 'bulk' }, tags: {} }, { type: 'code', vmId: 'bulk-vm', time: NOW - DAY, items: code }];
+    await new Ingestor(bulk, bulkDict).ingest(() => validateEvents(events, NOW));
+    const report = request([], NOW - 60 * DAY, NOW);
+    const fleet = new FleetColumns(bulk);
+    fleet.reload();
+    const context = { store: bulk, dict: bulkDict, fleet: fleet.view(), rowOrder: new RowOrder() };
+    const times = new SlotTimes(bulk);
+    const sink = new ChunkedItems();
+    const encoder = new CodeItemEncoder(false, sink);
+    const stops: string[][] = [];
+    for (let after: string[] | null = null; ; ) {
+      after = encodeCode(context, report, times, null, null, encoder, { after });
+      if (after === null) break;
+      assert.equal(sink.ready, false, 'no chunk is full');
+      stops.push(after);
+    }
+    assert.deepEqual(stops.map((key) => key[1]), ['com/acme/bulk/C0499', 'com/acme/bulk/C0999'], 'after every 500 records');
+    const streamed = items(sink.finish());
+    assert.equal(streamed.length, 2600);
+    assert.deepEqual(streamed, codeFinalize(report, [codePartition(context, report, times, null, null)]));
+  } finally {
+    await bulk.close();
+  }
+});

@@ -145,10 +145,17 @@ export function scanCode(context: KernelContext, request: ReportRequest, times: 
 }
 
 /**
+ * Class records a resumable scan encodes before it returns: its caller yields a turn then, in which the
+ * page writes in flight take their next step (about 1.5 ms of encoding).
+ */
+const RECORDS_PER_STEP = 500;
+
+/**
  * The key-order fast path: each fleet-wide class record of the range passing the filter is encoded
  * straight from its bytes. For a request without AppEnv and methodName conditions (`encodesRecords`).
  * With `resume`, it starts after the key `resume.after` (when not null) and stops once the encoder's sink
- * has output ready, giving the last key it read; null once the range is done.
+ * has output ready or RECORDS_PER_STEP records are encoded, giving the last key it read; null once the
+ * range is done.
  */
 export function encodeCode(context: KernelContext, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null, encoder: CodeItemEncoder, resume?: { after: string[] | null }): string[] | null {
   const conditions = codeConditions(request);
@@ -156,6 +163,7 @@ export function encodeCode(context: KernelContext, request: ReportRequest, times
   const onClass = conditions.className.map(lastValueTest);
   const window = { from: request.from, to: request.to ?? request.now };
   const after = resume?.after ?? null;
+  let read = 0;
   for (const { key, value: view } of context.store.fleetCodeViews.getRange(keyRange(after ?? start, end))) {
     const [sourceName, className] = key;
     if (after !== null && sourceName === after[0] && className === after[1]) continue;
@@ -168,7 +176,7 @@ export function encodeCode(context: KernelContext, request: ReportRequest, times
       const methods = recordTimes(decodeFleetClassCode(value), times, null, window);
       if (methods.methods.length > 0) encoder.add({ sourceName, className, ...methods });
     }
-    if (resume !== undefined && encoder.sink.ready) return [sourceName, className];
+    if (resume !== undefined && (encoder.sink.ready || ++read === RECORDS_PER_STEP)) return [sourceName, className];
   }
   return null;
 }
