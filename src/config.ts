@@ -79,7 +79,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'host', flag: '--host', env: 'JVMLENS_HOST', parse: text, describe: 'address both listeners bind (0.0.0.0 to expose)' },
   { key: 'gatewayPort', flag: '--gateway-port', env: 'JVMLENS_GATEWAY_PORT', parse: integer(0), describe: 'gateway port: health, agent ingestion, metrics (0 = any free port)' },
   { key: 'apiPort', flag: '--api-port', env: 'JVMLENS_API_PORT', parse: integer(0), describe: 'public API port (0 = any free port)' },
-  { key: 'dataDir', flag: '--data-dir', env: 'JVMLENS_DATA_DIR', parse: text, describe: 'LMDB data directory' },
+  { key: 'dataDir', flag: '--data-dir', env: 'JVMLENS_DATA_DIR', parse: text, describe: 'data directory (LMDB and report pages)' },
   { key: 'workers', flag: '--workers', env: 'JVMLENS_WORKERS', parse: integer(1), describe: 'report worker threads' },
   { key: 'apiKey', flag: '--api-key', env: 'JVMLENS_API_KEY', parse: text, describe: 'a static key accepted with every scope (user id admin); prefer the file or the variable' },
   { key: 'apiKey', flag: '--api-key-file', env: 'JVMLENS_API_KEY_FILE', parse: keyFromFile, describe: 'a file holding that key (not shown in the process list)' },
