@@ -17,6 +17,11 @@ import { MAIN, processCpuSeconds, processRssMb, spawnChild, startJvmlens } from 
 import type { JvmlensService } from '../service.ts';
 import { round1, summarize } from '../stats.ts';
 
+/** The resident size of the deployment's largest node. */
+function largestRssMb(deployment: Deployment): number {
+  return Math.max(...deployment.nodes.map((node) => processRssMb(node.pid)));
+}
+
 const NAME = 'cluster';
 const INGEST = 'cluster: ingestion, NDJSON batches of 10,000 code items, acknowledged';
 const REPORT = 'cluster: component report, groupBy tags.env: POST to SUCCEEDED';
@@ -122,7 +127,7 @@ async function ingestRow(deployment: Deployment, size: FleetSize, plan: (typeof 
   return {
     suite: NAME, name: `${INGEST}, ${deployment.label}`, size: `${describeFleet(size)}, ${plan.seconds} s of batches`,
     rate: items / loadSeconds, unit: 'items/s', meanMs: latencies.mean, p50Ms: latencies.p50, p99Ms: latencies.p99,
-    rssMb: Math.max(...deployment.nodes.map((node) => processRssMb(node.pid))),
+    rssMb: largestRssMb(deployment),
     extra: {
       appliedOnEveryNodeItemsPerS: Math.round(items / appliedSeconds), applyLagS: round1(appliedSeconds - loadSeconds),
       jvmlensCpuUsPerItem: cpuPerItem(cpu(pids.nodes) - cpuBefore.nodes), natsCpuUsPerItem: cpuPerItem(cpu(pids.nats) - cpuBefore.nats),
@@ -166,7 +171,7 @@ async function reportRow(deployment: Deployment, size: FleetSize, runs: number):
   return {
     suite: NAME, name: `${REPORT}, ${deployment.label}`, size: describeFleet(size),
     rate: 1000 / summary.mean, unit: 'ops/s', meanMs: summary.mean, p50Ms: summary.p50, p99Ms: summary.max,
-    rssMb: Math.max(...deployment.nodes.map((node) => processRssMb(node.pid))),
+    rssMb: largestRssMb(deployment),
     extra: { servedByEveryNodeMeanMs: round1(summarize(everywhere).mean), runs },
   };
 }
@@ -185,7 +190,7 @@ async function cveRow(deployment: Deployment, size: FleetSize, pages: number): P
   return {
     suite: NAME, name: `${CVE}, ${deployment.label}`, size: describeFleet(size),
     rate: 1000 / summary.mean, unit: 'req/s', meanMs: summary.mean, p50Ms: summary.p50, p99Ms: summary.p99,
-    rssMb: Math.max(...deployment.nodes.map((node) => processRssMb(node.pid))),
+    rssMb: largestRssMb(deployment),
     extra: { requests: pages, client: 'one fetch at a time, nodes in turn' },
   };
 }
