@@ -39,9 +39,17 @@ export class PageFiles {
     }
   }
 
-  /** Puts the names of a report's page files on disk: before its final state is stored. */
+  /**
+   * Puts the names of a report's page files on disk: before its final state is stored. A report without
+   * pages (deleted meanwhile) has nothing to sync.
+   */
   async sync(reportId: string): Promise<void> {
-    await syncFolder(this.#folder(reportId));
+    try {
+      await syncFolder(this.#folder(reportId));
+    } catch (error) {
+      if (isMissing(error)) return;
+      throw error;
+    }
     // The report's folder is a new name in the pages folder.
     await syncFolder(this.dir);
   }

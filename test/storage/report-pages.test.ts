@@ -31,6 +31,7 @@ test('a page is a file: written whole, read back, its msgpack kept beside it, al
   assert.ok(!existsSync(join(files.dir, REPORT)));
   assert.equal(files.json(REPORT, 0), undefined);
   await files.remove(REPORT);
+  await files.sync(REPORT);
   await assert.rejects(files.putMsgpack(REPORT, 0, Buffer.from([0x90])), /ENOENT/, 'no msgpack kept for a report deleted meanwhile');
 });
 
