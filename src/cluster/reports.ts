@@ -77,7 +77,7 @@ export class ClusterReports implements Reports {
     const { store, append, logger } = this.#options;
     for (let index = 0; index <= meta.totalPages; index++) {
       // One page read at a time: a report's pages may be hundreds of megabytes.
-      const json = index < meta.totalPages ? store.pageFiles.json(meta.reportId, index) : undefined;
+      const json = index < meta.totalPages ? await store.pageFiles.json(meta.reportId, index) : undefined;
       // A page gone: the report was deleted meanwhile.
       if (index < meta.totalPages && json === undefined) return;
       const command: Command = json === undefined ? { kind: 'report.final', meta } : { kind: 'report.page', reportId: meta.reportId, page: index, json };

@@ -1,7 +1,7 @@
 // Report pages as files, one folder per report (decisions §6): a report's hundreds of megabytes of JSON go
 // to disk in one copy each, where LMDB copied them into its overflow pages first and kept them in its map.
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Report ids are UUIDs; anything else never names a path. */
@@ -73,13 +73,16 @@ export class PageFiles {
     }
   }
 
-  /** A page's JSON, or undefined when the report has no such page. */
-  json(reportId: string, page: number): Buffer | undefined {
+  /**
+   * A page's JSON, or undefined when the report has no such page. Read off the calling thread: a page the
+   * kernel has evicted costs a disk read, which must not hold the service's event loop.
+   */
+  json(reportId: string, page: number): Promise<Buffer | undefined> {
     return this.#read(reportId, page, 'json');
   }
 
   /** A page's msgpack kept by `putMsgpack`, or undefined. */
-  msgpack(reportId: string, page: number): Buffer | undefined {
+  msgpack(reportId: string, page: number): Promise<Buffer | undefined> {
     return this.#read(reportId, page, 'msgpack');
   }
 
@@ -110,9 +113,9 @@ export class PageFiles {
     return join(this.dir, reportId);
   }
 
-  #read(reportId: string, page: number, kind: 'json' | 'msgpack'): Buffer | undefined {
+  async #read(reportId: string, page: number, kind: 'json' | 'msgpack'): Promise<Buffer | undefined> {
     try {
-      return readFileSync(join(this.#folder(reportId), `${page}.${kind}`));
+      return await readFile(join(this.#folder(reportId), `${page}.${kind}`));
     } catch (error) {
       if (isMissing(error)) return undefined;
       throw error;

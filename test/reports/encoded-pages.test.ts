@@ -68,13 +68,13 @@ interface Pages {
   bytes: number[];
 }
 
-function readPages(store: Store, reportId: string, totalPages: number): Pages {
+async function readPages(store: Store, reportId: string, totalPages: number): Promise<Pages> {
   const pages: Pages = { json: [], msgpack: [], bytes: [] };
   for (let page = 0; page < totalPages; page++) {
-    const json = store.pageFiles.json(reportId, page)!;
+    const json = (await store.pageFiles.json(reportId, page))!;
     pages.json.push(JSON.parse(json.toString('utf8')) as unknown[]);
     pages.bytes.push(json.length);
-    pages.msgpack.push(unpack(msgpackPage(store, reportId, page)!) as unknown[]);
+    pages.msgpack.push(unpack((await msgpackPage(store, reportId, page))!) as unknown[]);
   }
   return pages;
 }
@@ -113,14 +113,14 @@ describe('encoded code items', () => {
         const chunks = parts.flatMap((classes) => encodeCodeItems(classes, groupBy.length === 3));
         const totals = await writeEncodedPages(store, `encoded-${groupBy.length}-${round}`, pageBytes, 120, chunks);
         assert.deepEqual(totals, expected, `page bytes ${pageBytes}`);
-        const want = readPages(store, `general-${groupBy.length}-${round}`, expected.totalPages);
-        const got = readPages(store, `encoded-${groupBy.length}-${round}`, totals.totalPages);
+        const want = await readPages(store, `general-${groupBy.length}-${round}`, expected.totalPages);
+        const got = await readPages(store, `encoded-${groupBy.length}-${round}`, totals.totalPages);
         assert.deepEqual(got, want, `page bytes ${pageBytes}`);
         assert.deepEqual(got.json.flat(), items);
         assert.ok(got.bytes.every((bytes) => bytes <= pageBytes - 120));
         const paged = await pagedCodeItems(`paged-${groupBy.length}-${round}`, parts.flat(), groupBy.length === 3, pageBytes, 120);
         assert.deepEqual(paged, expected, `page bytes ${pageBytes}, straight into pages`);
-        assert.deepEqual(readPages(store, `paged-${groupBy.length}-${round}`, paged.totalPages), want, `page bytes ${pageBytes}, straight into pages`);
+        assert.deepEqual(await readPages(store, `paged-${groupBy.length}-${round}`, paged.totalPages), want, `page bytes ${pageBytes}, straight into pages`);
       }
     });
   }
@@ -136,16 +136,16 @@ describe('encoded code items', () => {
     const expected = await general.finish();
     const totals = await writeEncodedPages(store, 'chunks-encoded', 5_500_000, 120, chunks);
     assert.deepEqual(totals, expected);
-    assert.deepEqual(readPages(store, 'chunks-encoded', totals.totalPages).json, readPages(store, 'chunks-general', expected.totalPages).json);
+    assert.deepEqual((await readPages(store, 'chunks-encoded', totals.totalPages)).json, (await readPages(store, 'chunks-general', expected.totalPages)).json);
   });
 
   it('no items give one empty page; an item larger than a page is refused', async () => {
     assert.deepEqual(await writeEncodedPages(store, 'empty', 1000, 100, encodeCodeItems([], false)), { totalCount: 0, totalPages: 1 });
-    assert.deepEqual(readPages(store, 'empty', 1), { json: [[]], msgpack: [[]], bytes: [2] });
+    assert.deepEqual(await readPages(store, 'empty', 1), { json: [[]], msgpack: [[]], bytes: [2] });
     const large: ClassMethods[] = [{ sourceName: 'a.jar', className: 'A', methods: ['m'.repeat(2000)], firstSeen: [NOW], lastSeen: [NOW] }];
     await assert.rejects(writeEncodedPages(store, 'large', 1000, 100, encodeCodeItems(large, false)), /more than a page holds/);
     assert.deepEqual(await pagedCodeItems('paged-empty', [], false, 1000, 100), { totalCount: 0, totalPages: 1 });
-    assert.deepEqual(readPages(store, 'paged-empty', 1), { json: [[]], msgpack: [[]], bytes: [2] });
+    assert.deepEqual(await readPages(store, 'paged-empty', 1), { json: [[]], msgpack: [[]], bytes: [2] });
     await assert.rejects(pagedCodeItems('paged-large', large, false, 1000, 100), /more than a page holds/);
   });
 });
@@ -154,13 +154,13 @@ describe("a page's msgpack", () => {
   it('is made from its JSON at the first msgpack read and kept beside it, until the page is deleted', async () => {
     const data = [{ sourceName: 'ü.jar', className: 'p/A', methodName: 'run()', firstSeen: '2026-01-01T00:00:00.000', lastSeen: '2026-01-02T00:00:00.000' }];
     await putPage(store, 'lazy', 0, Buffer.from(JSON.stringify(data)));
-    assert.equal(store.pageFiles.msgpack('lazy', 0), undefined, 'no msgpack is written with the page');
-    assert.deepEqual(unpack(msgpackPage(store, 'lazy', 0)!), data);
-    for (let wait = 0; wait < 100 && store.pageFiles.msgpack('lazy', 0) === undefined; wait++) await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.deepEqual(unpack(store.pageFiles.msgpack('lazy', 0)!), data, 'kept for the next msgpack read');
+    assert.equal(await store.pageFiles.msgpack('lazy', 0), undefined, 'no msgpack is written with the page');
+    assert.deepEqual(unpack((await msgpackPage(store, 'lazy', 0))!), data);
+    for (let wait = 0; wait < 100 && (await store.pageFiles.msgpack('lazy', 0)) === undefined; wait++) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(unpack((await store.pageFiles.msgpack('lazy', 0))!), data, 'kept for the next msgpack read');
     await deletePages(store, 'lazy');
-    assert.equal(msgpackPage(store, 'lazy', 0), undefined, 'a deleted page has no msgpack either');
-    assert.equal(store.pageFiles.msgpack('lazy', 0), undefined);
-    assert.equal(store.pageFiles.json('lazy', 0), undefined);
+    assert.equal(await msgpackPage(store, 'lazy', 0), undefined, 'a deleted page has no msgpack either');
+    assert.equal(await store.pageFiles.msgpack('lazy', 0), undefined);
+    assert.equal(await store.pageFiles.json('lazy', 0), undefined);
   });
 });

@@ -61,8 +61,8 @@ async function pages(reportId: string, totalPages: number): Promise<{ json: unkn
   const json: unknown[] = [];
   const msgpack: unknown[] = [];
   for (let page = 0; page < totalPages; page++) {
-    json.push(JSON.parse(store.pageFiles.json(reportId, page)!.toString('utf8')));
-    msgpack.push(unpack(msgpackPage(store, reportId, page)!));
+    json.push(JSON.parse((await store.pageFiles.json(reportId, page))!.toString('utf8')));
+    msgpack.push(unpack((await msgpackPage(store, reportId, page))!));
   }
   return { json, msgpack };
 }

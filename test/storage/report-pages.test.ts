@@ -14,22 +14,22 @@ const REPORT = '0b9e7c3a-1d2f-4e5a-8b6c-7d8e9f0a1b2c';
 
 test('a page is a file: written whole, read back, its msgpack kept beside it, all removed with the report', async () => {
   const files = new PageFiles(join(tempDir(), 'pages'));
-  assert.equal(files.json(REPORT, 0), undefined, 'no page before it is written');
+  assert.equal(await files.json(REPORT, 0), undefined, 'no page before it is written');
   await files.putJson(REPORT, 0, Buffer.from('[{"a":1}]'));
-  assert.equal(files.json(REPORT, 0)!.toString(), '[{"a":1}]');
+  assert.equal((await files.json(REPORT, 0))!.toString(), '[{"a":1}]');
   await files.putJson(REPORT, 1, Buffer.from('[{"a":2},{"a":3}]xxxx').subarray(0, 17));
-  assert.equal(files.json(REPORT, 1)!.toString(), '[{"a":2},{"a":3}]', 'a view writes only its bytes');
+  assert.equal((await files.json(REPORT, 1))!.toString(), '[{"a":2},{"a":3}]', 'a view writes only its bytes');
   await files.sync(REPORT);
   await files.putJson(REPORT, 0, Buffer.from('[]'));
-  assert.equal(files.json(REPORT, 0)!.toString(), '[]', 'a page written again is replaced whole');
-  assert.equal(files.json(REPORT, 2), undefined);
-  assert.equal(files.msgpack(REPORT, 0), undefined);
+  assert.equal((await files.json(REPORT, 0))!.toString(), '[]', 'a page written again is replaced whole');
+  assert.equal(await files.json(REPORT, 2), undefined);
+  assert.equal(await files.msgpack(REPORT, 0), undefined);
   await files.putMsgpack(REPORT, 0, Buffer.from([0x91, 0x01]));
-  assert.deepEqual([...files.msgpack(REPORT, 0)!], [0x91, 0x01]);
+  assert.deepEqual([...(await files.msgpack(REPORT, 0))!], [0x91, 0x01]);
   assert.deepEqual(readdirSync(join(files.dir, REPORT)).sort(), ['0.json', '0.msgpack', '1.json'], 'no partial file left');
   await files.remove(REPORT);
   assert.ok(!existsSync(join(files.dir, REPORT)));
-  assert.equal(files.json(REPORT, 0), undefined);
+  assert.equal(await files.json(REPORT, 0), undefined);
   await files.remove(REPORT);
   await files.sync(REPORT);
   await assert.rejects(files.putMsgpack(REPORT, 0, Buffer.from([0x90])), /ENOENT/, 'no msgpack kept for a report deleted meanwhile');
@@ -38,7 +38,7 @@ test('a page is a file: written whole, read back, its msgpack kept beside it, al
 test('an id that is not a report id never names a path', async () => {
   const files = new PageFiles(join(tempDir(), 'pages'));
   for (const id of ['../x', 'a/b', '', '.', '..', 'x'.repeat(101)]) {
-    assert.throws(() => files.json(id, 0), /is not a report id/, id);
+    await assert.rejects(files.json(id, 0), /is not a report id/, id);
     await assert.rejects(files.putJson(id, 0, Buffer.from('[]')), /is not a report id/, id);
   }
 });
@@ -64,8 +64,8 @@ test('a schema 3 data directory has its pages moved out of LMDB when opened for 
   const store = openStore(dataDir);
   try {
     assert.equal(store.meta.get('schemaVersion'), SCHEMA_VERSION);
-    for (const { key, json } of pages) assert.equal(store.pageFiles.json(key[0], key[1])?.toString(), json);
-    assert.equal(store.pageFiles.msgpack(REPORT, 0), undefined, 'msgpack is made again when asked for');
+    for (const { key, json } of pages) assert.equal((await store.pageFiles.json(key[0], key[1]))?.toString(), json);
+    assert.equal(await store.pageFiles.msgpack(REPORT, 0), undefined, 'msgpack is made again when asked for');
     const left = store.env.openDB<Buffer, (string | number)[]>({ name: 'pageJson', encoding: 'binary' });
     assert.equal([...left.getKeys()].length, 0, 'nothing left in LMDB');
     const lines: string[] = [];
@@ -88,7 +88,7 @@ test('the migration says what it does', async () => {
     assert.match(lines[0], /migrating the data directory from schema 3 to 4: 150 report pages from LMDB to .*pages/);
     assert.match(lines[1], /migrating: 100 of 150 report pages written/);
     assert.match(lines.at(-1)!, /migrated to schema 4 in/);
-    assert.equal(store.pageFiles.json(REPORT, 149)?.toString(), '[149]');
+    assert.equal((await store.pageFiles.json(REPORT, 149))?.toString(), '[149]');
   } finally {
     await store.close();
   }

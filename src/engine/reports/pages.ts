@@ -151,10 +151,10 @@ export function putPage(store: Store, reportId: string, page: number, json: Uint
  * so that a report does not pay at generation for an encoding most clients never read. Undefined when the
  * page is gone.
  */
-export function msgpackPage(store: Store, reportId: string, page: number): Buffer | undefined {
-  const kept = store.pageFiles.msgpack(reportId, page);
+export async function msgpackPage(store: Store, reportId: string, page: number): Promise<Buffer | undefined> {
+  const kept = await store.pageFiles.msgpack(reportId, page);
   if (kept !== undefined) return kept;
-  const json = store.pageFiles.json(reportId, page);
+  const json = await store.pageFiles.json(reportId, page);
   if (json === undefined) return undefined;
   // Copied: msgpackr packs into a buffer it reuses for the next value.
   const msgpack = Buffer.from(pack(JSON.parse(json.toString('utf8'))));

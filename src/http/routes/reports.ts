@@ -42,7 +42,7 @@ async function queue(jobs: Reports, family: ReportFamily, parsed: ReturnType<typ
   }
 }
 
-function getPage(context: ServiceContext, jobs: Reports, family: ReportFamily, request: ApiRequest): ApiResponse {
+async function getPage(context: ServiceContext, jobs: Reports, family: ReportFamily, request: ApiRequest): Promise<ApiResponse> {
   const meta = jobs.find(request.params.reportId, family);
   if (meta === undefined) throw reportNotFound(family, request.params.reportId);
   const token = request.query.get('afterToken');
@@ -55,7 +55,7 @@ function getPage(context: ServiceContext, jobs: Reports, family: ReportFamily, r
     return wantsMsgpack ? { status: 200, raw: pageMsgpack(fields, Buffer.from([0x90])), contentType: 'application/msgpack' } : { status: 200, raw: pageJson(fields), contentType: 'application/json' };
   }
   if (page >= meta.totalPages) throw new ApiError('PAGE_NOT_FOUND', `report '${meta.reportId}' has ${meta.totalPages} page(s), numbered from 0; there is no page ${page}`);
-  const stored = wantsMsgpack ? msgpackPage(context.store, meta.reportId, page) : context.store.pageFiles.json(meta.reportId, page);
+  const stored = wantsMsgpack ? await msgpackPage(context.store, meta.reportId, page) : await context.store.pageFiles.json(meta.reportId, page);
   if (stored === undefined) throw new ApiError('PAGE_NOT_FOUND', `page ${page} of report '${meta.reportId}' is gone`);
   const fields = pageEnvelope(meta, page, page + 1 < meta.totalPages ? afterTokenFor(meta.reportId, page + 1) : null);
   if (wantsMsgpack) return { status: 200, raw: pageMsgpack(fields, stored), contentType: 'application/msgpack' };
