@@ -28,6 +28,8 @@ export interface Config {
   nodeId: string;
   /** Whether the API port, like the gateway port, answers HTTP/1.0 and malformed requests (src/http/front.ts). */
   apiFront: boolean;
+  /** Cluster mode: how long commands every node has applied stay in the log (src/cluster/compaction.ts). */
+  logRetentionMs: number;
 }
 
 interface Setting {
@@ -92,6 +94,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'testPartitionSize', flag: '--test-partition-size', env: 'JVMLENS_TEST_PARTITION_SIZE', parse: integer(0), describe: 'TEST ONLY: VM rows or code keys per report partition' },
   { key: 'cluster', flag: '--cluster', env: 'JVMLENS_CLUSTER', parse: natsUrls, describe: 'comma-separated NATS URLs: run as a cluster node on JetStream (README "Running a cluster")' },
   { key: 'nodeId', flag: '--node-id', env: 'JVMLENS_NODE_ID', parse: nodeName, describe: 'this node\'s unique, stable name in the cluster (default: the host name)' },
+  { key: 'logRetentionMs', flag: '--log-retention-ms', env: 'JVMLENS_LOG_RETENTION_MS', parse: integer(1), describe: 'cluster: how long the log keeps commands every node has applied (a node restored from a copy of another\'s data directory must start within it)' },
   { key: 'apiFront', flag: '--api-front', env: 'JVMLENS_API_FRONT', parse: yesNo, describe: 'true: the API port answers HTTP/1.0 (nginx\'s default proxy_pass) and malformed requests too, as the gateway port does; costs about a third of its rate of small requests' },
   { key: 'testFaults', flag: '--test-faults', env: 'JVMLENS_TEST_FAULTS', parse: (raw) => raw.split(',').filter(Boolean), describe: 'TEST ONLY: comma-separated report faults to inject' },
 ];
@@ -115,6 +118,7 @@ export function defaultConfig(): Config {
     cluster: [],
     nodeId: hostname().replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 64) || 'node',
     apiFront: false,
+    logRetentionMs: 3_600_000,
   };
 }
 

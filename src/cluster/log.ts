@@ -149,6 +149,16 @@ export class ClusterLog {
     }
   }
 
+  /** The sequence of the first command the log still holds: truncation (compaction.ts) moves it on. */
+  async firstSeq(): Promise<number> {
+    return (await this.jsm.streams.info(STREAM)).state.first_seq;
+  }
+
+  /** Removes the commands with a sequence below `seq` on each of `subjects`. */
+  async purgeBelow(seq: number, subjects: readonly string[]): Promise<void> {
+    for (const filter of subjects) await this.jsm.streams.purge(STREAM, { filter, seq });
+  }
+
   /** What is degraded about the log's stream (a replica offline or behind, no leader), or null when all is well. */
   async degradation(): Promise<string | null> {
     const cluster = (await this.jsm.streams.info(STREAM)).cluster;
@@ -159,9 +169,9 @@ export class ClusterLog {
     return `degraded: the cluster log's replica on ${lagging.map((peer) => `nats-server ${peer.name} (${peer.offline ? 'offline' : 'catching up'})`).join(', ')}; writes go on while a majority of servers is up`;
   }
 
-  /** Every command from `fromSeq` on, in log order, now and as they arrive; `subject` narrows them to one family. */
-  async follow(fromSeq: number, subject?: string): Promise<ConsumerMessages> {
-    const consumer = await this.js.consumers.get(STREAM, { opt_start_seq: Math.max(1, fromSeq), ...(subject === undefined ? {} : { filter_subjects: subject }) });
+  /** Every command from `fromSeq` on, in log order, now and as they arrive (unfiltered: sequences without gaps but where the log was truncated). */
+  async follow(fromSeq: number): Promise<ConsumerMessages> {
+    const consumer = await this.js.consumers.get(STREAM, { opt_start_seq: Math.max(1, fromSeq) });
     // A few messages ahead: a report page can be megabytes (nats-server 2.9 stalls byte-bounded pulls here).
     return consumer.consume({ max_messages: CONSUME_AHEAD });
   }

@@ -14,6 +14,7 @@ import { findVm, MissingTagError, vmTags } from '../storage/vms.ts';
 import { batchEvents } from '../writes.ts';
 import type { Writes } from '../writes.ts';
 import type { Command } from './commands.ts';
+import { compactionRoundMs, LogCompaction } from './compaction.ts';
 import { ClusterLog, CommandTooLargeError, LogUnavailableError } from './log.ts';
 import { Membership, NodeIdInUseError } from './membership.ts';
 import { Replica } from './replica.ts';
@@ -53,6 +54,7 @@ export class ClusterNode {
   /** What health notes while UP, refreshed every few seconds from the stream's cluster info. */
   #degradation: string | null = null;
   #watch: ReturnType<typeof setInterval> | null = null;
+  #compaction: ReturnType<typeof setInterval> | null = null;
   readonly reports: ClusterReports;
   /** The writes routes make: into the log. */
   readonly writes: Writes;
@@ -149,6 +151,23 @@ export class ClusterNode {
       );
     }, DEGRADATION_CHECK_MS);
     this.#watch.unref();
+    // Once caught up: a node still replaying is not yet where its position would say.
+    const compaction = await LogCompaction.open(log, Math.min(3, config.cluster.length), config.logRetentionMs);
+    this.#compaction ??= setInterval(() => void this.#compact(compaction), compactionRoundMs(config.logRetentionMs));
+    this.#compaction.unref();
+  }
+
+  /** Records this node's position; the lowest live node then truncates what every node applied. */
+  async #compact(compaction: LogCompaction): Promise<void> {
+    const { config, logger } = this.#options;
+    try {
+      await compaction.record(config.nodeId, this.#requireReplica().applied);
+      if ((await this.#membership?.live())?.[0] !== config.nodeId) return;
+      await compaction.truncate(Date.now());
+    } catch (error) {
+      // The next round tries again: a truncation that waits costs only disk on the NATS servers.
+      logger.warn('truncating the cluster log failed', { reason: (error as Error).message });
+    }
   }
 
   /** Read your writes: resolves once this node applied every write acknowledged before the call. */
@@ -160,6 +179,7 @@ export class ClusterNode {
   problem(): string | null {
     const log = this.#log;
     if (log === null) return this.#joinProblem;
+    if (this.#replica?.problem) return this.#replica.problem;
     if (log.nc.isClosed()) return 'the connection to NATS is closed';
     return log.connected ? null : 'not connected to any NATS server (reconnecting)';
   }
@@ -168,6 +188,7 @@ export class ClusterNode {
   async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#watch !== null) clearInterval(this.#watch);
+    if (this.#compaction !== null) clearInterval(this.#compaction);
     this.reports.close();
     const leave = (async () => {
       await this.#membership?.leave();

@@ -43,10 +43,17 @@ export class Replica {
   #asking: Promise<number> | null = null;
   #nextRound: Promise<number> | null = null;
   #watchdog: ReturnType<typeof setInterval> | null = null;
+  /** Why this node can no longer follow the log (it was truncated past it), or null. */
+  #problem: string | null = null;
 
   constructor(options: ReplicaOptions) {
     this.#options = options;
     this.#applied = (options.store.meta.get(APPLIED_SEQ) as number | undefined) ?? 0;
+  }
+
+  /** Why this replica cannot follow the log any more, or null: health's note. */
+  get problem(): string | null {
+    return this.#problem;
   }
 
   /** The last sequence applied to this node's store. */
@@ -120,12 +127,19 @@ export class Replica {
     while (!this.#stopped) {
       try {
         this.#progressAt = Date.now();
+        const first = await log.firstSeq();
+        if (first > this.#applied + 1) return this.#truncated(first);
         const messages = await log.follow(this.#applied + 1);
         this.#stop = () => messages.stop();
         if (this.#stopped) messages.stop();
         for await (const message of messages) {
           // An ordered consumer restarted by the library may deliver what is applied already.
           if (message.seq <= this.#applied) continue;
+          // Sequences run without gaps but where the log was truncated (key commands stay, so a gap can follow one).
+          if (message.seq > this.#applied + 1) {
+            messages.stop();
+            return this.#truncated(message.seq);
+          }
           await this.#apply(message.seq, decodeCommand(message.data));
         }
       } catch (error) {
@@ -134,6 +148,12 @@ export class Replica {
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
       }
     }
+  }
+
+  /** The log no longer holds the commands after this node's last: it stops and says so; only a copy of another node's data helps. */
+  #truncated(next: number): void {
+    this.#problem = `this node applied the cluster log up to ${this.#applied}, but the log now goes on at ${next}: the commands between were truncated once every other node had applied them; restore this node's data directory from a copy of another node's (README "Running a cluster")`;
+    this.#options.logger.error('the cluster log was truncated past this node', { applied: this.#applied, next });
   }
 
   async #apply(seq: number, command: Command): Promise<void> {

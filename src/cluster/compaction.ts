@@ -1,0 +1,69 @@
+// Truncating the cluster's log, so that its JetStream stream does not grow with the fleet's whole history:
+// a command leaves once every node has applied it and it is older than the retention. Each node records
+// how far it applied in a KV bucket; the lowest live node truncates below the lowest position.
+import { Kvm } from '@nats-io/kv';
+import type { KV } from '@nats-io/kv';
+import { TRUNCATED_SUBJECTS } from './commands.ts';
+import type { ClusterLog } from './log.ts';
+
+const POSITIONS = 'jvmlens_positions';
+/**
+ * A node that recorded no position this long loses its place: the log may be truncated past it, and it
+ * must then be restored from a copy of another node's data directory (README "Running a cluster").
+ */
+const POSITION_TTL_MS = 7 * 24 * 3_600_000;
+
+/** How often nodes record their position and the lowest live node truncates: often enough for a short retention. */
+export function compactionRoundMs(retentionMs: number): number {
+  return Math.min(3_000, Math.max(100, Math.floor(retentionMs / 4)));
+}
+
+export class LogCompaction {
+  readonly #log: ClusterLog;
+  readonly #positions: KV;
+  readonly #retentionMs: number;
+  /** The log's last sequence at each round of this node, oldest first: where the log stood a retention ago. */
+  readonly #marks: { at: number; seq: number }[] = [];
+  /** Commands below this sequence are truncated already. */
+  #below = 0;
+
+  private constructor(log: ClusterLog, positions: KV, retentionMs: number) {
+    this.#log = log;
+    this.#positions = positions;
+    this.#retentionMs = retentionMs;
+  }
+
+  static async open(log: ClusterLog, replicas: number, retentionMs: number): Promise<LogCompaction> {
+    const positions = await new Kvm(log.nc).create(POSITIONS, { ttl: POSITION_TTL_MS, replicas, history: 1 });
+    return new LogCompaction(log, positions, retentionMs);
+  }
+
+  /** This node has applied the log up to `applied`: truncation never passes it. */
+  async record(nodeId: string, applied: number): Promise<void> {
+    await this.#positions.put(nodeId, String(applied));
+  }
+
+  /**
+   * One round of the lowest live node: removes the commands every recorded node has applied that were in
+   * the log a retention ago. The sequence below which the log is truncated now.
+   */
+  async truncate(now: number): Promise<number> {
+    this.#marks.push({ at: now, seq: await this.#log.lastSeq() });
+    // The newest mark at least a retention old; older ones are no longer needed.
+    let old = -1;
+    while (old + 1 < this.#marks.length && this.#marks[old + 1].at <= now - this.#retentionMs) old++;
+    if (old < 0) return this.#below;
+    const retained = this.#marks[old].seq;
+    this.#marks.splice(0, old);
+    let lowest = Number.POSITIVE_INFINITY;
+    for await (const nodeId of await this.#positions.keys()) {
+      const entry = await this.#positions.get(nodeId);
+      if (entry !== null && entry.operation === 'PUT') lowest = Math.min(lowest, Number(entry.string()));
+    }
+    const below = Math.min(retained, lowest) + 1;
+    if (!Number.isFinite(below) || below <= this.#below) return this.#below;
+    await this.#log.purgeBelow(below, TRUNCATED_SUBJECTS);
+    this.#below = below;
+    return below;
+  }
+}
