@@ -17,8 +17,11 @@ export type Command =
   | { kind: 'vulns'; records: Vulnerability[]; at?: number }
   /** A report accepted by its coordinator; every node stores the record, the coordinator generates it. */
   | { kind: 'report.create'; meta: ReportMeta }
-  /** One finished page, as the coordinator stored it. */
-  | { kind: 'report.page'; reportId: string; page: number; json: Uint8Array }
+  /**
+   * One finished page, as the coordinator stored it; or, where one message would exceed the servers'
+   * max_payload, consecutive parts of it, each `json` holding the page's bytes from `offset` on.
+   */
+  | { kind: 'report.page'; reportId: string; page: number; json: Uint8Array; offset?: number }
   /** The coordinator's final record, after all its pages. */
   | { kind: 'report.final'; meta: ReportMeta }
   /** A live node takes over the reports of a coordinator that left. */

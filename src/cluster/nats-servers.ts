@@ -30,8 +30,11 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
-/** The configuration of one server: JetStream on, 8 MiB messages (a report page), routes to the others. */
-export function natsConfig(name: string, port: number, clusterPort: number, routes: readonly number[], storeDir: string): string {
+/** The largest message of the servers started here (a report page fits whole); tests try smaller ones. */
+const MAX_PAYLOAD = 8 * 1024 * 1024;
+
+/** The configuration of one server: JetStream on, `maxPayload`-byte messages, routes to the others. */
+export function natsConfig(name: string, port: number, clusterPort: number, routes: readonly number[], storeDir: string, maxPayload = MAX_PAYLOAD): string {
   const cluster = routes.length === 0 ? '' : `
 cluster {
   name: "jvmlens"
@@ -40,7 +43,7 @@ cluster {
 }`;
   return `server_name: "${name}"
 listen: "127.0.0.1:${port}"
-max_payload: 8MB
+max_payload: ${maxPayload}
 jetstream {
   store_dir: "${storeDir}"
 }${cluster}
@@ -48,7 +51,7 @@ jetstream {
 }
 
 /** Starts `count` servers under `dir` (one is a stand-alone JetStream server) and waits until each accepts connections. */
-export async function startNatsServers(count: number, dir: string, binary = 'nats-server'): Promise<NatsServer[]> {
+export async function startNatsServers(count: number, dir: string, options: { maxPayload?: number } = {}): Promise<NatsServer[]> {
   const ports = await Promise.all(Array.from({ length: count }, () => freePort()));
   const clusterPorts = await Promise.all(Array.from({ length: count }, () => freePort()));
   const servers = ports.map((port, index) => {
@@ -57,7 +60,7 @@ export async function startNatsServers(count: number, dir: string, binary = 'nat
     const storeDir = join(dir, name);
     mkdirSync(storeDir, { recursive: true });
     const routes = count === 1 ? [] : clusterPorts.filter((_, other) => other !== index);
-    writeFileSync(configFile, natsConfig(name, port, clusterPorts[index], routes, storeDir));
+    writeFileSync(configFile, natsConfig(name, port, clusterPorts[index], routes, storeDir, options.maxPayload));
     let child: ChildProcess | null = null;
     let exited: Promise<void> = Promise.resolve();
     const server: NatsServer = {
@@ -70,7 +73,7 @@ export async function startNatsServers(count: number, dir: string, binary = 'nat
         return child?.pid;
       },
       async start() {
-        const process = spawn(binary, ['-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+        const process = spawn('nats-server', ['-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
         let log = '';
         process.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000)));
         child = process;

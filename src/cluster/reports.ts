@@ -7,6 +7,7 @@ import { putPage } from '../engine/reports/pages.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../storage/store.ts';
 import type { Command } from './commands.ts';
+import { CommandTooLargeError } from './log.ts';
 import type { Membership } from './membership.ts';
 
 const PUBLISH_RETRY_MS = 1_000;
@@ -80,19 +81,35 @@ export class ClusterReports implements Reports {
       const json = index < meta.totalPages ? await store.pageFiles.json(meta.reportId, index) : undefined;
       // A page gone: the report was deleted meanwhile.
       if (index < meta.totalPages && json === undefined) return;
-      const command: Command = json === undefined ? { kind: 'report.final', meta } : { kind: 'report.page', reportId: meta.reportId, page: index, json };
+      const msgId = `${meta.reportId}.${meta.startTime}.${index}`;
       // Until the log takes it: a report's pages must reach every node, or the others serve it PROCESSING.
       // A report deleted meanwhile (the delete came through the log and was applied here) needs none of it.
       for (;;) {
         if (this.#closed || this.#stored(meta.reportId) === undefined) return;
         try {
-          await append(command, `${meta.reportId}.${meta.startTime}.${index}`);
+          if (json === undefined) await append({ kind: 'report.final', meta }, msgId);
+          else await this.#appendPage(meta.reportId, index, json, 0, msgId);
           break;
         } catch (error) {
           logger.warn('publishing a finished report failed; retrying', { reportId: meta.reportId, reason: (error as Error).message });
           await new Promise((resolve) => setTimeout(resolve, PUBLISH_RETRY_MS));
         }
       }
+    }
+  }
+
+  /**
+   * Appends a page's bytes from `offset` on: whole, or in consecutive halves where one message would exceed
+   * the servers' max_payload even deflated (NATS's default is 1 MiB, a page up to 5.5 MB).
+   */
+  async #appendPage(reportId: string, page: number, json: Uint8Array, offset: number, msgId: string): Promise<void> {
+    try {
+      await this.#options.append({ kind: 'report.page', reportId, page, json, ...(offset === 0 ? {} : { offset }) }, `${msgId}.${offset}`);
+    } catch (error) {
+      if (!(error instanceof CommandTooLargeError) || json.length < 2) throw error;
+      const middle = json.length >> 1;
+      await this.#appendPage(reportId, page, json.subarray(0, middle), offset, msgId);
+      await this.#appendPage(reportId, page, json.subarray(middle), offset + middle, msgId);
     }
   }
 
@@ -112,7 +129,7 @@ export class ClusterReports implements Reports {
         const stored = this.#stored(command.reportId);
         // The coordinator wrote its pages itself; a deleted report takes no pages.
         if (stored === undefined || stored.coordinator === self) return;
-        await putPage(this.#options.store, command.reportId, command.page, command.json);
+        await putPage(this.#options.store, command.reportId, command.page, command.json, command.offset);
         return;
       }
       case 'report.final': {

@@ -18,21 +18,24 @@ export class PageFiles {
   }
 
   /**
-   * Stores a page's JSON; resolves once the file is on disk (its name is, once `sync` has run). Four steps
+   * Stores a page's JSON, or with `offset` a later part of it (the bytes before are written already);
+   * resolves once the file is on disk (its name is, once `sync` has run). Four steps
    * on libuv's threads (open, one write, fsync, close): a report worker busy encoding starts the next step
    * of a write only when it yields, so each step saved keeps its pages in flight moving.
    */
-  async putJson(reportId: string, page: number, json: Uint8Array): Promise<void> {
+  async putJson(reportId: string, page: number, json: Uint8Array, offset = 0): Promise<void> {
     const folder = this.#folder(reportId);
     const path = join(folder, `${page}.json`);
+    // A page's first bytes replace the file; the bytes of a later part go on after them.
+    const flags = offset === 0 ? 'w' : 'r+';
     // The report's first page makes its folder.
-    const file = await open(path, 'w').catch(async (error: unknown) => {
+    const file = await open(path, flags).catch(async (error: unknown) => {
       if (!isMissing(error)) throw error;
       await mkdir(folder, { recursive: true });
-      return open(path, 'w');
+      return open(path, flags);
     });
     try {
-      for (let at = 0; at < json.length; ) at += (await file.write(json, at, json.length - at, at)).bytesWritten;
+      for (let at = 0; at < json.length; ) at += (await file.write(json, at, json.length - at, offset + at)).bytesWritten;
       await file.sync();
     } finally {
       await file.close();

@@ -35,6 +35,19 @@ test('a page is a file: written whole, read back, its msgpack kept beside it, al
   await assert.rejects(files.putMsgpack(REPORT, 0, Buffer.from([0x90])), /ENOENT/, 'no msgpack kept for a report deleted meanwhile');
 });
 
+test('a page written in parts (a cluster page over max_payload): the first part replaces the file, the next go on after it', async () => {
+  const files = new PageFiles(join(tempDir(), 'pages'));
+  await files.putJson(REPORT, 0, Buffer.from('[{"old":"a longer page than the new one"}]'));
+  const page = Buffer.from('[{"a":1},{"b":2},{"c":3}]');
+  await files.putJson(REPORT, 0, page.subarray(0, 9));
+  await files.putJson(REPORT, 0, page.subarray(9, 17), 9);
+  await files.putJson(REPORT, 0, page.subarray(17), 17);
+  assert.equal((await files.json(REPORT, 0))!.toString(), page.toString());
+  // Applied again after a crash, a later part lands on the same bytes.
+  await files.putJson(REPORT, 0, page.subarray(9, 17), 9);
+  assert.equal((await files.json(REPORT, 0))!.toString(), page.toString());
+});
+
 test('an id that is not a report id never names a path', async () => {
   const files = new PageFiles(join(tempDir(), 'pages'));
   for (const id of ['../x', 'a/b', '', '.', '..', 'x'.repeat(101)]) {

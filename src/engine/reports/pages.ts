@@ -141,9 +141,12 @@ export async function writeItemPages(store: Store, reportId: string, pageBytes: 
   return writer.finish();
 }
 
-/** Stores one page's JSON (a cluster node stores the pages its report coordinator published). */
-export function putPage(store: Store, reportId: string, page: number, json: Uint8Array): Promise<void> {
-  return store.pageFiles.putJson(reportId, page, json);
+/**
+ * Stores one page's JSON, or with `offset` a later part of it (a cluster node stores the pages its report
+ * coordinator published, a large one in parts).
+ */
+export function putPage(store: Store, reportId: string, page: number, json: Uint8Array, offset = 0): Promise<void> {
+  return store.pageFiles.putJson(reportId, page, json, offset);
 }
 
 /**
