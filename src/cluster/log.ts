@@ -15,6 +15,8 @@ const ATTEMPT_MS = 1_500;
 const RETRY_PAUSE_MS = 100;
 const STARTUP_WAIT_MS = 60_000;
 const CONSUME_AHEAD = 32;
+/** Room left in a message for its headers (the message id). */
+const HEADERS_BYTES = 4096;
 
 /** JetStream could not take a write in time: nothing is acknowledged, the client retries. */
 export class LogUnavailableError extends Error {}
@@ -101,13 +103,18 @@ export class ClusterLog {
     return this.nc.info?.max_payload ?? 1024 * 1024;
   }
 
+  /** Whether a command fits one message (append throws CommandTooLargeError for one that does not). */
+  fits(command: Command): boolean {
+    return encodeCommand(command).length <= this.maxPayload - HEADERS_BYTES;
+  }
+
   /**
    * Appends a command and resolves with its sequence once a quorum of JetStream servers stored it. The
    * message id (by default a hash of the content) makes a retry of the same write within two minutes a no-op.
    */
   async append(command: Command, msgId?: string): Promise<number> {
     const bytes = encodeCommand(command);
-    if (bytes.length > this.maxPayload - 4096) throw new CommandTooLargeError(`a ${command.kind} command of ${bytes.length} bytes exceeds the servers' max_payload of ${this.maxPayload}`);
+    if (bytes.length > this.maxPayload - HEADERS_BYTES) throw new CommandTooLargeError(`a ${command.kind} command of ${bytes.length} bytes exceeds the servers' max_payload of ${this.maxPayload}`);
     const msgID = msgId ?? createHash('sha1').update(bytes).digest('hex');
     // Short attempts with the same message id (so a retry of a write that did land is stored once): a
     // publish sent to a leader that just died is answered by nobody, and the next leader is elected in seconds.

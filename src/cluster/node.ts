@@ -80,6 +80,9 @@ export class ClusterNode {
           if (!(error instanceof CommandTooLargeError)) unavailable(error);
           // Over the servers' max_payload even compressed: consecutive NDJSON parts, applied in log order.
           const part = (slice: readonly AgentEvent[]) => ({ kind: 'events' as const, batch: { ...batch, contentType: 'application/x-ndjson', body: Buffer.from(slice.map((event) => JSON.stringify(event)).join('\n')) } });
+          // Refused before any part is appended: one event alone over the limit would leave the batch half stored.
+          const index = events.findIndex((event) => !log.fits(part([event])));
+          if (index >= 0) throw new ApiError('PAYLOAD_TOO_LARGE', `event ${index + 1} of this batch does not fit one message of the cluster's log even compressed (max_payload ${log.maxPayload} bytes): send fewer items per event`);
           await log.appendSplit(events, part).catch(unavailable);
         }
         return events.length;

@@ -12,7 +12,7 @@ import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import { startEvent } from '../helpers/cve.ts';
 import { ingest } from '../helpers/events.ts';
 import { runReport, waitFinal } from '../helpers/reports.ts';
-import { startService, tempDir } from '../helpers/service.ts';
+import { request, startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
 
 const missing = spawnSync('nats-server', ['--version']).error !== undefined;
@@ -67,5 +67,19 @@ test('a report page larger than the servers\' max_payload reaches every node in 
     assert.ok(parts.length > 1, `the page went through the log in ${parts.length} part(s)`);
   } finally {
     await log.close();
+  }
+});
+
+test('a batch with one event too large for a message of the log is refused with 413 and stores none of its events', { skip: missing && 'nats-server is not installed' }, async () => {
+  const vmId = '5a11e000-0000-4000-8000-000000000002';
+  const time = Date.now() - 60_000;
+  const huge = { type: 'code', vmId, time: time + 1, items: Array.from({ length: 8_000 }, () => ({ sourceName: 'app.jar', className: 'com.acme.Big', methodName: randomBytes(12).toString('hex') })) };
+  const refused = await ingest(nodes[0].gatewayUrl, KEY, [startEvent(vmId, time, 'host-2'), huge]);
+  assert.equal(refused.status, 413, JSON.stringify(refused.body));
+  assert.equal(refused.body.error, 'PAYLOAD_TOO_LARGE');
+  assert.match(refused.body.message, /event 2 of this batch does not fit one message of the cluster's log even compressed \(max_payload 65536 bytes\): send fewer items per event/);
+  for (const node of nodes) {
+    const instance = await request(`${node.apiUrl}/public/instance/${vmId}`, { key: KEY });
+    assert.equal(instance.status, 404, 'the VM of the refused batch was not stored');
   }
 });
