@@ -2,6 +2,7 @@
 // The `jvmlens` command: one binary, one sub-command per job.
 import { ConfigError, parseConfig, settingsHelp, unknownSettingMessage } from './config.ts';
 import { UsageError } from './cli/args.ts';
+import { backupCommand, BACKUP_USAGE } from './cli/backup.ts';
 import { cveCommand, CVE_USAGE } from './cli/cve.ts';
 import { keysCommand, KEYS_USAGE } from './cli/keys.ts';
 import { ServiceError, UnreachableError } from './cli/client.ts';
@@ -22,13 +23,14 @@ ${CVE_USAGE}
 ${REPORT_USAGE}
 ${INSTANCE_USAGE}
 ${SBOM_USAGE}
+${BACKUP_USAGE}
 
 settings (flag, environment variable; the flag wins):
 ${settingsHelp()}
 `;
 
 /** `jvmlens help TOPIC`: one command's options, with an example. */
-const HELP: Record<string, string> = { report: REPORT_USAGE, cve: CVE_USAGE, sbom: SBOM_USAGE, instance: INSTANCE_USAGE, keys: KEYS_USAGE, seed: SEED_USAGE };
+const HELP: Record<string, string> = { report: REPORT_USAGE, cve: CVE_USAGE, sbom: SBOM_USAGE, instance: INSTANCE_USAGE, keys: KEYS_USAGE, seed: SEED_USAGE, backup: BACKUP_USAGE };
 
 async function main(argv: readonly string[]): Promise<void> {
   const { config, rest } = parseConfig(argv, process.env);
@@ -51,6 +53,8 @@ async function main(argv: readonly string[]): Promise<void> {
       return instanceCommand(args, process.env);
     case 'sbom':
       return sbomCommand(args, process.env);
+    case 'backup':
+      return backupCommand(config, args);
     case 'help': {
       const topic = args[0] === undefined ? undefined : HELP[args[0]];
       if (args[0] !== undefined && topic === undefined) throw new UsageError(`no help on '${args[0]}'; topics: ${Object.keys(HELP).join(', ')}`);

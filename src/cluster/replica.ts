@@ -152,7 +152,7 @@ export class Replica {
 
   /** The log no longer holds the commands after this node's last: it stops and says so; only a copy of another node's data helps. */
   #truncated(next: number): void {
-    this.#problem = `this node applied the cluster log up to ${this.#applied}, but the log now goes on at ${next}: the commands between were truncated once every other node had applied them; restore this node's data directory from a copy of another node's (README "Running a cluster")`;
+    this.#problem = `this node applied the cluster log up to ${this.#applied}, but the log now goes on at ${next}: the commands between were truncated once every other node had applied them; start this node on a copy of another node's data directory (jvmlens backup, README "Running a cluster")`;
     this.#options.logger.error('the cluster log was truncated past this node', { applied: this.#applied, next });
   }
 

@@ -76,10 +76,13 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/** The LMDB environment's file in a data directory (report pages are in `pages/` beside it). */
+export const STORE_FILE = 'jvmlens.mdb';
+
 export function openStore(dataDir: string, options: { readOnly?: boolean } = {}): Store {
   mkdirSync(dataDir, { recursive: true });
   const env = open({
-    path: join(dataDir, 'jvmlens.mdb'),
+    path: join(dataDir, STORE_FILE),
     maxDbs: 32,
     readOnly: options.readOnly ?? false,
     // Large maps keep remaps rare; LMDB only uses what it writes.

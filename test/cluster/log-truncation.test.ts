@@ -1,10 +1,9 @@
 // The cluster's log is truncated once every node has applied a command and the retention has passed, on
 // real processes: one nats-server (JetStream) and jvmlens nodes with a one-second retention. What a user
 // relies on: the log stops growing, keys stay listable, a stopped node keeps its place, and a node the log
-// was truncated past says so and is restored from a copy of another node's data.
+// was truncated past says so; a new node starts on a copy of a running node's data (`jvmlens backup`).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { STREAM } from '../../src/cluster/commands.ts';
 import { ClusterLog } from '../../src/cluster/log.ts';
@@ -91,7 +90,7 @@ test('the log drops what every node applied once the retention passed; keys stay
   await eventually(async () => (await streamState()).messages === 1, () => 'truncated again once n2 applied them');
 });
 
-test('a node the log was truncated past stays DOWN and says why; one started on a copy of another node\'s data catches up', { skip: missing && 'nats-server is not installed' }, async () => {
+test('a node the log was truncated past stays DOWN and says why; one started on a copy of a running node\'s data catches up', { skip: missing && 'nats-server is not installed' }, async () => {
   await ingestVm(nodes.n1, 20);
   await eventually(async () => (await streamState()).messages === 1, () => 'truncated');
 
@@ -102,15 +101,14 @@ test('a node the log was truncated past stays DOWN and says why; one started on 
       return health.status === 503 && /truncated/.test(health.body.note ?? '');
     }, () => 'health answers 503 and names the truncation');
     const health = await request(`${empty.gatewayUrl}/opthub-health`);
-    assert.match(health.body.note, /this node applied the cluster log up to 0, but the log now goes on at \d+: .*restore this node's data directory from a copy of another node's/);
+    assert.match(health.body.note, /this node applied the cluster log up to 0, but the log now goes on at \d+: .*start this node on a copy of another node's data directory \(jvmlens backup/);
   } finally {
     await empty.stop();
   }
 
-  // The copy is taken with the node stopped (README): its store and its report pages as they were.
-  await nodes.n2.stop({ keepData: true });
-  cpSync(`${dir}/n2`, `${dir}/n3`, { recursive: true });
-  nodes.n2 = await startNode('n2');
+  // The copy is taken while n2 runs (README): `jvmlens backup`.
+  const copied = await runCli(['backup', '--data-dir', `${dir}/n2`, `${dir}/n3`]);
+  assert.equal(copied.code, 0, copied.stderr);
   nodes.n3 = await startNode('n3');
   await waitForHealth(nodes.n3, 200);
   await ingestVm(nodes.n1, 21);
