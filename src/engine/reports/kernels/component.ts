@@ -73,16 +73,44 @@ function componentMask(table: ComponentTable, conditions: readonly Condition[]):
   return mask;
 }
 
-/** Beyond this many counters a group keeps a Map instead of a dense array. */
-const DENSE_LIMIT = 1 << 25;
 /**
- * Dense counters come in lanes, one per step of the unrolled loop (counter of id c, lane l at c * LANES + l):
- * consecutive ids then never wait on the same counter's store. Summed when the partition ends. An id newer
- * than this task's snapshot of the component table lands past the end and is not counted.
+ * Beyond this many dense counters in all (16 MiB), further groups are counted one at a time after the scan
+ * (countGroupByGroup): a report grouped by host has a group per VM or two, and a dense array each would
+ * take gigabytes to fill and to read back.
+ */
+const DENSE_LIMIT = 1 << 22;
+/**
+ * Dense counters of the unfiltered count come in lanes, one per step of the unrolled loop (counter of id c,
+ * lane l at c * LANES + l): consecutive ids then never wait on the same counter's store. Summed when the
+ * partition ends. An id newer than this task's snapshot of the component table lands past the end and is
+ * not counted.
  */
 const LANES = 4;
 
-export function componentPartition(context: KernelContext, request: ReportRequest, start: number, end: number): ComponentPartial {
+/**
+ * Which components a report counts, numbered densely: with component conditions (`componentName =
+ * 'log4j-core'`) a group's counters cover the few that pass, not the whole component table.
+ */
+interface CountedComponents {
+  /** Component id → its counter, -1 for one that does not count. */
+  slotOf: Int32Array;
+  /** Counter → component id. */
+  componentOf: Uint32Array;
+}
+
+function countedComponents(allowed: Uint8Array): CountedComponents {
+  const slotOf = new Int32Array(allowed.length).fill(-1);
+  const componentOf: number[] = [];
+  for (let c = 0; c < allowed.length; c++) {
+    if (allowed[c] === 0) continue;
+    slotOf[c] = componentOf.length;
+    componentOf.push(c);
+  }
+  return { slotOf, componentOf: Uint32Array.from(componentOf) };
+}
+
+/** `denseLimit`: counters held in dense arrays before groups are counted one by one (tests lower it to reach that path). */
+export function componentPartition(context: KernelContext, request: ReportRequest, start: number, end: number, denseLimit = DENSE_LIMIT): ComponentPartial {
   const slice = new FleetSlice(context.fleet, context.store, context.dict, start, end, request.now, request.offlineAfterMs);
   const catalog = CATALOGS.component;
   const { conditions } = bindFilter(request.conditions, catalog);
@@ -91,7 +119,11 @@ export function componentPartition(context: KernelContext, request: ReportReques
   const componentConditions = conditions.filter((c) => c.field.scope === 'component');
   // Without component conditions every component counts: no need to read the component table.
   const componentCount = (context.store.meta.get('componentNext') as number | undefined) ?? 0;
-  const allowed = componentConditions.length === 0 ? new Uint8Array(componentCount).fill(1) : componentMask(readComponentTable(context.store), componentConditions);
+  const countEvery = request.detail !== true && componentConditions.length === 0;
+  const { slotOf, componentOf } = countedComponents(componentConditions.length === 0 ? new Uint8Array(componentCount).fill(1) : componentMask(readComponentTable(context.store), componentConditions));
+  const slots = componentOf.length;
+  // The unrolled loop of the unfiltered count spreads its increments over lanes; the filtered one does not.
+  const lanes = countEvery ? LANES : 1;
   const to = request.to ?? request.now;
   // Component fields in groupBy come from the component itself (componentFinalize): partitions group on the rest.
   const grouper = new Grouper(slice, groupFields(request.groupBy, catalog).filter((field) => field.scope !== 'component'), request.from, to);
@@ -100,7 +132,9 @@ export function componentPartition(context: KernelContext, request: ReportReques
   let groupIndex = new Int32Array(64).fill(-1);
   const groups: GroupValue[][] = [];
   const dense: (Uint32Array | null)[] = [];
-  const sparse: (Map<number, number> | null)[] = [];
+  // The (group index, row) pairs of the groups without dense counters, counted after the scan.
+  let deferred = new Int32Array(1024);
+  let deferredLength = 0;
   const vmIds: Record<number, string[]>[] | null = request.detail ? [] : null;
   let vmCount = 0;
   let denseUsed = 0;
@@ -109,7 +143,6 @@ export function componentPartition(context: KernelContext, request: ReportReques
   const { states, scan } = slice;
   const { from } = request;
   const until = request.to ?? Number.POSITIVE_INFINITY;
-  const countEvery = vmIds === null && componentConditions.length === 0;
   const oneGroup = [0];
   /** The index into `groups` of a grouper's group id, creating its counters the first time. */
   const indexOf = (group: number): number => {
@@ -122,13 +155,11 @@ export function componentPartition(context: KernelContext, request: ReportReques
     if (g === -1) {
       g = groupIndex[group] = groups.length;
       groups.push(grouper.values(group));
-      if (denseUsed + LANES * componentCount <= DENSE_LIMIT) {
-        dense.push(new Uint32Array(LANES * componentCount));
-        sparse.push(null);
-        denseUsed += LANES * componentCount;
+      if (denseUsed + lanes * slots <= denseLimit) {
+        dense.push(new Uint32Array(lanes * slots));
+        denseUsed += lanes * slots;
       } else {
         dense.push(null);
-        sparse.push(new Map());
       }
       vmIds?.push({});
     }
@@ -138,6 +169,17 @@ export function componentPartition(context: KernelContext, request: ReportReques
   for (let i = 0; i < slice.count; i++) {
     // Population (decisions §9): heard from since startTime, started by endTime.
     if (mask[i] === 0 || states[i] === 0 || scan.lastHeardTime[i] < from || scan.startTime[i] > until) continue;
+    const span = slice.componentSpan(i);
+    const first = spanStart(span);
+    const last = first + spanLength(span);
+    if (first === last) continue;
+    if (!countEvery) {
+      // A VM without a counted component makes no group: a filter for one library grouped by host
+      // creates the hosts that have it, not every host.
+      let k = first;
+      while (k < last && (arena[k] >= slotOf.length || slotOf[arena[k]] < 0)) k++;
+      if (k === last) continue;
+    }
     let rowGroups: readonly number[];
     if (grouper.timeless) {
       // One group per VM: no list to build (resetting an array's length per VM showed in profiles).
@@ -149,15 +191,20 @@ export function componentPartition(context: KernelContext, request: ReportReques
       if (rowGroupIndexes.length === 0) continue;
       rowGroups = rowGroupIndexes;
     }
-    const span = slice.componentSpan(i);
-    const first = spanStart(span);
-    const last = first + spanLength(span);
-    if (first === last) continue;
     const vmId = vmIds === null ? '' : slice.vmId(i);
-    let counted = false;
     for (const g of rowGroups) {
       const counts = dense[g];
-      if (counts !== null && countEvery) {
+      if (counts === null) {
+        if (deferredLength + 2 > deferred.length) {
+          const grown = new Int32Array(deferred.length * 2);
+          grown.set(deferred);
+          deferred = grown;
+        }
+        deferred[deferredLength++] = g;
+        deferred[deferredLength++] = i;
+        continue;
+      }
+      if (countEvery) {
         // The common case, and the hot loop: every component of the VM counts.
         let k = first;
         for (; k + 3 < last; k += 4) {
@@ -167,32 +214,28 @@ export function componentPartition(context: KernelContext, request: ReportReques
           counts[arena[k + 3] * LANES + 3]++;
         }
         for (; k < last; k++) counts[arena[k] * LANES]++;
-        counted = true;
         continue;
       }
-      const map = sparse[g];
       for (let k = first; k < last; k++) {
         const c = arena[k];
-        if (allowed[c] === 0) continue;
-        if (counts !== null) counts[c * LANES]++;
-        else map!.set(c, (map!.get(c) ?? 0) + 1);
-        counted = true;
+        const slot = c < slotOf.length ? slotOf[c] : -1;
+        if (slot < 0) continue;
+        counts[slot]++;
         if (vmIds !== null) (vmIds[g][c] ??= []).push(vmId);
       }
     }
-    if (counted) vmCount++;
+    vmCount++;
   }
 
+  const counted = countGroupByGroup(slice, { slotOf, componentOf }, groups.length, deferred.subarray(0, deferredLength), vmIds);
   const counts = groups.map((_, g) => {
-    const pairs: number[] = [];
     const array = dense[g];
-    if (array !== null) {
-      for (let c = 0; c < componentCount; c++) {
-        const n = array[c * LANES] + array[c * LANES + 1] + array[c * LANES + 2] + array[c * LANES + 3];
-        if (n !== 0) pairs.push(c, n);
-      }
-    } else {
-      for (const [c, n] of [...sparse[g]!].sort((a, b) => a[0] - b[0])) pairs.push(c, n);
+    if (array === null) return counted[g];
+    const pairs: number[] = [];
+    for (let slot = 0; slot < slots; slot++) {
+      let n = 0;
+      for (let lane = 0; lane < lanes; lane++) n += array[slot * lanes + lane];
+      if (n !== 0) pairs.push(componentOf[slot], n);
     }
     return Uint32Array.from(pairs);
   });
@@ -202,6 +245,57 @@ export function componentPartition(context: KernelContext, request: ReportReques
   for (let c = 0; c < componentCount; c++) if (seen[c] === 1) components.push(c);
   return { groups, counts, vmIds, vmCount, components: Uint32Array.from(components) };
 }
+
+/**
+ * Counts the groups recorded as (group index, row) pairs, one group at a time over one scratch array: rows
+ * bucketed by group (a stable counting sort, so vmIds keep the scan's order), each group's components
+ * counted, then read back in id order. Per group index: [componentId, count, …] (empty for the others).
+ */
+function countGroupByGroup(slice: FleetSlice, counted: CountedComponents, groupCount: number, pairs: Int32Array, vmIds: Record<number, string[]>[] | null): Uint32Array[] {
+  const result: Uint32Array[] = new Array(groupCount).fill(EMPTY);
+  if (pairs.length === 0) return result;
+  const starts = new Int32Array(groupCount + 1);
+  for (let k = 0; k < pairs.length; k += 2) starts[pairs[k] + 1]++;
+  for (let g = 0; g < groupCount; g++) starts[g + 1] += starts[g];
+  const rows = new Int32Array(pairs.length >> 1);
+  const next = starts.slice(0, groupCount);
+  for (let k = 0; k < pairs.length; k += 2) rows[next[pairs[k]]++] = pairs[k + 1];
+  const { slotOf, componentOf } = counted;
+  const arena = slice.componentArena;
+  const scratch = new Uint32Array(componentOf.length);
+  // The slots a group counted, each once.
+  const touched = new Int32Array(componentOf.length);
+  for (let g = 0; g < groupCount; g++) {
+    if (starts[g] === starts[g + 1]) continue;
+    let length = 0;
+    for (let r = starts[g]; r < starts[g + 1]; r++) {
+      const span = slice.componentSpan(rows[r]);
+      const vmId = vmIds === null ? '' : slice.vmId(rows[r]);
+      for (let k = spanStart(span), end = k + spanLength(span); k < end; k++) {
+        const c = arena[k];
+        const slot = c < slotOf.length ? slotOf[c] : -1;
+        if (slot < 0) continue;
+        if (scratch[slot]++ === 0) touched[length++] = slot;
+        if (vmIds !== null) (vmIds[g][c] ??= []).push(vmId);
+      }
+    }
+    // Slots number the components in id order, and a VM's ids are ascending: a group of one VM touched
+    // them in order already.
+    let sorted = true;
+    for (let t = 1; t < length && sorted; t++) sorted = touched[t - 1] < touched[t];
+    if (!sorted) touched.subarray(0, length).sort();
+    const counts = new Uint32Array(2 * length);
+    for (let t = 0; t < length; t++) {
+      counts[2 * t] = componentOf[touched[t]];
+      counts[2 * t + 1] = scratch[touched[t]];
+      scratch[touched[t]] = 0;
+    }
+    result[g] = counts;
+  }
+  return result;
+}
+
+const EMPTY = new Uint32Array(0);
 
 export interface ComponentResult {
   items: Record<string, unknown>[];
