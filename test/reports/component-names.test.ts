@@ -31,7 +31,8 @@ async function report(vmId: string, components: [string, string][]): Promise<voi
 
 /** The kept ranking as "name version" strings. */
 function ranked(names: ComponentNames): string[] {
-  return [...names.ranked].map((c) => `${names.name(c)} ${names.version(c)}`);
+  const { ranks } = names;
+  return [...ranks.keys()].sort((a, b) => ranks[a] - ranks[b]).map((c) => `${names.name(c)} ${names.version(c)}`);
 }
 
 test('components created after a report are ranked among the kept ones', async () => {

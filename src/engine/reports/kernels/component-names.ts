@@ -10,7 +10,7 @@ export class ComponentNames {
   #versions: string[] = [];
   /** Ids below this were read. */
   #known = 0;
-  #ranked = new Uint32Array(0);
+  #ranks = new Int32Array(0);
 
   /** Reads the components created since the last call, as the store's current snapshot has them. */
   update(store: Store): this {
@@ -24,7 +24,8 @@ export class ComponentNames {
     const byName: { c: number; componentName: string; componentVersion: string }[] = [];
     this.#names.forEach((componentName, c) => byName.push({ c, componentName, componentVersion: this.#versions[c] }));
     sortItems(byName, [{ field: 'componentName', direction: 'ASC', collation: 'string' }, { field: 'componentVersion', direction: 'DESC', collation: 'version' }]);
-    this.#ranked = Uint32Array.from(byName, ({ c }) => c);
+    this.#ranks = new Int32Array(next);
+    byName.forEach(({ c }, rank) => (this.#ranks[c] = rank));
     return this;
   }
 
@@ -36,8 +37,8 @@ export class ComponentNames {
     return this.#versions[id];
   }
 
-  /** Every component id read, in the default order. */
-  get ranked(): Uint32Array {
-    return this.#ranked;
+  /** Component id → its position in the default order (name ascending, version descending in Maven order). */
+  get ranks(): Int32Array {
+    return this.#ranks;
   }
 }

@@ -321,28 +321,44 @@ function componentValue(store: Store, names: ComponentNames, c: number, field: s
   return field === 'componentName' ? names.name(c) : names.version(c);
 }
 
+/** A group as the partitions met it: its values, each partition's counts, and with `detail` its VMs. */
+interface MergedGroup {
+  values: GroupValue[];
+  /** Each partition's [componentId, count, …] for the group, ids ascending. */
+  pairs: Uint32Array[];
+  vmIds: Map<number, string[]> | null;
+}
+
+/** A group's counts over all partitions, [componentId, count, …] ids ascending: the one partition's as is. */
+function groupCounts(group: MergedGroup): Uint32Array {
+  if (group.pairs.length === 1) return group.pairs[0];
+  const sums = new Map<number, number>();
+  for (const pairs of group.pairs) for (let k = 0; k < pairs.length; k += 2) sums.set(pairs[k], (sums.get(pairs[k]) ?? 0) + pairs[k + 1]);
+  return Uint32Array.from([...sums].sort((a, b) => a[0] - b[0]).flat());
+}
+
 /**
  * Merges partitions into innermost items in report order: groups first, then the requested and default keys.
  * `names`: the worker's kept component names, brought up to date here.
  */
 export function componentFinalize(store: Store, names: ComponentNames, request: ReportRequest, partials: readonly ComponentPartial[]): ComponentResult {
   names.update(store);
-  const merged = new Map<string, { values: GroupValue[]; counts: Map<number, number>; vmIds: Map<number, string[]> }>();
+  const merged = new Map<string, MergedGroup>();
   const components = new Set<number>();
   let vmCount = 0;
   for (const partial of partials) {
     vmCount += partial.vmCount;
     for (const c of partial.components) components.add(c);
     partial.groups.forEach((values, g) => {
-      const key = tupleKey(values);
+      // One partition meets each group once: no key to build.
+      const key = partials.length === 1 ? String(g) : tupleKey(values);
       let entry = merged.get(key);
-      if (entry === undefined) merged.set(key, (entry = { values, counts: new Map(), vmIds: new Map() }));
-      const pairs = partial.counts[g];
-      for (let k = 0; k < pairs.length; k += 2) entry.counts.set(pairs[k], (entry.counts.get(pairs[k]) ?? 0) + pairs[k + 1]);
+      if (entry === undefined) merged.set(key, (entry = { values, pairs: [], vmIds: partial.vmIds === null ? null : new Map() }));
+      entry.pairs.push(partial.counts[g]);
       if (partial.vmIds !== null) {
         for (const [c, ids] of Object.entries(partial.vmIds[g])) {
-          const list = entry.vmIds.get(Number(c));
-          if (list === undefined) entry.vmIds.set(Number(c), [...ids]);
+          const list = entry.vmIds!.get(Number(c));
+          if (list === undefined) entry.vmIds!.set(Number(c), [...ids]);
           else list.push(...ids);
         }
       }
@@ -354,15 +370,17 @@ export function componentFinalize(store: Store, names: ComponentNames, request: 
     return { items: inDefaultOrder(names, request, [...merged.values()]), summary };
   }
   const items: Record<string, unknown>[] = [];
-  for (const { values, counts, vmIds } of merged.values()) {
-    for (const [c, count] of counts) {
+  for (const group of merged.values()) {
+    const pairs = groupCounts(group);
+    for (let p = 0; p < pairs.length; p += 2) {
+      const c = pairs[p];
       const item: Record<string, unknown> = {};
       let k = 0;
-      for (const field of request.groupBy) item[field] = COMPONENT_FIELDS.includes(field) ? componentValue(store, names, c, field) : values[k++];
+      for (const field of request.groupBy) item[field] = COMPONENT_FIELDS.includes(field) ? componentValue(store, names, c, field) : group.values[k++];
       item.componentName = names.name(c);
       item.componentVersion = names.version(c);
-      item.count = count;
-      if (request.detail) item.vmIds = (vmIds.get(c) ?? []).sort(compareCodePoints);
+      item.count = pairs[p + 1];
+      if (request.detail) item.vmIds = (group.vmIds?.get(c) ?? []).sort(compareCodePoints);
       items.push(item);
     }
   }
@@ -383,36 +401,35 @@ export function componentFinalize(store: Store, names: ComponentNames, request: 
   return { items, summary };
 }
 
-interface MergedGroup {
-  values: GroupValue[];
-  counts: Map<number, number>;
-  vmIds: Map<number, string[]>;
-}
-
 /**
  * The default order (decisions §9) without comparing items: groups sorted by their values, and inside each
- * its components in the ranking of all components (name ascending, version descending in Maven order),
- * walked once per group rather than sorted per group.
+ * its components by their rank among all components (name ascending, version descending in Maven order).
  */
 function inDefaultOrder(names: ComponentNames, request: ReportRequest, groups: MergedGroup[]): Record<string, unknown>[] {
   const { groupBy } = request;
-  const keyed = groups.map((group) => Object.fromEntries([...groupBy.map((field, k) => [field, group.values[k]]), ['group', group]]) as Record<string, unknown>);
+  const keyed = groups.map((group) => {
+    const entry: Record<string, unknown> = { group };
+    groupBy.forEach((field, k) => (entry[field] = group.values[k]));
+    return entry;
+  });
   sortItems(keyed, groupBy.map((field) => ({ field, direction: 'ASC', collation: collationOf(field) })));
-  const present = new Set<number>();
-  for (const group of groups) for (const c of group.counts.keys()) present.add(c);
-  const ranked = [...names.ranked].filter((c) => present.has(c));
+  const rankOf = names.ranks;
+  const order: number[] = [];
   const items: Record<string, unknown>[] = [];
   for (const entry of keyed) {
-    const { counts, vmIds } = entry.group as MergedGroup;
-    for (const c of ranked) {
-      const count = counts.get(c);
-      if (count === undefined) continue;
+    const group = entry.group as MergedGroup;
+    const pairs = groupCounts(group);
+    order.length = 0;
+    for (let p = 0; p < pairs.length; p += 2) order.push(p);
+    order.sort((a, b) => rankOf[pairs[a]] - rankOf[pairs[b]]);
+    for (const p of order) {
+      const c = pairs[p];
       const item: Record<string, unknown> = {};
       for (const field of groupBy) item[field] = entry[field];
       item.componentName = names.name(c);
       item.componentVersion = names.version(c);
-      item.count = count;
-      if (request.detail) item.vmIds = (vmIds.get(c) ?? []).sort(compareCodePoints);
+      item.count = pairs[p + 1];
+      if (request.detail) item.vmIds = (group.vmIds?.get(c) ?? []).sort(compareCodePoints);
       items.push(item);
     }
   }
