@@ -1,5 +1,5 @@
 // Total, deterministic item order (decisions §6.3): code points for strings, Maven order for versions, null last.
-import { compareCodePoints } from '../../collation.ts';
+import { codePointComparator, compareCodePoints } from '../../collation.ts';
 import { compareMavenVersions } from '../../versions/maven.ts';
 
 export type Collation = 'string' | 'number' | 'version';
@@ -16,17 +16,24 @@ type Value = string | number | null | undefined;
 /** Rank of each distinct version among the items: Maven order parses both strings, so it runs once per distinct value. */
 type VersionRanks = Map<string, number>;
 
-function compareValues(a: Value, b: Value, collation: Collation, ranks: VersionRanks | undefined): number {
+/** How a sort compares one field's values, prepared once from the items (versions ranked, strings checked). */
+interface FieldOrder {
+  ranks?: VersionRanks;
+  strings?: (a: string, b: string) => number;
+}
+
+function compareValues(a: Value, b: Value, collation: Collation, prepared: FieldOrder | undefined): number {
   if (a === b) return 0;
   if (a === null || a === undefined) return 1;
   if (b === null || b === undefined) return -1;
   if (collation === 'number') return (a as number) - (b as number);
+  const ranks = prepared?.ranks;
   if (collation === 'version') return ranks === undefined ? compareMavenVersions(String(a), String(b)) : ranks.get(String(a))! - ranks.get(String(b))!;
-  return compareCodePoints(String(a), String(b));
+  return (prepared?.strings ?? compareCodePoints)(String(a), String(b));
 }
 
 /** A comparator over items by the keys in order; `null` sorts last whatever the direction. */
-function itemComparator<T extends Record<string, unknown>>(keys: readonly OrderKey[], ranks?: ReadonlyMap<string, VersionRanks>): (a: T, b: T) => number {
+function itemComparator<T extends Record<string, unknown>>(keys: readonly OrderKey[], prepared?: ReadonlyMap<string, FieldOrder>): (a: T, b: T) => number {
   return (a, b) => {
     for (const key of keys) {
       const x = a[key.field] as Value;
@@ -37,7 +44,7 @@ function itemComparator<T extends Record<string, unknown>>(keys: readonly OrderK
         if (nullX && nullY) continue;
         return nullX ? 1 : -1;
       }
-      const order = compareValues(x, y, key.collation, ranks?.get(key.field));
+      const order = compareValues(x, y, key.collation, prepared?.get(key.field));
       if (order !== 0) return key.direction === 'ASC' ? order : -order;
     }
     return 0;
@@ -54,11 +61,19 @@ export function orderKeys(sortBy: readonly { field: string; direction: 'ASC' | '
   return keys;
 }
 
-/** Sorts items in place by the keys; versions are ranked once up front instead of parsed per comparison. */
+/**
+ * Sorts items in place by the keys; versions are ranked once up front instead of parsed per comparison,
+ * and strings compare natively unless one holds a surrogate (codePointComparator).
+ */
 export function sortItems<T extends Record<string, unknown>>(items: T[], keys: readonly OrderKey[]): T[] {
-  const ranks = new Map<string, VersionRanks>();
+  const prepared = new Map<string, FieldOrder>();
   for (const key of keys) {
-    if (key.collation !== 'version' || ranks.has(key.field)) continue;
+    if (prepared.has(key.field)) continue;
+    if (key.collation === 'string') {
+      prepared.set(key.field, { strings: codePointComparator(items.map((item) => (typeof item[key.field] === 'string' ? (item[key.field] as string) : null))) });
+      continue;
+    }
+    if (key.collation !== 'version') continue;
     const distinct = new Set<string>();
     for (const item of items) {
       const value = item[key.field];
@@ -68,7 +83,7 @@ export function sortItems<T extends Record<string, unknown>>(items: T[], keys: r
     // Versions Maven calls equal (1.0 and 1.0.0) share a rank, as the comparison would have them.
     const rank: VersionRanks = new Map();
     sorted.forEach((version, k) => rank.set(version, k > 0 && compareMavenVersions(sorted[k - 1], version) === 0 ? rank.get(sorted[k - 1])! : k));
-    ranks.set(key.field, rank);
+    prepared.set(key.field, { ranks: rank });
   }
-  return items.sort(itemComparator(keys, ranks));
+  return items.sort(itemComparator(keys, prepared));
 }
