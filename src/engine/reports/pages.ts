@@ -5,11 +5,6 @@ import type { Store } from '../../storage/store.ts';
 import type { EncodedItems, ItemSink } from './encoded-items.ts';
 import { ByteSink } from '../byte-sink.ts';
 
-/** Bytes of `value` as JSON. */
-export function jsonBytes(value: unknown): number {
-  return Buffer.byteLength(JSON.stringify(value));
-}
-
 /**
  * Groups consecutive items by the values of `fields` into the nesting of interface §2.4:
  * `{field: value, data: [...]}` per level, the items themselves innermost.
@@ -71,7 +66,9 @@ export class PageWriter {
   readonly #reportId: string;
   readonly #budget: PageBudget;
   readonly #nesting: readonly string[];
-  #items: Record<string, unknown>[] = [];
+  /** The page's JSON so far, in pieces: each item's JSON once, measured and written from the same string. */
+  #json: string[] = [];
+  #items = 0;
   #bytes = 0;
   #previous: Record<string, unknown> | null = null;
   #pages = 0;
@@ -86,35 +83,48 @@ export class PageWriter {
   }
 
   add(item: Record<string, unknown>): void {
-    let bytes = jsonBytes(item) + 1;
+    const json = JSON.stringify(item);
+    let bytes = Buffer.byteLength(json) + 1;
     // Wrappers opened for this item: from the first group level where it differs from the previous one.
-    const previous = this.#items.length === 0 ? null : this.#previous;
+    const previous = this.#items === 0 ? null : this.#previous;
     let level = 0;
     if (previous !== null) while (level < this.#nesting.length && previous[this.#nesting[level]] === item[this.#nesting[level]]) level++;
-    for (let l = level; l < this.#nesting.length; l++) bytes += jsonBytes({ [this.#nesting[l]]: item[this.#nesting[l]], data: [] }) + 1;
-    if (!this.#budget.fits(this.#items.length === 0 ? EMPTY_PAGE_BYTES : this.#bytes, bytes, this.#items.length)) {
+    const opened: string[] = [];
+    for (let l = level; l < this.#nesting.length; l++) {
+      // `{"field":value,"data":[`, as JSON.stringify writes the nesting of `nest` (which leaves out an undefined value).
+      const value = JSON.stringify(item[this.#nesting[l]]);
+      opened.push(value === undefined ? '{"data":[' : `{${JSON.stringify(this.#nesting[l])}:${value},"data":[`);
+      bytes += Buffer.byteLength(opened[opened.length - 1]) + 3;
+    }
+    if (!this.#budget.fits(this.#items === 0 ? EMPTY_PAGE_BYTES : this.#bytes, bytes, this.#items)) {
       this.#flush();
       this.add(item);
       return;
     }
-    if (this.#items.length === 0) this.#bytes = EMPTY_PAGE_BYTES;
-    this.#items.push(item);
+    if (this.#items === 0) this.#bytes = EMPTY_PAGE_BYTES;
+    else {
+      // Close the levels this item leaves, then separate it from what came before at the level it joins.
+      this.#json.push(']}'.repeat(this.#nesting.length - level), ',');
+    }
+    this.#json.push(...opened, json);
+    this.#items++;
     this.#bytes += bytes;
     this.#previous = item;
     this.#count++;
   }
 
   #flush(): void {
-    const data = nest(this.#items, this.#nesting);
-    this.#writes.push(putPage(this.#store, this.#reportId, this.#pages, Buffer.from(JSON.stringify(data))));
+    const closing = this.#items === 0 ? '' : ']}'.repeat(this.#nesting.length);
+    this.#writes.push(putPage(this.#store, this.#reportId, this.#pages, Buffer.from(`[${this.#json.join('')}${closing}]`)));
     this.#pages++;
-    this.#items = [];
+    this.#json = [];
+    this.#items = 0;
     this.#bytes = 0;
   }
 
   /** Writes the last page (page 0 exists even when empty) and waits until all are on disk. */
   async finish(): Promise<PageTotals> {
-    if (this.#items.length > 0 || this.#pages === 0) this.#flush();
+    if (this.#items > 0 || this.#pages === 0) this.#flush();
     await Promise.all(this.#writes);
     return { totalCount: this.#count, totalPages: this.#pages };
   }
