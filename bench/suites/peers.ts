@@ -16,6 +16,7 @@ import { summarize } from '../stats.ts';
 
 const NAME = 'peers';
 const COMPONENT = "component report vs DuckDB: tags.env = 'prod', groupBy tags.team";
+const LOG4J = "component report vs DuckDB: componentName = 'log4j-core', groupBy hostName";
 const JVM_DAY = 'JVM report vs DuckDB: groupBy day over 30 days';
 const JVM_VMS = 'JVM report vs DuckDB: one item per VM';
 const CODE = 'code report vs DuckDB COPY TO JSON: every method, all pages written';
@@ -122,18 +123,34 @@ function peerRow(name: string, size: FleetSize, jvmlens: Report & { coldMs: numb
   };
 }
 
-async function componentRow(service: JvmlensService, fleet: PeerFleet, size: FleetSize, runs: number): Promise<BenchRow> {
+/** A component report with one filter and one group field, and the same question in SQL. */
+interface ComponentQuestion {
+  name: string;
+  filter: string;
+  groupBy: string;
+  /** The SQL condition and group column that say the same. */
+  where: string;
+  column: string;
+}
+
+const COMPONENT_QUESTIONS: readonly ComponentQuestion[] = [
+  { name: COMPONENT, filter: "tags.env = 'prod'", groupBy: 'tags.team', where: "v.env = 'prod'", column: 'v.team' },
+  // Where a vulnerable library runs (the next Log4Shell): one library, thousands of hosts.
+  { name: LOG4J, filter: "componentName = 'log4j-core'", groupBy: 'hostName', where: "c.name = 'log4j-core'", column: 'v.host' },
+];
+
+async function componentRow(question: ComponentQuestion, service: JvmlensService, fleet: PeerFleet, size: FleetSize, runs: number): Promise<BenchRow> {
   const get = '/public/component/report';
-  const jvmlens = await best(runs, () => runReport(service, `${get}/schedule`, get, { filter: ["tags.env = 'prod'"], groupBy: ['tags.team'] }));
+  const jvmlens = await best(runs, () => runReport(service, `${get}/schedule`, get, { filter: [question.filter], groupBy: [question.groupBy] }));
   const startTime = Number((jvmlens.body.parameters as Item).resolvedStartTime);
   const peer = await best(runs, () => timePeer(fleet, `
-    SELECT v.team, c.name, c.version, count(*) AS n
+    SELECT ${question.column}, c.name, c.version, count(*) AS n
     FROM vm_component p JOIN vm v ON v.id = p.vm JOIN component c ON c.id = p.component
-    WHERE v.env = 'prod' AND v.last_heard >= ${startTime}
-    GROUP BY v.team, c.name, c.version ORDER BY v.team NULLS LAST, c.name, c.version DESC`));
+    WHERE ${question.where} AND v.last_heard >= ${startTime}
+    GROUP BY ${question.column}, c.name, c.version ORDER BY ${question.column} NULLS LAST, c.name, c.version DESC`));
   const items = await allItems(service, get, jvmlens);
-  const ours = items.map((item) => [item['tags.team'] ?? null, item.componentName, item.componentVersion, item.count]);
-  return peerRow(COMPONENT, size, jvmlens, peer, canonical(ours) === canonical(peer.rows), { items: items.length }, service);
+  const ours = items.map((item) => [item[question.groupBy] ?? null, item.componentName, item.componentVersion, item.count]);
+  return peerRow(question.name, size, jvmlens, peer, canonical(ours) === canonical(peer.rows), { items: items.length, pages: Number(jvmlens.body.totalPages) }, service);
 }
 
 /** The window a JVM or code report resolved (its `params`), for the peer to ask the same question. */
@@ -220,7 +237,7 @@ async function codeRow(service: JvmlensService, fleet: PeerFleet, size: FleetSiz
 
 export const suite: Suite = {
   name: NAME,
-  rows: [COMPONENT, JVM_DAY, JVM_VMS, CODE],
+  rows: [COMPONENT, LOG4J, JVM_DAY, JVM_VMS, CODE],
   async run(options: BenchOptions): Promise<BenchRow[]> {
     const size = fleetSize(options, PEER_FLEET);
     const runs = options.quick ? 1 : 3;
@@ -231,7 +248,7 @@ export const suite: Suite = {
       progress(`peers: ingesting ${describeFleet(size)} into jvmlens (gateway) and DuckDB (appender)`);
       const loaded = await fleet.ingest({ ...DEFAULT_FLEET, ...size, seed: FLEET_SEED, now: Date.now() }, service.gatewayUrl, service.apiKey);
       progress(`peers: ingested: jvmlens ${loaded.jvmlensS.toFixed(1)} s through the gateway, DuckDB ${loaded.duckdbS.toFixed(1)} s appending`);
-      if (wanted(options, NAME, COMPONENT)) rows.push(await componentRow(service, fleet, size, runs));
+      for (const question of COMPONENT_QUESTIONS) if (wanted(options, NAME, question.name)) rows.push(await componentRow(question, service, fleet, size, runs));
       if (wanted(options, NAME, JVM_DAY)) rows.push(await jvmDayRow(service, fleet, size, runs));
       if (wanted(options, NAME, JVM_VMS)) rows.push(await jvmVmsRow(service, fleet, size, runs));
       if (wanted(options, NAME, CODE)) rows.push(await codeRow(service, fleet, size, runs));
