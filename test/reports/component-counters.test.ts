@@ -1,8 +1,9 @@
 // The component kernel's counters: groups counted in dense arrays during the scan or one by one after it give the same partial, and a
-// component filter makes groups only for the VMs that have a counted component.
+// component filter makes groups only for the VMs that have a counted component. Items in the default order are written as JSON.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { componentPartition } from '../../src/engine/reports/kernels/component.ts';
+import { componentFinalize, componentPartition } from '../../src/engine/reports/kernels/component.ts';
+import { ComponentNames } from '../../src/engine/reports/kernels/component-names.ts';
 import { RowOrder } from '../../src/engine/reports/kernels/row-order.ts';
 import { parseReportRequest } from '../../src/engine/reports/report-request.ts';
 import { validateEvents } from '../../src/ingest/events.ts';
@@ -71,4 +72,23 @@ test('a component filter makes groups only for the VMs that have a counted compo
   assert.deepEqual(partial.groups.map(([host]) => host).sort(), [...new Set(vms.map((v) => `host-${v % 7}`))].sort());
   const counted = partial.counts.reduce((sum, pairs) => sum + pairs.filter((_, k) => k % 2 === 1).reduce((a, b) => a + b, 0), 0);
   assert.equal(counted, vms.length, 'one library-11 per VM that has it');
+});
+
+test('items in the default order are written as the JSON of their objects: group fields, then the component, the count, the VMs', () => {
+  for (const body of [{ groupBy: ['tags.team', 'hostName'] }, { groupBy: ['hostName'], detail: true }, {}]) {
+    const request = parseReportRequest('component', body, NOW, 7 * DAY).request;
+    const partial = componentPartition(context, request, 0, VMS);
+    const written: { json: string; nesting: readonly unknown[] }[] = [];
+    componentFinalize(store, new ComponentNames(), request, [partial]).write({
+      add: () => assert.fail('the default order writes JSON'),
+      addJson: (json, nesting) => written.push({ json, nesting }),
+    });
+    assert.ok(written.length > 0);
+    for (const { json, nesting } of written) {
+      const item = JSON.parse(json) as Record<string, unknown>;
+      assert.equal(json, JSON.stringify(item), 'what JSON.stringify writes for the item');
+      assert.deepEqual(Object.keys(item), [...request.groupBy, 'componentName', 'componentVersion', 'count', ...(request.detail ? ['vmIds'] : [])]);
+      assert.deepEqual(nesting, request.groupBy.map((field) => item[field]));
+    }
+  }
 });

@@ -1,12 +1,13 @@
 // PageWriter cuts nested items (component reports grouped by fields) into pages: each page is the JSON that
-// JSON.stringify gives for its items nested by `nest`, within the budget, and the pages hold every item in order.
+// JSON.stringify gives for its items nested one level per field (interface §2.4), within the budget, and the pages hold every item in order.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { nest, PageWriter } from '../../src/engine/reports/pages.ts';
+import { PageWriter } from '../../src/engine/reports/pages.ts';
 import { seeded } from '../../src/seed/random.ts';
 import { openStore } from '../../src/storage/store.ts';
 import type { Store } from '../../src/storage/store.ts';
 import { tempDir } from '../helpers/service.ts';
+import { nest } from './expected.ts';
 
 const RESERVE = 120;
 let store: Store;

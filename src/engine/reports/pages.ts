@@ -6,27 +6,6 @@ import type { EncodedItems, ItemSink } from './encoded-items.ts';
 import { ByteSink } from '../byte-sink.ts';
 
 /**
- * Groups consecutive items by the values of `fields` into the nesting of interface §2.4:
- * `{field: value, data: [...]}` per level, the items themselves innermost.
- */
-export function nest(items: readonly Record<string, unknown>[], fields: readonly string[]): unknown[] {
-  if (fields.length === 0) return [...items];
-  const [field, ...rest] = fields;
-  const levels: { [key: string]: unknown; data: unknown[] }[] = [];
-  let run: Record<string, unknown>[] = [];
-  const close = () => {
-    if (run.length > 0) levels.push({ [field]: run[0][field], data: nest(run, rest) });
-    run = [];
-  };
-  for (const item of items) {
-    if (run.length > 0 && run[0][field] !== item[field]) close();
-    run.push(item);
-  }
-  close();
-  return levels;
-}
-
-/**
  * The rule every page cutter follows (items as objects, encoded chunks, or written in place), so that they
  * all cut at the same items: a page's JSON is `[`, the items with a comma after each but the last, `]`.
  */
@@ -57,6 +36,9 @@ export interface PageTotals {
   totalPages: number;
 }
 
+/** Where a kernel gives a report's items in order: as objects, or as their JSON and their nesting fields' values. */
+export type ItemWriter = Pick<PageWriter, 'add' | 'addJson'>;
+
 /**
  * Cuts items into pages as they come. A page's JSON body is bounded by `reserve` (the envelope
  * without data) plus the items, commas and nesting wrappers, counted as an upper bound.
@@ -70,7 +52,8 @@ export class PageWriter {
   #json: string[] = [];
   #items = 0;
   #bytes = 0;
-  #previous: Record<string, unknown> | null = null;
+  /** The nesting fields' values of the last item added. */
+  #previous: readonly unknown[] = [];
   #pages = 0;
   #count = 0;
   #writes: Promise<void>[] = [];
@@ -83,22 +66,28 @@ export class PageWriter {
   }
 
   add(item: Record<string, unknown>): void {
-    const json = JSON.stringify(item);
+    this.addJson(JSON.stringify(item), this.#nesting.map((field) => item[field]));
+  }
+
+  /**
+   * An item given as its JSON (what JSON.stringify gives for it) and the values of its nesting fields, in
+   * nesting order: a kernel that writes items as text needs no objects.
+   */
+  addJson(json: string, nestingValues: readonly unknown[]): void {
     let bytes = Buffer.byteLength(json) + 1;
     // Wrappers opened for this item: from the first group level where it differs from the previous one.
-    const previous = this.#items === 0 ? null : this.#previous;
     let level = 0;
-    if (previous !== null) while (level < this.#nesting.length && previous[this.#nesting[level]] === item[this.#nesting[level]]) level++;
+    if (this.#items > 0) while (level < this.#nesting.length && this.#previous[level] === nestingValues[level]) level++;
     const opened: string[] = [];
     for (let l = level; l < this.#nesting.length; l++) {
-      // `{"field":value,"data":[`, as JSON.stringify writes the nesting of `nest` (which leaves out an undefined value).
-      const value = JSON.stringify(item[this.#nesting[l]]);
+      // `{"field":value,"data":[`, as JSON.stringify writes a level of nesting (interface §2.4; an undefined value has no key).
+      const value = JSON.stringify(nestingValues[l]);
       opened.push(value === undefined ? '{"data":[' : `{${JSON.stringify(this.#nesting[l])}:${value},"data":[`);
       bytes += Buffer.byteLength(opened[opened.length - 1]) + 3;
     }
     if (!this.#budget.fits(this.#items === 0 ? EMPTY_PAGE_BYTES : this.#bytes, bytes, this.#items)) {
       this.#flush();
-      this.add(item);
+      this.addJson(json, nestingValues);
       return;
     }
     if (this.#items === 0) this.#bytes = EMPTY_PAGE_BYTES;
@@ -109,7 +98,7 @@ export class PageWriter {
     this.#json.push(...opened, json);
     this.#items++;
     this.#bytes += bytes;
-    this.#previous = item;
+    this.#previous = nestingValues;
     this.#count++;
   }
 
@@ -134,19 +123,18 @@ export class PageWriter {
 const ONE_PAGE_ITEMS = 50_000;
 
 /**
- * Writes a report's items as pages. A report whose JSON fits one page is encoded once; a longer one goes
- * through PageWriter, which measures each item to cut pages.
+ * Writes a report's items (not nested) as pages. A report whose JSON fits one page is encoded once; a
+ * longer one goes through PageWriter, which measures each item to cut pages.
  */
-export async function writeItemPages(store: Store, reportId: string, pageBytes: number, reserve: number, nesting: readonly string[], items: readonly Record<string, unknown>[]): Promise<PageTotals> {
+export async function writeItemPages(store: Store, reportId: string, pageBytes: number, reserve: number, items: readonly Record<string, unknown>[]): Promise<PageTotals> {
   if (items.length <= ONE_PAGE_ITEMS) {
-    const data = nest(items, nesting);
-    const json = Buffer.from(JSON.stringify(data));
+    const json = Buffer.from(JSON.stringify(items));
     if (json.length <= pageBytes - reserve) {
       await putPage(store, reportId, 0, json);
       return { totalCount: items.length, totalPages: 1 };
     }
   }
-  const writer = new PageWriter(store, reportId, pageBytes, reserve, nesting);
+  const writer = new PageWriter(store, reportId, pageBytes, reserve);
   for (const item of items) writer.add(item);
   return writer.finish();
 }

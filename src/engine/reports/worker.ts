@@ -20,7 +20,7 @@ import { mergeJvmItems } from './kernels/jvm-items.ts';
 import type { EncodedJvmItems } from './kernels/jvm-items.ts';
 import type { JvmPartial } from './kernels/jvm.ts';
 import { isCancelled, throwIfCancelled } from './cancel-flag.ts';
-import { PagedItems, writeEncodedPages, writeItemPages } from './pages.ts';
+import { PagedItems, PageWriter, writeEncodedPages, writeItemPages } from './pages.ts';
 import { ChunkedItems, transferablesOf } from './encoded-items.ts';
 import type { EncodedItems } from './encoded-items.ts';
 import type { FinalizeResult, FinalizeTask, FinishedPartition, FinishHere, PartialResult, PartitionTask, WorkerData, WorkerTask } from './tasks.ts';
@@ -173,8 +173,6 @@ async function runFinalize(task: FinalizeTask): Promise<FinalizeResult> {
 async function writeReport(store: Store, reportId: string, request: ReportRequest, partials: PartialResult[], pageBytes: number, reserve: number, cancel: Int32Array): Promise<FinalizeResult> {
   throwIfCancelled(cancel);
   let items: Record<string, unknown>[];
-  let summary: FinalizeResult['summary'] = null;
-  let nesting: string[] = [];
   if (request.family === 'jvmInventory') {
     const jvmPartials = partials as JvmPartial[];
     if (jvmPartials.length > 0 && jvmPartials.every((partial) => partial.kind === 'encoded')) {
@@ -182,16 +180,17 @@ async function writeReport(store: Store, reportId: string, request: ReportReques
       return { ...(await writeEncodedPages(store, reportId, pageBytes, reserve, [merged])), summary: null };
     }
     items = jvmFinalize(request, jvmPartials);
-  }
-  else if (request.family === 'codeInventory') items = codeFinalize(request, partials as ClassMethods[][]);
+  } else if (request.family === 'codeInventory') items = codeFinalize(request, partials as ClassMethods[][]);
   else {
+    // Component items nest by their group fields; most are written as JSON, without objects.
     const result = componentFinalize(store, componentNames, request, partials as ComponentPartial[]);
-    items = result.items;
-    summary = result.summary;
-    nesting = request.groupBy;
+    throwIfCancelled(cancel);
+    const writer = new PageWriter(store, reportId, pageBytes, reserve, request.groupBy);
+    result.write(writer);
+    return { ...(await writer.finish()), summary: result.summary };
   }
   throwIfCancelled(cancel);
-  return { ...(await writeItemPages(store, reportId, pageBytes, reserve, nesting, items)), summary };
+  return { ...(await writeItemPages(store, reportId, pageBytes, reserve, items)), summary: null };
 }
 
 /** One task; its read snapshot ends with it. */

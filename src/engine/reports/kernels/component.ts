@@ -14,6 +14,7 @@ import { spanLength, spanStart } from '../../../storage/fleet-columns.ts';
 import { CATALOGS } from '../family-fields.ts';
 import type { GroupValue, ReportRequest } from '../report-types.ts';
 import type { KernelContext } from './kernel-context.ts';
+import type { ItemWriter } from '../pages.ts';
 import type { ComponentNames } from './component-names.ts';
 import { groupFields, Grouper, tupleKey } from './groups.ts';
 
@@ -298,7 +299,8 @@ function countGroupByGroup(slice: FleetSlice, counted: CountedComponents, groupC
 const EMPTY = new Uint32Array(0);
 
 export interface ComponentResult {
-  items: Record<string, unknown>[];
+  /** Gives the items to `writer` in report order. */
+  write(writer: ItemWriter): void;
   summary: { vmCount: number; componentCount: number };
 }
 
@@ -367,7 +369,7 @@ export function componentFinalize(store: Store, names: ComponentNames, request: 
   const { sortBy } = request;
   const summary = { vmCount, componentCount: components.size };
   if (sortBy.length === 0 && !request.groupBy.some((field) => COMPONENT_FIELDS.includes(field))) {
-    return { items: inDefaultOrder(names, request, [...merged.values()]), summary };
+    return { write: (writer) => writeInDefaultOrder(names, request, [...merged.values()], writer), summary };
   }
   const items: Record<string, unknown>[] = [];
   for (const group of merged.values()) {
@@ -398,14 +400,15 @@ export function componentFinalize(store: Store, names: ComponentNames, request: 
     ),
   ];
   sortItems(items, keys);
-  return { items, summary };
+  return { write: (writer) => items.forEach((item) => writer.add(item)), summary };
 }
 
 /**
  * The default order (decisions §9) without comparing items: groups sorted by their values, and inside each
  * its components by their rank among all components (name ascending, version descending in Maven order).
+ * Items go to the writer as JSON, each of a group's fields and of a component's written once.
  */
-function inDefaultOrder(names: ComponentNames, request: ReportRequest, groups: MergedGroup[]): Record<string, unknown>[] {
+function writeInDefaultOrder(names: ComponentNames, request: ReportRequest, groups: MergedGroup[], writer: ItemWriter): void {
   const { groupBy } = request;
   const keyed = groups.map((group) => {
     const entry: Record<string, unknown> = { group };
@@ -414,24 +417,25 @@ function inDefaultOrder(names: ComponentNames, request: ReportRequest, groups: M
   });
   sortItems(keyed, groupBy.map((field) => ({ field, direction: 'ASC', collation: collationOf(field) })));
   const rankOf = names.ranks;
+  // `"componentName":…,"componentVersion":…,"count":` by component id, as JSON.stringify writes an item.
+  const componentJson = new Map<number, string>();
   const order: number[] = [];
-  const items: Record<string, unknown>[] = [];
+  const keys = groupBy.map((field) => `${JSON.stringify(field)}:`);
   for (const entry of keyed) {
     const group = entry.group as MergedGroup;
+    // The group's fields, as the item's first keys (JSON.stringify writes keys in the order they were set).
+    let head = '{';
+    for (let k = 0; k < keys.length; k++) head += `${keys[k]}${JSON.stringify(group.values[k])},`;
     const pairs = groupCounts(group);
     order.length = 0;
     for (let p = 0; p < pairs.length; p += 2) order.push(p);
-    order.sort((a, b) => rankOf[pairs[a]] - rankOf[pairs[b]]);
+    if (order.length > 1) order.sort((a, b) => rankOf[pairs[a]] - rankOf[pairs[b]]);
     for (const p of order) {
       const c = pairs[p];
-      const item: Record<string, unknown> = {};
-      for (const field of groupBy) item[field] = entry[field];
-      item.componentName = names.name(c);
-      item.componentVersion = names.version(c);
-      item.count = pairs[p + 1];
-      if (request.detail) item.vmIds = (group.vmIds?.get(c) ?? []).sort(compareCodePoints);
-      items.push(item);
+      let component = componentJson.get(c);
+      if (component === undefined) componentJson.set(c, (component = `"componentName":${JSON.stringify(names.name(c))},"componentVersion":${JSON.stringify(names.version(c))},"count":`));
+      const vmIds = request.detail ? `,"vmIds":${JSON.stringify((group.vmIds?.get(c) ?? []).sort(compareCodePoints))}` : '';
+      writer.addJson(`${head}${component}${pairs[p + 1]}${vmIds}}`, group.values);
     }
   }
-  return items;
 }
