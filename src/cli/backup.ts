@@ -20,7 +20,7 @@ export async function backupCommand(config: Config, args: readonly string[]): Pr
   if (!existsSync(join(config.dataDir, STORE_FILE))) throw new UsageError(`no jvmlens data directory at ${config.dataDir} (give --data-dir)`);
   if (existsSync(target) && (await readdir(target)).length > 0) throw new UsageError(`${target} is not empty: a backup goes to a new directory`);
   await mkdir(target, { recursive: true });
-  const store = openStore(config.dataDir, { readOnly: true });
+  const store = openStore(config.dataDir, { readOnly: true, wholeMap: true });
   try {
     await store.env.backup(join(target, STORE_FILE), false);
   } finally {

@@ -7,27 +7,32 @@ import { test } from 'node:test';
 import { codeEvent, startEvent } from '../helpers/cve.ts';
 import { ingest } from '../helpers/events.ts';
 import { runReport } from '../helpers/reports.ts';
+import type { ReportRun } from '../helpers/reports.ts';
 import { request, runCli, startService, tempDir } from '../helpers/service.ts';
 
 test('a copy taken while the service runs serves the same instances and report pages', async () => {
   const source = await startService();
   const vmId = 'b4c0e000-0000-4000-8000-000000000001';
   const time = Date.now() - 60_000;
-  const stored = await ingest(source.gatewayUrl, source.apiKey, [startEvent(vmId, time, 'host-1', { env: 'prod' }), codeEvent(vmId, time + 1, ['app.jar'])]);
-  assert.equal(stored.status, 200);
-  const report = await runReport(source, 'codeInventory', { from: '1d' });
   const target = join(tempDir(), 'copy');
-  const copied = await runCli(['backup', '--data-dir', source.dataDir, target]);
-  assert.equal(copied.code, 0, copied.stderr);
-  assert.match(copied.stdout, /^copied .* to .*copy\n$/);
-  await source.stop();
+  let report: ReportRun | undefined;
+  try {
+    const stored = await ingest(source.gatewayUrl, source.apiKey, [startEvent(vmId, time, 'host-1', { env: 'prod' }), codeEvent(vmId, time + 1, ['app.jar'])]);
+    assert.equal(stored.status, 200);
+    report = await runReport(source, 'codeInventory', { from: '1d' });
+    const copied = await runCli(['backup', '--data-dir', source.dataDir, target]);
+    assert.equal(copied.code, 0, copied.stderr);
+    assert.match(copied.stdout, /^copied .* to .*copy\n$/);
+  } finally {
+    await source.stop();
+  }
   const restored = await startService({ dataDir: target });
   try {
     const instance = await request(`${restored.apiUrl}/public/instance/${vmId}`, { key: restored.apiKey });
     assert.equal(instance.status, 200, instance.text);
-    const page = await request(`${restored.apiUrl}/public/report/codeInventory/${report.reportId}?page=0`, { key: restored.apiKey });
+    const page = await request(`${restored.apiUrl}/public/report/codeInventory/${report!.reportId}?page=0`, { key: restored.apiKey });
     assert.equal(page.status, 200, page.text);
-    assert.deepEqual(page.body.data, report.pages[0].body.data);
+    assert.deepEqual(page.body.data, report!.pages[0].body.data);
   } finally {
     await restored.stop();
   }
