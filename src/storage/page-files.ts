@@ -1,6 +1,6 @@
 // Report pages as files, one folder per report (decisions §6): a report's hundreds of megabytes of JSON go
 // to disk in one copy each, where LMDB copied them into its overflow pages first and kept them in its map.
-import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -26,8 +26,10 @@ export class PageFiles {
   async putJson(reportId: string, page: number, json: Uint8Array, offset = 0): Promise<void> {
     const folder = this.#folder(reportId);
     const path = join(folder, `${page}.json`);
-    // A page's first bytes replace the file; the bytes of a later part go on after them.
-    const flags = offset === 0 ? 'w' : 'r+';
+    // A page's first bytes replace the file; a later part's go at their offset, in a file made if missing:
+    // a backup skips the folder of a report deleted while it copies, and that delete, later in the log,
+    // removes what the remaining parts write.
+    const flags = offset === 0 ? 'w' : constants.O_WRONLY | constants.O_CREAT;
     // The report's first page makes its folder.
     const file = await open(path, flags).catch(async (error: unknown) => {
       if (!isMissing(error)) throw error;
