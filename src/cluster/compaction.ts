@@ -45,14 +45,14 @@ export class LogCompaction {
 
   /**
    * One round of the lowest live node: removes the commands every recorded node has applied that were in
-   * the log a retention ago. The sequence below which the log is truncated now.
+   * the log a retention ago.
    */
-  async truncate(now: number): Promise<number> {
+  async truncate(now: number): Promise<void> {
     this.#marks.push({ at: now, seq: await this.#log.lastSeq() });
     // The newest mark at least a retention old; older ones are no longer needed.
     let old = -1;
     while (old + 1 < this.#marks.length && this.#marks[old + 1].at <= now - this.#retentionMs) old++;
-    if (old < 0) return this.#below;
+    if (old < 0) return;
     const retained = this.#marks[old].seq;
     this.#marks.splice(0, old);
     let lowest = Number.POSITIVE_INFINITY;
@@ -61,9 +61,8 @@ export class LogCompaction {
       if (entry !== null && entry.operation === 'PUT') lowest = Math.min(lowest, Number(entry.string()));
     }
     const below = Math.min(retained, lowest) + 1;
-    if (!Number.isFinite(below) || below <= this.#below) return this.#below;
+    if (!Number.isFinite(below) || below <= this.#below) return;
     await this.#log.purgeBelow(below, TRUNCATED_SUBJECTS);
     this.#below = below;
-    return below;
   }
 }
