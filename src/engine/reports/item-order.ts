@@ -34,8 +34,11 @@ function compareValues(a: Value, b: Value, collation: Collation, prepared: Field
 
 /** A comparator over items by the keys in order; `null` sorts last whatever the direction. */
 function itemComparator<T extends Record<string, unknown>>(keys: readonly OrderKey[], prepared?: ReadonlyMap<string, FieldOrder>): (a: T, b: T) => number {
+  // Looked up once, not per comparison: a sort of 50k items compares ~800k times.
+  const orders = keys.map((key) => prepared?.get(key.field));
   return (a, b) => {
-    for (const key of keys) {
+    for (let k = 0; k < keys.length; k++) {
+      const key = keys[k];
       const x = a[key.field] as Value;
       const y = b[key.field] as Value;
       const nullX = x === null || x === undefined;
@@ -44,7 +47,7 @@ function itemComparator<T extends Record<string, unknown>>(keys: readonly OrderK
         if (nullX && nullY) continue;
         return nullX ? 1 : -1;
       }
-      const order = compareValues(x, y, key.collation, prepared?.get(key.field));
+      const order = compareValues(x, y, key.collation, orders[k]);
       if (order !== 0) return key.direction === 'ASC' ? order : -order;
     }
     return 0;
