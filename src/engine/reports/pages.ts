@@ -36,77 +36,121 @@ export interface PageTotals {
   totalPages: number;
 }
 
-/** Where a kernel gives a report's items in order: as objects, or as their JSON and their nesting fields' values. */
-export type ItemWriter = Pick<PageWriter, 'add' | 'addJson'>;
+/** Where a kernel gives a report's items in order: as objects, or as their JSON bytes and their nesting fields' values. */
+export type ItemWriter = Pick<PageWriter, 'add' | 'addBytes'>;
+
+/** `,"data":[`: what follows a nesting level's value. */
+const DATA_OPENING = Buffer.from(',"data":[');
+/** A level of nesting whose value is undefined has no key (JSON.stringify drops it). */
+const KEYLESS_OPENING = Buffer.from('{"data":[');
 
 /**
- * Cuts items into pages as they come. A page's JSON body is bounded by `reserve` (the envelope
- * without data) plus the items, commas and nesting wrappers, counted as an upper bound.
+ * Cuts items into pages as they come, writing their JSON bytes into the page being filled. A page's JSON
+ * body is bounded by `reserve` (the envelope without data) plus the items, commas and nesting wrappers,
+ * counted as an upper bound before an item is written.
  */
 export class PageWriter {
   readonly #store: Store;
   readonly #reportId: string;
   readonly #budget: PageBudget;
   readonly #nesting: readonly string[];
-  /** The page's JSON so far, in pieces: each item's JSON once, measured and written from the same string. */
-  #json: string[] = [];
+  /** `{"field":`, the start of each nesting level's wrapper. */
+  readonly #levelKeys: readonly Buffer[];
+  /** The page being filled (`[` and the items so far), made at its first item. */
+  #page: ByteSink | null = null;
   #items = 0;
+  /** The page's JSON bytes as counted: written, plus the closings its open levels will take. */
   #bytes = 0;
   /** The nesting fields' values of the last item added. */
   #previous: readonly unknown[] = [];
+  /** The JSON of the nesting values the item being added opens, by level. */
+  readonly #opened: (string | undefined)[];
   #pages = 0;
   #count = 0;
   #writes: Promise<void>[] = [];
+  /** An object item's JSON, as bytes for addBytes. */
+  readonly #scratch = new ByteSink(1 << 16);
 
   constructor(store: Store, reportId: string, pageBytes: number, reserve: number, nesting: readonly string[] = []) {
     this.#store = store;
     this.#reportId = reportId;
     this.#budget = new PageBudget(pageBytes, reserve);
     this.#nesting = nesting;
+    this.#levelKeys = nesting.map((field) => Buffer.from(`{${JSON.stringify(field)}:`));
+    this.#opened = nesting.map(() => undefined);
   }
 
   add(item: Record<string, unknown>): void {
-    this.addJson(JSON.stringify(item), this.#nesting.map((field) => item[field]));
+    const json = JSON.stringify(item);
+    const scratch = this.#scratch;
+    scratch.length = 0;
+    scratch.reserve(json.length * 3);
+    scratch.utf8(json);
+    this.addBytes(scratch.written(), this.#nesting.map((field) => item[field]));
   }
 
   /**
-   * An item given as its JSON (what JSON.stringify gives for it) and the values of its nesting fields, in
-   * nesting order: a kernel that writes items as text needs no objects.
+   * An item given as its JSON bytes (what JSON.stringify gives for it, UTF-8) and the values of its
+   * nesting fields, in nesting order: a kernel that writes items as bytes needs no objects. `json` is
+   * copied: the caller may reuse its buffer.
    */
-  addJson(json: string, nestingValues: readonly unknown[]): void {
-    let bytes = Buffer.byteLength(json) + 1;
+  addBytes(json: Uint8Array, nestingValues: readonly unknown[]): void {
+    const levels = this.#nesting.length;
     // Wrappers opened for this item: from the first group level where it differs from the previous one.
     let level = 0;
-    if (this.#items > 0) while (level < this.#nesting.length && this.#previous[level] === nestingValues[level]) level++;
-    const opened: string[] = [];
-    for (let l = level; l < this.#nesting.length; l++) {
-      // `{"field":value,"data":[`, as JSON.stringify writes a level of nesting (interface §2.4; an undefined value has no key).
-      const value = JSON.stringify(nestingValues[l]);
-      opened.push(value === undefined ? '{"data":[' : `{${JSON.stringify(this.#nesting[l])}:${value},"data":[`);
-      bytes += Buffer.byteLength(opened[opened.length - 1]) + 3;
+    if (this.#items > 0) while (level < levels && this.#previous[level] === nestingValues[level]) level++;
+    let bytes = json.length + 1;
+    for (let l = level; l < levels; l++) {
+      // `{"field":value,"data":[`, as JSON.stringify writes a level of nesting (interface §2.4), and its `]}` and comma.
+      const value = JSON.stringify(nestingValues[l]) as string | undefined;
+      this.#opened[l] = value;
+      bytes += (value === undefined ? KEYLESS_OPENING.length : this.#levelKeys[l].length + Buffer.byteLength(value) + DATA_OPENING.length) + 3;
     }
     if (!this.#budget.fits(this.#items === 0 ? EMPTY_PAGE_BYTES : this.#bytes, bytes, this.#items)) {
       this.#flush();
-      this.addJson(json, nestingValues);
+      this.addBytes(json, nestingValues);
       return;
     }
+    const page = (this.#page ??= this.#newPage());
+    page.reserve(bytes + 2 * levels);
     if (this.#items === 0) this.#bytes = EMPTY_PAGE_BYTES;
     else {
       // Close the levels this item leaves, then separate it from what came before at the level it joins.
-      this.#json.push(']}'.repeat(this.#nesting.length - level), ',');
+      for (let l = level; l < levels; l++) page.byte(0x5d), page.byte(0x7d);
+      page.byte(0x2c);
     }
-    this.#json.push(...opened, json);
+    for (let l = level; l < levels; l++) {
+      const value = this.#opened[l];
+      if (value === undefined) {
+        page.copy(KEYLESS_OPENING);
+        continue;
+      }
+      page.copy(this.#levelKeys[l]);
+      page.utf8(value);
+      page.copy(DATA_OPENING);
+    }
+    page.copy(json);
     this.#items++;
     this.#bytes += bytes;
     this.#previous = nestingValues;
     this.#count++;
   }
 
+  /** Most reports are a few kilobytes: a page's buffer starts small and grows with it. */
+  #newPage(): ByteSink {
+    const page = new ByteSink(Math.min(this.#budget.bytes, 1 << 16));
+    page.byte(0x5b);
+    return page;
+  }
+
   #flush(): void {
-    const closing = this.#items === 0 ? '' : ']}'.repeat(this.#nesting.length);
-    this.#writes.push(putPage(this.#store, this.#reportId, this.#pages, Buffer.from(`[${this.#json.join('')}${closing}]`)));
+    const page = (this.#page ??= this.#newPage());
+    page.reserve(2 * this.#nesting.length + 1);
+    if (this.#items > 0) for (let l = 0; l < this.#nesting.length; l++) page.byte(0x5d), page.byte(0x7d);
+    page.byte(0x5d);
+    this.#writes.push(putPage(this.#store, this.#reportId, this.#pages, page.written()));
     this.#pages++;
-    this.#json = [];
+    this.#page = null;
     this.#items = 0;
     this.#bytes = 0;
   }
