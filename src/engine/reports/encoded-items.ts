@@ -108,6 +108,17 @@ export function writeString(json: ByteSink, value: string): void {
   json.utf8(quoted);
 }
 
+/** A value as JSON.stringify writes it (strings without a second copy); reserves its own room. */
+export function writeJsonValue(json: ByteSink, value: unknown): void {
+  if (typeof value === 'string') {
+    writeString(json, value);
+    return;
+  }
+  const text = JSON.stringify(value);
+  json.reserve(text.length * 3);
+  json.utf8(text);
+}
+
 /**
  * A chunk's JSON size: a partition's items go out as chunks of about this size rather than one buffer
  * grown by doubling, whose copies cost more than the encoding (a 38 MB partition copied 63 MB).

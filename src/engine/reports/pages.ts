@@ -2,6 +2,7 @@
 // storage/page-files.ts). A page's msgpack is made from its JSON when a client first asks for it.
 import { pack } from 'msgpackr';
 import type { Store } from '../../storage/store.ts';
+import { writeJsonValue } from './encoded-items.ts';
 import type { EncodedItems, ItemSink } from './encoded-items.ts';
 import { ByteSink } from '../byte-sink.ts';
 
@@ -63,8 +64,8 @@ export class PageWriter {
   #bytes = 0;
   /** The nesting fields' values of the last item added. */
   #previous: readonly unknown[] = [];
-  /** The JSON of the nesting values the item being added opens, by level. */
-  readonly #opened: (string | undefined)[];
+  /** The wrappers the item being added opens. */
+  readonly #openings = new ByteSink(1 << 10);
   #pages = 0;
   #count = 0;
   #writes: Promise<void>[] = [];
@@ -77,7 +78,6 @@ export class PageWriter {
     this.#budget = new PageBudget(pageBytes, reserve);
     this.#nesting = nesting;
     this.#levelKeys = nesting.map((field) => Buffer.from(`{${JSON.stringify(field)}:`));
-    this.#opened = nesting.map(() => undefined);
   }
 
   add(item: Record<string, unknown>): void {
@@ -99,13 +99,24 @@ export class PageWriter {
     // Wrappers opened for this item: from the first group level where it differs from the previous one.
     let level = 0;
     if (this.#items > 0) while (level < levels && this.#previous[level] === nestingValues[level]) level++;
-    let bytes = json.length + 1;
+    const openings = this.#openings;
+    openings.length = 0;
     for (let l = level; l < levels; l++) {
-      // `{"field":value,"data":[`, as JSON.stringify writes a level of nesting (interface §2.4), and its `]}` and comma.
-      const value = JSON.stringify(nestingValues[l]) as string | undefined;
-      this.#opened[l] = value;
-      bytes += (value === undefined ? KEYLESS_OPENING.length : this.#levelKeys[l].length + Buffer.byteLength(value) + DATA_OPENING.length) + 3;
+      // `{"field":value,"data":[`, as JSON.stringify writes a level of nesting (interface §2.4; an undefined value has no key).
+      const value = nestingValues[l];
+      if (value === undefined) {
+        openings.reserve(KEYLESS_OPENING.length);
+        openings.copy(KEYLESS_OPENING);
+        continue;
+      }
+      openings.reserve(this.#levelKeys[l].length);
+      openings.copy(this.#levelKeys[l]);
+      writeJsonValue(openings, value);
+      openings.reserve(DATA_OPENING.length);
+      openings.copy(DATA_OPENING);
     }
+    // The item, its comma, its openings, and for each its `]}` and comma.
+    const bytes = json.length + 1 + openings.length + 3 * (levels - level);
     if (!this.#budget.fits(this.#items === 0 ? EMPTY_PAGE_BYTES : this.#bytes, bytes, this.#items)) {
       this.#flush();
       this.addBytes(json, nestingValues);
@@ -119,16 +130,7 @@ export class PageWriter {
       for (let l = level; l < levels; l++) page.byte(0x5d), page.byte(0x7d);
       page.byte(0x2c);
     }
-    for (let l = level; l < levels; l++) {
-      const value = this.#opened[l];
-      if (value === undefined) {
-        page.copy(KEYLESS_OPENING);
-        continue;
-      }
-      page.copy(this.#levelKeys[l]);
-      page.utf8(value);
-      page.copy(DATA_OPENING);
-    }
+    page.copy(openings.written());
     page.copy(json);
     this.#items++;
     this.#bytes += bytes;

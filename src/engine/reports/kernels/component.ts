@@ -17,7 +17,7 @@ import type { KernelContext } from './kernel-context.ts';
 import type { ItemWriter } from '../pages.ts';
 import type { ComponentNames } from './component-names.ts';
 import { ByteSink } from '../../byte-sink.ts';
-import { writeString } from '../encoded-items.ts';
+import { writeJsonValue } from '../encoded-items.ts';
 import { groupFields, Grouper, tupleKey } from './groups.ts';
 
 export interface ComponentPartial {
@@ -468,7 +468,7 @@ function writeInDefaultOrder(names: ComponentNames, request: ReportRequest, grou
     for (let k = 0; k < keys.length; k++) {
       item.reserve(keys[k].length);
       item.copy(keys[k]);
-      writeValue(item, values[k]);
+      writeJsonValue(item, values[k]);
       item.reserve(1);
       item.byte(0x2c);
     }
@@ -487,16 +487,4 @@ function writeInDefaultOrder(names: ComponentNames, request: ReportRequest, grou
       writeItem(g, pairs, p);
     }
   }
-}
-
-/** A group value as JSON.stringify writes it. */
-function writeValue(json: ByteSink, value: GroupValue): void {
-  if (typeof value === 'string') {
-    writeString(json, value);
-    return;
-  }
-  // Numbers and null: ASCII.
-  const text = JSON.stringify(value);
-  json.reserve(text.length);
-  json.latin1(text);
 }
