@@ -17,6 +17,8 @@ const reports: [Family, Record<string, unknown>][] = [
   ['jvmInventory', { ...window, filter: ["state != 'TERMINATED'"] }],
   ['component', { groupBy: ['tags.region'], detail: true, filter: ["componentName LIKE '^(log4j|jackson|spring)'"] }],
   ['component', { groupBy: ['week'], sortBy: ['count=DESC'] }],
+  ['component', { groupBy: ['hostName'], filter: ["componentName LIKE '^log4j'"] }],
+  ['component', { groupBy: ['tags.env', 'hostName'] }],
   ['codeInventory', { ...window }],
   ['codeInventory', { ...window, groupBy: ['sourceName', 'className', 'methodName'] }],
   ['codeInventory', { ...window, groupBy: ['sourceName'] }],

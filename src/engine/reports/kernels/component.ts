@@ -22,8 +22,12 @@ import { groupFields, Grouper, tupleKey } from './groups.ts';
 
 export interface ComponentPartial {
   groups: GroupValue[][];
-  /** Per group: [componentId, count, componentId, count, …]. */
-  counts: Uint32Array[];
+  /**
+   * Every group's [componentId, count, …], ids ascending, group after group: group g's end at
+   * `countEnds[g]`. Flat, not an array per group: a report by host has tens of thousands of groups.
+   */
+  counts: Uint32Array;
+  countEnds: Uint32Array;
   /** Per group, with `detail`: component id → vmIds. */
   vmIds: Record<number, string[]>[] | null;
   vmCount: number;
@@ -134,7 +138,9 @@ export function componentPartition(context: KernelContext, request: ReportReques
   // Group id → index into `groups` (-1: not met yet); group ids are small dense integers.
   let groupIndex = new Int32Array(64).fill(-1);
   const groups: GroupValue[][] = [];
-  const dense: (Uint32Array | null)[] = [];
+  // Each group's dense counters, lanes * slots of them, at denseAt[g] in denseCounters (-1: counted after the scan).
+  let denseAt = new Int32Array(64);
+  let denseCounters = new Uint32Array(lanes * slots * 8);
   // The (group index, row) pairs of the groups without dense counters, counted after the scan.
   let deferred = new Int32Array(1024);
   let deferredLength = 0;
@@ -158,11 +164,13 @@ export function componentPartition(context: KernelContext, request: ReportReques
     if (g === -1) {
       g = groupIndex[group] = groups.length;
       groups.push(grouper.values(group));
+      if (g === denseAt.length) denseAt = grown(denseAt, 2 * g);
       if (denseUsed + lanes * slots <= denseLimit) {
-        dense.push(new Uint32Array(lanes * slots));
+        denseAt[g] = denseUsed;
         denseUsed += lanes * slots;
+        if (denseUsed > denseCounters.length) denseCounters = grown(denseCounters, Math.max(denseUsed, Math.min(2 * denseUsed, denseLimit)));
       } else {
-        dense.push(null);
+        denseAt[g] = -1;
       }
       vmIds?.push({});
     }
@@ -196,8 +204,8 @@ export function componentPartition(context: KernelContext, request: ReportReques
     }
     const vmId = vmIds === null ? '' : slice.vmId(i);
     for (const g of rowGroups) {
-      const counts = dense[g];
-      if (counts === null) {
+      const at = denseAt[g];
+      if (at === -1) {
         if (deferredLength + 2 > deferred.length) {
           const grown = new Int32Array(deferred.length * 2);
           grown.set(deferred);
@@ -211,75 +219,118 @@ export function componentPartition(context: KernelContext, request: ReportReques
         // The common case, and the hot loop: every component of the VM counts.
         let k = first;
         for (; k + 3 < last; k += 4) {
-          counts[arena[k] * LANES]++;
-          counts[arena[k + 1] * LANES + 1]++;
-          counts[arena[k + 2] * LANES + 2]++;
-          counts[arena[k + 3] * LANES + 3]++;
+          denseCounters[at + arena[k] * LANES]++;
+          denseCounters[at + arena[k + 1] * LANES + 1]++;
+          denseCounters[at + arena[k + 2] * LANES + 2]++;
+          denseCounters[at + arena[k + 3] * LANES + 3]++;
         }
-        for (; k < last; k++) counts[arena[k] * LANES]++;
+        for (; k < last; k++) denseCounters[at + arena[k] * LANES]++;
         continue;
       }
       for (let k = first; k < last; k++) {
         const c = arena[k];
         const slot = c < slotOf.length ? slotOf[c] : -1;
         if (slot < 0) continue;
-        counts[slot]++;
+        denseCounters[at + slot]++;
         if (vmIds !== null) (vmIds[g][c] ??= []).push(vmId);
       }
     }
     vmCount++;
   }
 
-  const counted = countGroupByGroup(slice, { slotOf, componentOf }, groups.length, deferred.subarray(0, deferredLength), vmIds);
-  const counts = groups.map((_, g) => {
-    const array = dense[g];
-    if (array === null) return counted[g];
-    const pairs: number[] = [];
-    for (let slot = 0; slot < slots; slot++) {
-      let n = 0;
-      for (let lane = 0; lane < lanes; lane++) n += array[slot * lanes + lane];
-      if (n !== 0) pairs.push(componentOf[slot], n);
+  const deferredCounts = new GroupByGroup(slice, { slotOf, componentOf }, groups.length, deferred.subarray(0, deferredLength), vmIds);
+  const counts = new PairList();
+  const countEnds = new Uint32Array(groups.length);
+  for (let g = 0; g < groups.length; g++) {
+    const at = denseAt[g];
+    if (at === -1) deferredCounts.countInto(g, counts);
+    else {
+      for (let slot = 0; slot < slots; slot++) {
+        let n = 0;
+        for (let lane = 0; lane < lanes; lane++) n += denseCounters[at + slot * lanes + lane];
+        if (n !== 0) counts.push(componentOf[slot], n);
+      }
     }
-    return Uint32Array.from(pairs);
-  });
+    countEnds[g] = counts.length;
+  }
+  const pairs = counts.written();
   const seen = new Uint8Array(componentCount);
-  for (const pairs of counts) for (let k = 0; k < pairs.length; k += 2) seen[pairs[k]] = 1;
+  for (let k = 0; k < pairs.length; k += 2) seen[pairs[k]] = 1;
   const components: number[] = [];
   for (let c = 0; c < componentCount; c++) if (seen[c] === 1) components.push(c);
-  return { groups, counts, vmIds, vmCount, components: Uint32Array.from(components) };
+  return { groups, counts: pairs, countEnds, vmIds, vmCount, components: Uint32Array.from(components) };
+}
+
+/** A copy of `array` with room for `length` values. */
+function grown<T extends Int32Array | Uint32Array>(array: T, length: number): T {
+  const copy = new (array.constructor as new (length: number) => T)(length);
+  copy.set(array);
+  return copy;
+}
+
+/** A growable list of (componentId, count) pairs. */
+class PairList {
+  #values = new Uint32Array(1024);
+  length = 0;
+
+  push(component: number, count: number): void {
+    if (this.length + 2 > this.#values.length) this.#values = grown(this.#values, 2 * this.#values.length);
+    this.#values[this.length++] = component;
+    this.#values[this.length++] = count;
+  }
+
+  written(): Uint32Array {
+    return this.#values.slice(0, this.length);
+  }
 }
 
 /**
  * Counts the groups recorded as (group index, row) pairs, one group at a time over one scratch array: rows
- * bucketed by group (a stable counting sort, so vmIds keep the scan's order), each group's components
- * counted, then read back in id order. Per group index: [componentId, count, …] (empty for the others).
+ * bucketed by group (a stable counting sort, so vmIds keep the scan's order), then each group's components
+ * counted and read back in id order.
  */
-function countGroupByGroup(slice: FleetSlice, counted: CountedComponents, groupCount: number, pairs: Int32Array, vmIds: Record<number, string[]>[] | null): Uint32Array[] {
-  const result: Uint32Array[] = new Array(groupCount).fill(EMPTY);
-  if (pairs.length === 0) return result;
-  const starts = new Int32Array(groupCount + 1);
-  for (let k = 0; k < pairs.length; k += 2) starts[pairs[k] + 1]++;
-  for (let g = 0; g < groupCount; g++) starts[g + 1] += starts[g];
-  const rows = new Int32Array(pairs.length >> 1);
-  const next = starts.slice(0, groupCount);
-  for (let k = 0; k < pairs.length; k += 2) rows[next[pairs[k]]++] = pairs[k + 1];
-  const { slotOf, componentOf } = counted;
-  const arena = slice.componentArena;
-  const scratch = new Uint32Array(componentOf.length);
-  // The slots a group counted, each once.
-  const touched = new Int32Array(componentOf.length);
-  for (let g = 0; g < groupCount; g++) {
-    if (starts[g] === starts[g + 1]) continue;
+class GroupByGroup {
+  readonly #slice: FleetSlice;
+  readonly #counted: CountedComponents;
+  readonly #vmIds: Record<number, string[]>[] | null;
+  /** Group g's rows are rows[starts[g]] … rows[starts[g + 1] - 1]. */
+  readonly #starts: Int32Array;
+  readonly #rows: Int32Array;
+  readonly #scratch: Uint32Array;
+  /** The slots a group counted, each once. */
+  readonly #touched: Int32Array;
+
+  constructor(slice: FleetSlice, counted: CountedComponents, groupCount: number, pairs: Int32Array, vmIds: Record<number, string[]>[] | null) {
+    this.#slice = slice;
+    this.#counted = counted;
+    this.#vmIds = vmIds;
+    const starts = (this.#starts = new Int32Array(groupCount + 1));
+    for (let k = 0; k < pairs.length; k += 2) starts[pairs[k] + 1]++;
+    for (let g = 0; g < groupCount; g++) starts[g + 1] += starts[g];
+    const rows = (this.#rows = new Int32Array(pairs.length >> 1));
+    const next = starts.slice(0, groupCount);
+    for (let k = 0; k < pairs.length; k += 2) rows[next[pairs[k]]++] = pairs[k + 1];
+    this.#scratch = new Uint32Array(pairs.length === 0 ? 0 : counted.componentOf.length);
+    this.#touched = new Int32Array(this.#scratch.length);
+  }
+
+  /** Appends group g's [componentId, count, …] to `out`. */
+  countInto(g: number, out: PairList): void {
+    const { slotOf, componentOf } = this.#counted;
+    const arena = this.#slice.componentArena;
+    const scratch = this.#scratch;
+    const touched = this.#touched;
     let length = 0;
-    for (let r = starts[g]; r < starts[g + 1]; r++) {
-      const span = slice.componentSpan(rows[r]);
-      const vmId = vmIds === null ? '' : slice.vmId(rows[r]);
+    for (let r = this.#starts[g]; r < this.#starts[g + 1]; r++) {
+      const row = this.#rows[r];
+      const span = this.#slice.componentSpan(row);
+      const vmId = this.#vmIds === null ? '' : this.#slice.vmId(row);
       for (let k = spanStart(span), end = k + spanLength(span); k < end; k++) {
         const c = arena[k];
         const slot = c < slotOf.length ? slotOf[c] : -1;
         if (slot < 0) continue;
         if (scratch[slot]++ === 0) touched[length++] = slot;
-        if (vmIds !== null) (vmIds[g][c] ??= []).push(vmId);
+        if (this.#vmIds !== null) (this.#vmIds[g][c] ??= []).push(vmId);
       }
     }
     // Slots number the components in id order, and a VM's ids are ascending: a group of one VM touched
@@ -287,18 +338,13 @@ function countGroupByGroup(slice: FleetSlice, counted: CountedComponents, groupC
     let sorted = true;
     for (let t = 1; t < length && sorted; t++) sorted = touched[t - 1] < touched[t];
     if (!sorted) touched.subarray(0, length).sort();
-    const counts = new Uint32Array(2 * length);
     for (let t = 0; t < length; t++) {
-      counts[2 * t] = componentOf[touched[t]];
-      counts[2 * t + 1] = scratch[touched[t]];
+      out.push(componentOf[touched[t]], scratch[touched[t]]);
       scratch[touched[t]] = 0;
     }
-    result[g] = counts;
   }
-  return result;
 }
 
-const EMPTY = new Uint32Array(0);
 
 export interface ComponentResult {
   /** Gives the items to `writer` in report order. */
@@ -325,16 +371,17 @@ function componentValue(store: Store, names: ComponentNames, c: number, field: s
   return field === 'componentName' ? names.name(c) : names.version(c);
 }
 
-/** The groups of all partitions, by index: values, counts ([componentId, count, …] ids ascending) and with `detail` the VMs of each component. */
-interface MergedGroups {
-  values: GroupValue[][];
-  counts: Uint32Array[];
-  vmIds: Record<number, string[]>[] | null;
+/** The groups of all partitions, by index: values, counts (as in a partial) and with `detail` the VMs of each component. */
+type MergedGroups = Pick<ComponentPartial, 'counts' | 'countEnds' | 'vmIds'> & { values: GroupValue[][] };
+
+/** Where group g's pairs start in `counts`. */
+function countStart(groups: Pick<ComponentPartial, 'countEnds'>, g: number): number {
+  return g === 0 ? 0 : groups.countEnds[g - 1];
 }
 
 /** One partition's groups as they are; those of several merged by their values, their counts added. */
 function mergeGroups(partials: readonly ComponentPartial[]): MergedGroups {
-  if (partials.length === 1) return { values: partials[0].groups, counts: partials[0].counts, vmIds: partials[0].vmIds };
+  if (partials.length === 1) return { ...partials[0], values: partials[0].groups };
   const indexOf = new Map<string, number>();
   const values: GroupValue[][] = [];
   const sums: Map<number, number>[] = [];
@@ -349,14 +396,19 @@ function mergeGroups(partials: readonly ComponentPartial[]): MergedGroups {
         sums.push(new Map());
         vmIds?.push({});
       }
-      const pairs = partial.counts[g];
+      const { counts } = partial;
       const sum = sums[m];
-      for (let k = 0; k < pairs.length; k += 2) sum.set(pairs[k], (sum.get(pairs[k]) ?? 0) + pairs[k + 1]);
+      for (let k = countStart(partial, g); k < partial.countEnds[g]; k += 2) sum.set(counts[k], (sum.get(counts[k]) ?? 0) + counts[k + 1]);
       if (vmIds !== null) for (const [c, ids] of Object.entries(partial.vmIds![g])) (vmIds[m][Number(c)] ??= []).push(...ids);
     });
   }
-  const counts = sums.map((sum) => Uint32Array.from([...sum].sort((a, b) => a[0] - b[0]).flat()));
-  return { values, counts, vmIds };
+  const counts: number[] = [];
+  const countEnds = new Uint32Array(values.length);
+  sums.forEach((sum, m) => {
+    for (const [c, n] of [...sum].sort((a, b) => a[0] - b[0])) counts.push(c, n);
+    countEnds[m] = counts.length;
+  });
+  return { values, counts: Uint32Array.from(counts), countEnds, vmIds };
 }
 
 /**
@@ -379,8 +431,8 @@ export function componentFinalize(store: Store, names: ComponentNames, request: 
   }
   const items: Record<string, unknown>[] = [];
   groups.values.forEach((values, g) => {
-    const pairs = groups.counts[g];
-    for (let p = 0; p < pairs.length; p += 2) {
+    const pairs = groups.counts;
+    for (let p = countStart(groups, g); p < groups.countEnds[g]; p += 2) {
       const c = pairs[p];
       const item: Record<string, unknown> = {};
       let k = 0;
@@ -473,14 +525,15 @@ function writeInDefaultOrder(names: ComponentNames, request: ReportRequest, grou
       item.byte(0x2c);
     }
     const head = item.length;
-    const pairs = groups.counts[g];
-    if (pairs.length === 2) {
+    const pairs = groups.counts;
+    const first = countStart(groups, g);
+    if (groups.countEnds[g] - first === 2) {
       // One component, as in a report for one library by host: no order to find.
-      writeItem(g, pairs, 0);
+      writeItem(g, pairs, first);
       continue;
     }
     const order: number[] = [];
-    for (let p = 0; p < pairs.length; p += 2) order.push(p);
+    for (let p = first; p < groups.countEnds[g]; p += 2) order.push(p);
     order.sort((a, b) => rankOf[pairs[a]] - rankOf[pairs[b]]);
     for (const p of order) {
       item.length = head;
