@@ -184,12 +184,12 @@ export function componentPartition(context: KernelContext, request: ReportReques
     const first = spanStart(span);
     const last = first + spanLength(span);
     if (first === last) continue;
+    // The VM's first counted component: a VM without one makes no group (a filter for one library grouped
+    // by host creates the hosts that have it, not every host), and counting starts there.
+    let counted = first;
     if (!countEvery) {
-      // A VM without a counted component makes no group: a filter for one library grouped by host
-      // creates the hosts that have it, not every host.
-      let k = first;
-      while (k < last && (arena[k] >= slotOf.length || slotOf[arena[k]] < 0)) k++;
-      if (k === last) continue;
+      while (counted < last && (arena[counted] >= slotOf.length || slotOf[arena[counted]] < 0)) counted++;
+      if (counted === last) continue;
     }
     let rowGroups: readonly number[];
     if (grouper.timeless) {
@@ -227,7 +227,7 @@ export function componentPartition(context: KernelContext, request: ReportReques
         for (; k < last; k++) denseCounters[at + arena[k] * LANES]++;
         continue;
       }
-      for (let k = first; k < last; k++) {
+      for (let k = counted; k < last; k++) {
         const c = arena[k];
         const slot = c < slotOf.length ? slotOf[c] : -1;
         if (slot < 0) continue;
