@@ -89,8 +89,7 @@ const DENSE_LIMIT = 1 << 22;
 /**
  * Dense counters of the unfiltered count come in lanes, one per step of the unrolled loop (counter of id c,
  * lane l at c * LANES + l): consecutive ids then never wait on the same counter's store. Summed when the
- * partition ends. An id newer than this task's snapshot of the component table lands past the end and is
- * not counted.
+ * partition ends.
  */
 const LANES = 4;
 
@@ -127,7 +126,8 @@ export function componentPartition(context: KernelContext, request: ReportReques
   // Without component conditions every component counts: no need to read the component table.
   const componentCount = (context.store.meta.get('componentNext') as number | undefined) ?? 0;
   const countEvery = request.detail !== true && componentConditions.length === 0;
-  const { slotOf, componentOf } = countedComponents(componentConditions.length === 0 ? new Uint8Array(componentCount).fill(1) : componentMask(readComponentTable(context.store), componentConditions));
+  const counted = countedComponents(componentConditions.length === 0 ? new Uint8Array(componentCount).fill(1) : componentMask(readComponentTable(context.store), componentConditions));
+  const { slotOf, componentOf } = counted;
   const slots = componentOf.length;
   // The unrolled loop of the unfiltered count spreads its increments over lanes; the filtered one does not.
   const lanes = countEvery ? LANES : 1;
@@ -138,112 +138,72 @@ export function componentPartition(context: KernelContext, request: ReportReques
   // Group id → index into `groups` (-1: not met yet); group ids are small dense integers.
   let groupIndex = new Int32Array(64).fill(-1);
   const groups: GroupValue[][] = [];
-  // Each group's dense counters, lanes * slots of them, at denseAt[g] in denseCounters (-1: counted after the scan).
-  let denseAt = new Int32Array(64);
-  let denseCounters = new Uint32Array(lanes * slots * 8);
-  // The (group index, row) pairs of the groups without dense counters, counted after the scan.
-  let deferred = new Int32Array(1024);
-  let deferredLength = 0;
-  const vmIds: Record<number, string[]>[] | null = request.detail ? [] : null;
-  let vmCount = 0;
-  let denseUsed = 0;
-  const rowGroupIndexes: number[] = [];
-  const arena = slice.componentArena;
-  const { states, scan } = slice;
-  const { from } = request;
-  const until = request.to ?? Number.POSITIVE_INFINITY;
-  const oneGroup = [0];
-  /** The index into `groups` of a grouper's group id, creating its counters the first time. */
   const indexOf = (group: number): number => {
     if (group >= groupIndex.length) {
-      const grown = new Int32Array(Math.max(group + 1, groupIndex.length * 2)).fill(-1);
-      grown.set(groupIndex);
-      groupIndex = grown;
+      const larger = new Int32Array(Math.max(group + 1, groupIndex.length * 2)).fill(-1);
+      larger.set(groupIndex);
+      groupIndex = larger;
     }
     let g = groupIndex[group];
     if (g === -1) {
       g = groupIndex[group] = groups.length;
       groups.push(grouper.values(group));
-      if (g === denseAt.length) denseAt = grown(denseAt, 2 * g);
-      if (denseUsed + lanes * slots <= denseLimit) {
-        denseAt[g] = denseUsed;
-        denseUsed += lanes * slots;
-        if (denseUsed > denseCounters.length) denseCounters = grown(denseCounters, Math.max(denseUsed, Math.min(2 * denseUsed, denseLimit)));
-      } else {
-        denseAt[g] = -1;
-      }
-      vmIds?.push({});
     }
     return g;
   };
 
+  // First the plan: which groups each counted VM is in, as (group index, row) memberships, and where each
+  // VM's counted components are in the arena. Then the counting kernel over them.
+  const memberships = new Memberships();
+  const rowFrom = new Int32Array(slice.count);
+  const rowTo = new Int32Array(slice.count);
+  let vmCount = 0;
+  const arena = slice.componentArena;
+  const { states, scan } = slice;
+  const { from } = request;
+  const until = request.to ?? Number.POSITIVE_INFINITY;
   for (let i = 0; i < slice.count; i++) {
     // Population (decisions §9): heard from since startTime, started by endTime.
     if (mask[i] === 0 || states[i] === 0 || scan.lastHeardTime[i] < from || scan.startTime[i] > until) continue;
     const span = slice.componentSpan(i);
     const first = spanStart(span);
-    const last = first + spanLength(span);
-    if (first === last) continue;
-    // The VM's first counted component: a VM without one makes no group (a filter for one library grouped
-    // by host creates the hosts that have it, not every host), and counting starts there.
-    let counted = first;
-    if (!countEvery) {
-      while (counted < last && (arena[counted] >= slotOf.length || slotOf[arena[counted]] < 0)) counted++;
-      if (counted === last) continue;
-    }
-    let rowGroups: readonly number[];
-    if (grouper.timeless) {
-      // One group per VM: no list to build (resetting an array's length per VM showed in profiles).
-      oneGroup[0] = indexOf(grouper.groupOf(i));
-      rowGroups = oneGroup;
-    } else {
-      rowGroupIndexes.length = 0;
-      for (const group of grouper.groupsOf(i, request.from, to)) rowGroupIndexes.push(indexOf(group));
-      if (rowGroupIndexes.length === 0) continue;
-      rowGroups = rowGroupIndexes;
-    }
-    const vmId = vmIds === null ? '' : slice.vmId(i);
-    for (const g of rowGroups) {
-      const at = denseAt[g];
-      if (at === -1) {
-        if (deferredLength + 2 > deferred.length) {
-          const grown = new Int32Array(deferred.length * 2);
-          grown.set(deferred);
-          deferred = grown;
-        }
-        deferred[deferredLength++] = g;
-        deferred[deferredLength++] = i;
-        continue;
+    let last = first + spanLength(span);
+    // Ids ascend: those newer than this task's snapshot of the component table (the columns are live) end
+    // the list, and are not counted (their counters would be another group's).
+    while (last > first && arena[last - 1] >= componentCount) last--;
+    // A VM without a counted component makes no group: a filter for one library grouped by host creates
+    // the hosts that have it, not every host.
+    const countFrom = countEvery ? first : firstCounted(arena, first, last, slotOf);
+    if (countFrom === last) continue;
+    rowFrom[i] = countFrom;
+    rowTo[i] = last;
+    if (grouper.timeless) memberships.add(indexOf(grouper.groupOf(i)), i);
+    else {
+      let any = false;
+      for (const group of grouper.groupsOf(i, request.from, to)) {
+        memberships.add(indexOf(group), i);
+        any = true;
       }
-      if (countEvery) {
-        // The common case, and the hot loop: every component of the VM counts.
-        let k = first;
-        for (; k + 3 < last; k += 4) {
-          denseCounters[at + arena[k] * LANES]++;
-          denseCounters[at + arena[k + 1] * LANES + 1]++;
-          denseCounters[at + arena[k + 2] * LANES + 2]++;
-          denseCounters[at + arena[k + 3] * LANES + 3]++;
-        }
-        for (; k < last; k++) denseCounters[at + arena[k] * LANES]++;
-        continue;
-      }
-      for (let k = counted; k < last; k++) {
-        const c = arena[k];
-        const slot = c < slotOf.length ? slotOf[c] : -1;
-        if (slot < 0) continue;
-        denseCounters[at + slot]++;
-        if (vmIds !== null) (vmIds[g][c] ??= []).push(vmId);
-      }
+      if (!any) continue;
     }
     vmCount++;
   }
 
-  const deferredCounts = new GroupByGroup(slice, { slotOf, componentOf }, groups.length, deferred.subarray(0, deferredLength), vmIds);
+  // Dense counters for the groups met first, up to the limit; a report with `detail` lists each group's VMs
+  // per component, which GroupByGroup keeps, so all its groups are counted there.
+  const denseAt = new Int32Array(groups.length).fill(-1);
+  let denseUsed = 0;
+  for (let g = 0; g < groups.length && !request.detail && denseUsed + lanes * slots <= denseLimit; g++, denseUsed += lanes * slots) denseAt[g] = denseUsed;
+  const denseCounters = new Uint32Array(denseUsed);
+  const rest = countDense(memberships.written(), denseAt, rowFrom, rowTo, arena, denseCounters, countEvery ? null : slotOf);
+
+  const vmIds: Record<number, string[]>[] | null = request.detail ? groups.map(() => ({})) : null;
+  const oneByOne = new GroupByGroup(slice, counted, groups.length, rest, vmIds);
   const counts = new PairList();
   const countEnds = new Uint32Array(groups.length);
   for (let g = 0; g < groups.length; g++) {
     const at = denseAt[g];
-    if (at === -1) deferredCounts.countInto(g, counts);
+    if (at === -1) oneByOne.countInto(g, counts);
     else {
       for (let slot = 0; slot < slots; slot++) {
         let n = 0;
@@ -259,6 +219,68 @@ export function componentPartition(context: KernelContext, request: ReportReques
   const components: number[] = [];
   for (let c = 0; c < componentCount; c++) if (seen[c] === 1) components.push(c);
   return { groups, counts: pairs, countEnds, vmIds, vmCount, components: Uint32Array.from(components) };
+}
+
+/** Where the first counted component of arena[first, last) is, `last` for none. */
+function firstCounted(arena: Uint32Array, first: number, last: number, slotOf: Int32Array): number {
+  let k = first;
+  while (k < last && (arena[k] >= slotOf.length || slotOf[arena[k]] < 0)) k++;
+  return k;
+}
+
+/**
+ * The counting kernel: each membership's counted components, arena[rowFrom[row], rowTo[row]), added to its
+ * group's dense counters. Typed arrays only, apart from the plan, so that it compiles once and stays
+ * compiled. `slotOf` null: every component counts, each in its own lane (counter c * LANES + lane), so
+ * consecutive ids never wait on the same counter's store. Gives back the memberships of the groups without
+ * dense counters.
+ */
+function countDense(memberships: Int32Array, denseAt: Int32Array, rowFrom: Int32Array, rowTo: Int32Array, arena: Uint32Array, counters: Uint32Array, slotOf: Int32Array | null): Int32Array {
+  const rest = new Int32Array(memberships.length);
+  let restLength = 0;
+  for (let m = 0; m < memberships.length; m += 2) {
+    const at = denseAt[memberships[m]];
+    const row = memberships[m + 1];
+    if (at === -1) {
+      rest[restLength++] = memberships[m];
+      rest[restLength++] = row;
+      continue;
+    }
+    let k = rowFrom[row];
+    const last = rowTo[row];
+    if (slotOf === null) {
+      for (; k + 3 < last; k += 4) {
+        counters[at + arena[k] * LANES]++;
+        counters[at + arena[k + 1] * LANES + 1]++;
+        counters[at + arena[k + 2] * LANES + 2]++;
+        counters[at + arena[k + 3] * LANES + 3]++;
+      }
+      for (; k < last; k++) counters[at + arena[k] * LANES]++;
+      continue;
+    }
+    for (; k < last; k++) {
+      const c = arena[k];
+      const slot = c < slotOf.length ? slotOf[c] : -1;
+      if (slot >= 0) counters[at + slot]++;
+    }
+  }
+  return rest.subarray(0, restLength);
+}
+
+/** A growable list of (group index, row) memberships. */
+class Memberships {
+  #values = new Int32Array(1 << 13);
+  #length = 0;
+
+  add(group: number, row: number): void {
+    if (this.#length + 2 > this.#values.length) this.#values = grown(this.#values, 2 * this.#values.length);
+    this.#values[this.#length++] = group;
+    this.#values[this.#length++] = row;
+  }
+
+  written(): Int32Array {
+    return this.#values.subarray(0, this.#length);
+  }
 }
 
 /** A copy of `array` with room for `length` values. */
