@@ -19,6 +19,8 @@ export const USAGE = `npm run bench -- [options]
   --vms N                  fleet size the suites seed, instead of their default
   --components-per-vm N    components per VM of the seeded fleet
   --methods N              distinct application methods of the seeded fleet
+  --runs N                 timed runs per engine after the first in the peers suite, the best counting
+                           (default 3: reports of a fresh service warm up over their first few runs)
   --compare FILE           print each figure beside the one in a saved result file, with new/old
   --out FILE               write the result JSON here instead of bench/results/<timestamp>-<mode>.json
   --help                   this text`;
@@ -44,6 +46,7 @@ export function parseRunnerArgs(argv: readonly string[]): RunnerArgs {
         vms: { type: 'string' },
         'components-per-vm': { type: 'string' },
         methods: { type: 'string' },
+        runs: { type: 'string' },
         compare: { type: 'string' },
         out: { type: 'string' },
         help: { type: 'boolean', default: false },
@@ -57,9 +60,11 @@ export function parseRunnerArgs(argv: readonly string[]): RunnerArgs {
   const vms = count('vms', values.vms);
   const componentsPerVm = count('components-per-vm', values['components-per-vm']);
   const methods = count('methods', values.methods);
+  const runs = count('runs', values.runs);
   if (vms !== undefined) options.vms = vms;
   if (componentsPerVm !== undefined) options.componentsPerVm = componentsPerVm;
   if (methods !== undefined) options.methods = methods;
+  if (runs !== undefined) options.runs = runs;
   if (filter.length > 0) options.filter = filter;
   const args: RunnerArgs = { options, help: values.help };
   if (values.compare !== undefined) args.compare = values.compare;

@@ -8,6 +8,8 @@ export interface BenchOptions {
   vms?: number;
   componentsPerVm?: number;
   methods?: number;
+  /** Timed runs per engine after the first where a suite compares engines (peers: the best counts). */
+  runs?: number;
   /** `--filter` terms: a row runs when a term is a substring of its suite's name or of its own name (case-insensitive). */
   filter?: string[];
 }

@@ -9,11 +9,11 @@ test('no flags: a full run of every suite', () => {
 
 test('every flag', () => {
   const args = parseRunnerArgs([
-    '--quick', '--filter', 'http', '--filter=parser,vuln', '--vms', '2000', '--components-per-vm=50', '--methods', '9000',
+    '--quick', '--filter', 'http', '--filter=parser,vuln', '--vms', '2000', '--components-per-vm=50', '--methods', '9000', '--runs', '10',
     '--compare', 'old.json', '--out', 'new.json',
   ]);
   assert.deepEqual(args, {
-    options: { quick: true, vms: 2000, componentsPerVm: 50, methods: 9000, filter: ['http', 'parser', 'vuln'] },
+    options: { quick: true, vms: 2000, componentsPerVm: 50, methods: 9000, runs: 10, filter: ['http', 'parser', 'vuln'] },
     compare: 'old.json',
     out: 'new.json',
     help: false,
@@ -33,6 +33,7 @@ for (const [argv, message] of [
   [['--vms', '0'], /--vms must be a whole number of at least 1/],
   [['--vms', '1e5'], /--vms must be a whole number/],
   [['--methods', '-3'], /methods/],
+  [['--runs', '0'], /runs/],
   [['--vms'], /--vms/],
   [['--fast'], /--fast/],
   [['suite-name'], /suite-name/],
