@@ -135,73 +135,23 @@ export function componentPartition(context: KernelContext, request: ReportReques
   // Component fields in groupBy come from the component itself (componentFinalize): partitions group on the rest.
   const grouper = new Grouper(slice, groupFields(request.groupBy, catalog).filter((field) => field.scope !== 'component'), request.from, to);
 
-  // Group id → index into `groups` (-1: not met yet); group ids are small dense integers.
-  let groupIndex = new Int32Array(64).fill(-1);
-  const groups: GroupValue[][] = [];
-  const indexOf = (group: number): number => {
-    if (group >= groupIndex.length) {
-      const larger = new Int32Array(Math.max(group + 1, groupIndex.length * 2)).fill(-1);
-      larger.set(groupIndex);
-      groupIndex = larger;
-    }
-    let g = groupIndex[group];
-    if (g === -1) {
-      g = groupIndex[group] = groups.length;
-      groups.push(grouper.values(group));
-    }
-    return g;
-  };
-
-  // First the plan: which groups each counted VM is in, as (group index, row) memberships, and where each
-  // VM's counted components are in the arena. Then the counting kernel over them.
-  const memberships = new Memberships();
-  const rowFrom = new Int32Array(slice.count);
-  const rowTo = new Int32Array(slice.count);
-  let vmCount = 0;
-  const arena = slice.componentArena;
-  const { states, scan } = slice;
-  const { from } = request;
-  const until = request.to ?? Number.POSITIVE_INFINITY;
-  for (let i = 0; i < slice.count; i++) {
-    // Population (decisions §9): heard from since startTime, started by endTime.
-    if (mask[i] === 0 || states[i] === 0 || scan.lastHeardTime[i] < from || scan.startTime[i] > until) continue;
-    const span = slice.componentSpan(i);
-    const first = spanStart(span);
-    let last = first + spanLength(span);
-    // Ids ascend: those newer than this task's snapshot of the component table (the columns are live) end
-    // the list, and are not counted (their counters would be another group's).
-    while (last > first && arena[last - 1] >= componentCount) last--;
-    // A VM without a counted component makes no group: a filter for one library grouped by host creates
-    // the hosts that have it, not every host.
-    const countFrom = countEvery ? first : firstCounted(arena, first, last, slotOf);
-    if (countFrom === last) continue;
-    rowFrom[i] = countFrom;
-    rowTo[i] = last;
-    if (grouper.timeless) memberships.add(indexOf(grouper.groupOf(i)), i);
-    else {
-      let any = false;
-      for (const group of grouper.groupsOf(i, request.from, to)) {
-        memberships.add(indexOf(group), i);
-        any = true;
-      }
-      if (!any) continue;
-    }
-    vmCount++;
-  }
+  const groups = new GroupIndex(grouper);
+  const { memberships, rowFrom, rowTo, vmCount } = planCounts(slice, mask, grouper, groups, countEvery ? null : slotOf, componentCount, request.from, request.to ?? Number.POSITIVE_INFINITY, to);
 
   // Dense counters for the groups met first, up to the limit; a report with `detail` lists each group's VMs
   // per component, which GroupByGroup keeps, so all its groups are counted there.
-  const denseAt = new Int32Array(groups.length).fill(-1);
+  const denseAt = new Int32Array(groups.count).fill(-1);
   let denseUsed = 0;
-  for (let g = 0; g < groups.length && !request.detail && denseUsed + lanes * slots <= denseLimit; g++, denseUsed += lanes * slots) denseAt[g] = denseUsed;
+  for (let g = 0; g < groups.count && !request.detail && denseUsed + lanes * slots <= denseLimit; g++, denseUsed += lanes * slots) denseAt[g] = denseUsed;
   const denseCounters = new Uint32Array(denseUsed);
-  const rest = countDense(memberships.written(), denseAt, rowFrom, rowTo, arena, denseCounters, countEvery ? null : slotOf);
+  const rest = new Int32Array(memberships.length);
+  const restLength = countDense(memberships, denseAt, rowFrom, rowTo, slice.componentArena, denseCounters, countEvery ? null : slotOf, rest);
 
-  const vmIds: Record<number, string[]>[] | null = request.detail ? groups.map(() => ({})) : null;
-  const oneByOne = new GroupByGroup(slice, counted, groups.length, rest, vmIds);
+  const vmIds: Record<number, string[]>[] | null = request.detail ? groups.values.map(() => ({})) : null;
+  const oneByOne = new GroupByGroup(slice, counted, groups.count, rest.subarray(0, restLength), vmIds);
   const counts = new PairList();
-  const countEnds = new Uint32Array(groups.length);
-  for (let g = 0; g < groups.length; g++) {
+  const countEnds = new Uint32Array(groups.count);
+  for (let g = 0; g < groups.count; g++) {
     const at = denseAt[g];
     if (at === -1) oneByOne.countInto(g, counts);
     else {
@@ -218,7 +168,87 @@ export function componentPartition(context: KernelContext, request: ReportReques
   for (let k = 0; k < pairs.length; k += 2) seen[pairs[k]] = 1;
   const components: number[] = [];
   for (let c = 0; c < componentCount; c++) if (seen[c] === 1) components.push(c);
-  return { groups, counts: pairs, countEnds, vmIds, vmCount, components: Uint32Array.from(components) };
+  return { groups: groups.values, counts: pairs, countEnds, vmIds, vmCount, components: Uint32Array.from(components) };
+}
+
+/** A partition's groups in the order met: the grouper's group ids numbered densely, with their values. */
+class GroupIndex {
+  readonly #grouper: Grouper;
+  /** Group id → index into `values` (-1: not met yet); group ids are small dense integers. */
+  #indexOf = new Int32Array(64).fill(-1);
+  readonly values: GroupValue[][] = [];
+
+  constructor(grouper: Grouper) {
+    this.#grouper = grouper;
+  }
+
+  get count(): number {
+    return this.values.length;
+  }
+
+  /** The index of a grouper's group id, numbering it the first time. */
+  of(group: number): number {
+    if (group >= this.#indexOf.length) {
+      const larger = new Int32Array(Math.max(group + 1, this.#indexOf.length * 2)).fill(-1);
+      larger.set(this.#indexOf);
+      this.#indexOf = larger;
+    }
+    let g = this.#indexOf[group];
+    if (g === -1) {
+      g = this.#indexOf[group] = this.values.length;
+      this.values.push(this.#grouper.values(group));
+    }
+    return g;
+  }
+}
+
+/** What the counting kernel counts: (group index, row) memberships, each row's counted range arena[rowFrom, rowTo). */
+interface CountPlan {
+  memberships: Int32Array;
+  rowFrom: Int32Array;
+  rowTo: Int32Array;
+  vmCount: number;
+}
+
+/**
+ * Which groups each counted VM is in, and where its counted components are in the arena. A function of
+ * its own, apart from the report's setup, so that V8 keeps it compiled from one report to the next.
+ * `slotOf` null: every component counts.
+ */
+function planCounts(slice: FleetSlice, mask: Uint8Array, grouper: Grouper, groups: GroupIndex, slotOf: Int32Array | null, componentCount: number, from: number, until: number, to: number): CountPlan {
+  const memberships = new Memberships();
+  const rowFrom = new Int32Array(slice.count);
+  const rowTo = new Int32Array(slice.count);
+  let vmCount = 0;
+  const arena = slice.componentArena;
+  const { states, scan } = slice;
+  for (let i = 0; i < slice.count; i++) {
+    // Population (decisions §9): heard from since startTime, started by endTime.
+    if (mask[i] === 0 || states[i] === 0 || scan.lastHeardTime[i] < from || scan.startTime[i] > until) continue;
+    const span = slice.componentSpan(i);
+    const first = spanStart(span);
+    let last = first + spanLength(span);
+    // Ids ascend: those newer than this task's snapshot of the component table (the columns are live) end
+    // the list, and are not counted (their counters would be another group's).
+    while (last > first && arena[last - 1] >= componentCount) last--;
+    // A VM without a counted component makes no group: a filter for one library grouped by host creates
+    // the hosts that have it, not every host.
+    const countFrom = slotOf === null ? first : firstCounted(arena, first, last, slotOf);
+    if (countFrom === last) continue;
+    rowFrom[i] = countFrom;
+    rowTo[i] = last;
+    if (grouper.timeless) memberships.add(groups.of(grouper.groupOf(i)), i);
+    else {
+      let any = false;
+      for (const group of grouper.groupsOf(i, from, to)) {
+        memberships.add(groups.of(group), i);
+        any = true;
+      }
+      if (!any) continue;
+    }
+    vmCount++;
+  }
+  return { memberships: memberships.written(), rowFrom, rowTo, vmCount };
 }
 
 /** Where the first counted component of arena[first, last) is, `last` for none. */
@@ -232,11 +262,11 @@ function firstCounted(arena: Uint32Array, first: number, last: number, slotOf: I
  * The counting kernel: each membership's counted components, arena[rowFrom[row], rowTo[row]), added to its
  * group's dense counters. Typed arrays only, apart from the plan, so that it compiles once and stays
  * compiled. `slotOf` null: every component counts, each in its own lane (counter c * LANES + lane), so
- * consecutive ids never wait on the same counter's store. Gives back the memberships of the groups without
- * dense counters.
+ * consecutive ids never wait on the same counter's store. The memberships of groups without dense
+ * counters are copied to `rest`; gives back how many values it wrote there (nothing after the loop but a
+ * number: V8 compiles the loop while it runs, and code it has not yet seen run would undo that).
  */
-function countDense(memberships: Int32Array, denseAt: Int32Array, rowFrom: Int32Array, rowTo: Int32Array, arena: Uint32Array, counters: Uint32Array, slotOf: Int32Array | null): Int32Array {
-  const rest = new Int32Array(memberships.length);
+function countDense(memberships: Int32Array, denseAt: Int32Array, rowFrom: Int32Array, rowTo: Int32Array, arena: Uint32Array, counters: Uint32Array, slotOf: Int32Array | null, rest: Int32Array): number {
   let restLength = 0;
   for (let m = 0; m < memberships.length; m += 2) {
     const at = denseAt[memberships[m]];
@@ -264,7 +294,7 @@ function countDense(memberships: Int32Array, denseAt: Int32Array, rowFrom: Int32
       if (slot >= 0) counters[at + slot]++;
     }
   }
-  return rest.subarray(0, restLength);
+  return restLength;
 }
 
 /** A growable list of (group index, row) memberships. */
