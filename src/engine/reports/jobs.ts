@@ -262,7 +262,11 @@ export class ReportJobs implements Reports {
     }
     const rows = (this.#store.meta.get('rowNext') as number | undefined) ?? 0;
     const workers = this.#config.testPartitionSize ? 1 : Math.min(this.#config.workers, Math.ceil(rows / MIN_ROWS_PER_PARTITION));
-    let count = Math.min(MAX_PARTITIONS, Math.max(1, workers, Math.ceil(rows / (this.#config.testPartitionSize || ROWS_PER_PARTITION))));
+    // With one worker, partitions would run one after the other, their results crossing to the service and
+    // back to be merged (a component report of 1M VMs by host: ten partitions, 400k groups merged, 1.5 s
+    // and 300 MB more): one partition writes the pages itself.
+    const perPartition = this.#config.testPartitionSize || (this.#config.workers === 1 ? Number.POSITIVE_INFINITY : ROWS_PER_PARTITION);
+    let count = Math.min(MAX_PARTITIONS, Math.max(1, workers, Math.ceil(rows / perPartition)));
     // The partition fault needs a partition 1 to fail.
     if (this.#faults.includes('partition-fail')) count = Math.max(count, 2);
     const size = Math.max(1, Math.ceil(rows / count));
