@@ -431,36 +431,60 @@ function countStart(groups: Pick<ComponentPartial, 'countEnds'>, g: number): num
   return g === 0 ? 0 : groups.countEnds[g - 1];
 }
 
-/** One partition's groups as they are; those of several merged by their values, their counts added. */
+/**
+ * One partition's groups as they are; those of several merged by their values, their counts added. Most
+ * groups of a report by host come from one partition: their pairs are copied, and only a group met in
+ * several gets a sum.
+ */
 function mergeGroups(partials: readonly ComponentPartial[]): MergedGroups {
   if (partials.length === 1) return { ...partials[0], values: partials[0].groups };
-  const indexOf = new Map<string, number>();
+  // Groups of one field are told apart by the value itself (a Map keeps "null" and null apart).
+  const keyOf = (groupValues: GroupValue[]): unknown => (groupValues.length === 1 ? groupValues[0] : tupleKey(groupValues));
+  const indexOf = new Map<unknown, number>();
   const values: GroupValue[][] = [];
-  const sums: Map<number, number>[] = [];
+  // Each merged group's first (partition, group), and the sums of the groups met more than once.
+  const firstPartial: number[] = [];
+  const firstGroup: number[] = [];
+  const sums = new Map<number, Map<number, number>>();
   const vmIds: Record<number, string[]>[] | null = partials.every((partial) => partial.vmIds !== null) ? [] : null;
-  for (const partial of partials) {
+  const add = (sum: Map<number, number>, partial: ComponentPartial, g: number): void => {
+    for (let k = countStart(partial, g); k < partial.countEnds[g]; k += 2) sum.set(partial.counts[k], (sum.get(partial.counts[k]) ?? 0) + partial.counts[k + 1]);
+  };
+  partials.forEach((partial, p) => {
     partial.groups.forEach((groupValues, g) => {
-      const key = tupleKey(groupValues);
+      const key = keyOf(groupValues);
       let m = indexOf.get(key);
       if (m === undefined) {
         indexOf.set(key, (m = values.length));
         values.push(groupValues);
-        sums.push(new Map());
+        firstPartial.push(p);
+        firstGroup.push(g);
         vmIds?.push({});
+      } else {
+        let sum = sums.get(m);
+        if (sum === undefined) {
+          sums.set(m, (sum = new Map()));
+          add(sum, partials[firstPartial[m]], firstGroup[m]);
+        }
+        add(sum, partial, g);
       }
-      const { counts } = partial;
-      const sum = sums[m];
-      for (let k = countStart(partial, g); k < partial.countEnds[g]; k += 2) sum.set(counts[k], (sum.get(counts[k]) ?? 0) + counts[k + 1]);
       if (vmIds !== null) for (const [c, ids] of Object.entries(partial.vmIds![g])) (vmIds[m][Number(c)] ??= []).push(...ids);
     });
-  }
-  const counts: number[] = [];
-  const countEnds = new Uint32Array(values.length);
-  sums.forEach((sum, m) => {
-    for (const [c, n] of [...sum].sort((a, b) => a[0] - b[0])) counts.push(c, n);
-    countEnds[m] = counts.length;
   });
-  return { values, counts: Uint32Array.from(counts), countEnds, vmIds };
+  const counts = new PairList();
+  const countEnds = new Uint32Array(values.length);
+  for (let m = 0; m < values.length; m++) {
+    const sum = sums.get(m);
+    if (sum === undefined) {
+      const partial = partials[firstPartial[m]];
+      const g = firstGroup[m];
+      for (let k = countStart(partial, g); k < partial.countEnds[g]; k += 2) counts.push(partial.counts[k], partial.counts[k + 1]);
+    } else {
+      for (const [c, n] of [...sum].sort((a, b) => a[0] - b[0])) counts.push(c, n);
+    }
+    countEnds[m] = counts.length;
+  }
+  return { values, counts: counts.written(), countEnds, vmIds };
 }
 
 /**
