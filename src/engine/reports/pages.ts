@@ -138,9 +138,13 @@ export class PageWriter {
     this.#count++;
   }
 
-  /** Most reports are a few kilobytes: a page's buffer starts small and grows with it. */
+  /**
+   * A page's buffer holds all the page may take, never grown: a report of 400k items by host fills 14
+   * pages before the event loop turns to write the first, and buffers grown by doubling held 8 MB each
+   * and left as much garbage. Unwritten, its memory is address space only.
+   */
   #newPage(): ByteSink {
-    const page = new ByteSink(Math.min(this.#budget.bytes, 1 << 16));
+    const page = new ByteSink(this.#budget.bytes);
     page.byte(0x5b);
     return page;
   }
