@@ -29,7 +29,12 @@ export class ByteSink {
 
   reserve(extra: number): void {
     if (this.length + extra <= this.bytes.length) return;
-    const grown = ownBuffer(Math.max(this.length + extra, this.bytes.length * 2));
+    this.growTo(Math.max(this.length + extra, this.bytes.length * 2));
+  }
+
+  /** Moves the bytes to a buffer of `size`: for a writer that knows how far it will grow. */
+  growTo(size: number): void {
+    const grown = ownBuffer(size);
     this.bytes.copy(grown, 0, 0, this.length);
     this.bytes = grown;
   }
