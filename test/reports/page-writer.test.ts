@@ -1,5 +1,6 @@
 // PageWriter cuts nested items (component reports grouped by fields) into pages: each page is the JSON that
-// JSON.stringify gives for its items nested one level per field (interface §2.4), within the budget, and the pages hold every item in order.
+// JSON.stringify gives for its items nested one level per field (interface §2.4), within the budget, and the pages hold every item in order,
+// with pages' buffers filled again once written.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { PageWriter } from '../../src/engine/reports/pages.ts';
@@ -33,8 +34,17 @@ for (const nesting of [[], ['hostName'], ['hostName', 'tags.team']]) {
     for (const pageBytes of [400, 1_000, 5_000, 1_000_000]) {
       const reportId = `0b9e7c3a-1d2f-4e5a-8b6c-${String(pageBytes).padStart(6, '0')}${nesting.length}00000`;
       const writer = new PageWriter(store, reportId, pageBytes, RESERVE, nesting);
-      for (const item of all) writer.add(item);
+      // As a kernel does: a few pages in flight, the buffers of written ones filled again.
+      let settled = 0;
+      for (const item of all) {
+        writer.add(item);
+        if (writer.mustSettle) {
+          await writer.settle();
+          settled++;
+        }
+      }
       const totals = await writer.finish();
+      if (pageBytes === 400) assert.ok(settled > 0, 'the writer had more pages in flight than it keeps');
       assert.equal(totals.totalCount, all.length);
       const read: Record<string, unknown>[] = [];
       for (let page = 0; page < totals.totalPages; page++) {

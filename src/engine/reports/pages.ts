@@ -32,13 +32,19 @@ class PageBudget {
 /** What an empty page's data takes: its brackets. */
 const EMPTY_PAGE_BYTES = 2;
 
+/** Pages a writer has in flight at most: each holds its buffer until its file is written. */
+const PAGES_IN_FLIGHT = 4;
+
 export interface PageTotals {
   totalCount: number;
   totalPages: number;
 }
 
-/** Where a kernel gives a report's items in order: as objects, or as their JSON bytes and their nesting fields' values. */
-export type ItemWriter = Pick<PageWriter, 'add' | 'addBytes'>;
+/**
+ * Where a kernel gives a report's items in order: as objects, or as their JSON bytes and their nesting
+ * fields' values; it awaits `settle()` whenever `mustSettle`, so that only a few pages wait for the disk.
+ */
+export type ItemWriter = Pick<PageWriter, 'add' | 'addBytes' | 'mustSettle' | 'settle'>;
 
 /** `,"data":[`: what follows a nesting level's value. */
 const DATA_OPENING = Buffer.from(',"data":[');
@@ -69,6 +75,10 @@ export class PageWriter {
   #pages = 0;
   #count = 0;
   #writes: Promise<void>[] = [];
+  /** Pages whose writes `settle` waited for. */
+  #settled = 0;
+  /** Buffers of written pages, to fill again. */
+  readonly #free: Buffer[] = [];
   /** An object item's JSON, as bytes for addBytes. */
   readonly #scratch = new ByteSink(1 << 16);
 
@@ -146,7 +156,7 @@ export class PageWriter {
    * fills 14 pages before the event loop writes the first: doubling past the bound held 8 MB each).
    */
   #newPage(): ByteSink {
-    const page = new ByteSink(Math.min(this.#budget.bytes, 1 << 16));
+    const page = new ByteSink(this.#free.pop() ?? Math.min(this.#budget.bytes, 1 << 16));
     page.byte(0x5b);
     return page;
   }
@@ -156,11 +166,30 @@ export class PageWriter {
     page.reserve(2 * this.#nesting.length + 1);
     if (this.#items > 0) for (let l = 0; l < this.#nesting.length; l++) page.byte(0x5d), page.byte(0x7d);
     page.byte(0x5d);
-    this.#writes.push(putPage(this.#store, this.#reportId, this.#pages, page.written()));
+    const write = putPage(this.#store, this.#reportId, this.#pages, page.written());
+    this.#writes.push(write);
+    // The buffer is read until the file is written: free once it is.
+    write.then(() => this.#free.push(page.bytes), () => undefined);
     this.#pages++;
     this.#page = null;
     this.#items = 0;
     this.#bytes = 0;
+  }
+
+  /**
+   * Whether more than a few pages wait for the disk: a kernel writing items in one go would otherwise fill
+   * every page before the event loop turns to write the first (a report of 400k items by host: 14 pages).
+   */
+  get mustSettle(): boolean {
+    return this.#writes.length - this.#settled > PAGES_IN_FLIGHT;
+  }
+
+  /** Waits until no more than PAGES_IN_FLIGHT pages are being written; their buffers are then reused. */
+  async settle(): Promise<void> {
+    const until = this.#writes.length - PAGES_IN_FLIGHT;
+    if (until <= this.#settled) return;
+    await Promise.all(this.#writes.slice(this.#settled, until));
+    this.#settled = until;
   }
 
   /** Writes the last page (page 0 exists even when empty) and waits until all are on disk. */
@@ -187,7 +216,10 @@ export async function writeItemPages(store: Store, reportId: string, pageBytes: 
     }
   }
   const writer = new PageWriter(store, reportId, pageBytes, reserve);
-  for (const item of items) writer.add(item);
+  for (const item of items) {
+    writer.add(item);
+    if (writer.mustSettle) await writer.settle();
+  }
   return writer.finish();
 }
 
@@ -215,9 +247,6 @@ export async function msgpackPage(store: Store, reportId: string, page: number):
   store.pageFiles.putMsgpack(reportId, page, msgpack).catch(() => undefined);
   return msgpack;
 }
-
-/** Pages an EncodedPageWriter has in flight at most: each holds its buffers until its file is written. */
-const PAGES_IN_FLIGHT = 4;
 
 /**
  * Cuts items encoded by the partitions (in report order, partition by partition as they come) into pages

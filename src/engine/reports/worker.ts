@@ -186,7 +186,7 @@ async function writeReport(store: Store, reportId: string, request: ReportReques
     const result = componentFinalize(store, componentNames, request, partials as ComponentPartial[]);
     throwIfCancelled(cancel);
     const writer = new PageWriter(store, reportId, pageBytes, reserve, request.groupBy);
-    result.write(writer);
+    await result.write(writer);
     return { ...(await writer.finish()), summary: result.summary };
   }
   throwIfCancelled(cancel);

@@ -53,7 +53,7 @@ function groupOrder(values: readonly GroupValue[][], groupBy: readonly string[])
  * its components by their rank among all components (name ascending, version descending in Maven order).
  * Items go to the writer as JSON bytes, each of a group's fields and of a component's encoded once.
  */
-export function writeInDefaultOrder(names: ComponentNames, request: ReportRequest, groups: MergedGroups, writer: ItemWriter): void {
+export async function writeInDefaultOrder(names: ComponentNames, request: ReportRequest, groups: MergedGroups, writer: ItemWriter): Promise<void> {
   const rankOf = names.ranks;
   // `"componentName":…,"componentVersion":…,"count":` by component id, as JSON.stringify writes an item.
   const componentJson: (Buffer | undefined)[] = [];
@@ -75,6 +75,7 @@ export function writeInDefaultOrder(names: ComponentNames, request: ReportReques
     writer.addBytes(item.written(), groups.values[g]);
   };
   for (const g of groupOrder(groups.values, request.groupBy)) {
+    if (writer.mustSettle) await writer.settle();
     // The group's fields, as the item's first keys (JSON.stringify writes keys in the order they were set):
     // written once, each of the group's items then written after them.
     const values = groups.values[g];
@@ -102,6 +103,7 @@ export function writeInDefaultOrder(names: ComponentNames, request: ReportReques
     for (const p of order) {
       item.length = head;
       writeItem(g, pairs, p);
+      if (writer.mustSettle) await writer.settle();
     }
   }
 }

@@ -139,7 +139,7 @@ export function componentPartition(context: KernelContext, request: ReportReques
 
 export interface ComponentResult {
   /** Gives the items to `writer` in report order. */
-  write(writer: ItemWriter): void;
+  write(writer: ItemWriter): Promise<void>;
   summary: { vmCount: number; componentCount: number };
 }
 
@@ -260,6 +260,12 @@ export function componentFinalize(store: Store, names: ComponentNames, request: 
     ),
   ];
   sortItems(items, keys);
-  return { write: (writer) => items.forEach((item) => writer.add(item)), summary };
+  const write = async (writer: ItemWriter): Promise<void> => {
+    for (const item of items) {
+      writer.add(item);
+      if (writer.mustSettle) await writer.settle();
+    }
+  };
+  return { write, summary };
 }
 
