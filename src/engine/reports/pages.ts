@@ -35,6 +35,51 @@ const EMPTY_PAGE_BYTES = 2;
 /** Pages a writer has in flight at most: each holds its buffer until its file is written. */
 const PAGES_IN_FLIGHT = 4;
 
+/**
+ * A writer's page writes under way, and the buffers of those written, to fill again: a report's hundreds
+ * of megabytes of pages pass through a few buffers instead of becoming garbage for the collector.
+ */
+class PageWrites {
+  readonly #writes: Promise<void>[] = [];
+  /** Writes `settle` waited for. */
+  #settled = 0;
+  readonly #free: Buffer[] = [];
+
+  /** A page's write, reading `buffer` until it is done. */
+  add(write: Promise<void>, buffer: Buffer): void {
+    this.#writes.push(write);
+    write.then(() => this.#free.push(buffer), () => undefined);
+  }
+
+  /** A written page's buffer, if there is one. */
+  freeBuffer(): Buffer | undefined {
+    return this.#free.pop();
+  }
+
+  /** Whether more than PAGES_IN_FLIGHT pages may still be in flight. */
+  get full(): boolean {
+    return this.#writes.length - this.#settled > PAGES_IN_FLIGHT;
+  }
+
+  /** Waits until at most PAGES_IN_FLIGHT pages are in flight. */
+  async settle(): Promise<void> {
+    const until = this.#writes.length - PAGES_IN_FLIGHT;
+    if (until <= this.#settled) return;
+    await Promise.all(this.#writes.slice(this.#settled, until));
+    this.#settled = until;
+  }
+
+  /** Waits for every write; a failed one throws. */
+  async done(): Promise<void> {
+    await Promise.all(this.#writes);
+  }
+
+  /** Waits for every write, failed or not. */
+  async stopped(): Promise<void> {
+    await Promise.allSettled(this.#writes);
+  }
+}
+
 export interface PageTotals {
   totalCount: number;
   totalPages: number;
@@ -74,11 +119,7 @@ export class PageWriter {
   readonly #openings = new ByteSink(1 << 10);
   #pages = 0;
   #count = 0;
-  #writes: Promise<void>[] = [];
-  /** Pages whose writes `settle` waited for. */
-  #settled = 0;
-  /** Buffers of written pages, to fill again. */
-  readonly #free: Buffer[] = [];
+  readonly #writes = new PageWrites();
   /** An object item's JSON, as bytes for addBytes. */
   readonly #scratch = new ByteSink(1 << 16);
 
@@ -156,7 +197,7 @@ export class PageWriter {
    * fills 14 pages before the event loop writes the first: doubling past the bound held 8 MB each).
    */
   #newPage(): ByteSink {
-    const page = new ByteSink(this.#free.pop() ?? Math.min(this.#budget.bytes, 1 << 16));
+    const page = new ByteSink(this.#writes.freeBuffer() ?? Math.min(this.#budget.bytes, 1 << 16));
     page.byte(0x5b);
     return page;
   }
@@ -166,10 +207,7 @@ export class PageWriter {
     page.reserve(2 * this.#nesting.length + 1);
     if (this.#items > 0) for (let l = 0; l < this.#nesting.length; l++) page.byte(0x5d), page.byte(0x7d);
     page.byte(0x5d);
-    const write = putPage(this.#store, this.#reportId, this.#pages, page.written());
-    this.#writes.push(write);
-    // The buffer is read until the file is written: free once it is.
-    write.then(() => this.#free.push(page.bytes), () => undefined);
+    this.#writes.add(putPage(this.#store, this.#reportId, this.#pages, page.written()), page.bytes);
     this.#pages++;
     this.#page = null;
     this.#items = 0;
@@ -181,21 +219,18 @@ export class PageWriter {
    * every page before the event loop turns to write the first (a report of 400k items by host: 14 pages).
    */
   get mustSettle(): boolean {
-    return this.#writes.length - this.#settled > PAGES_IN_FLIGHT;
+    return this.#writes.full;
   }
 
-  /** Waits until no more than PAGES_IN_FLIGHT pages are being written; their buffers are then reused. */
-  async settle(): Promise<void> {
-    const until = this.#writes.length - PAGES_IN_FLIGHT;
-    if (until <= this.#settled) return;
-    await Promise.all(this.#writes.slice(this.#settled, until));
-    this.#settled = until;
+  /** Waits until no more than a few pages are being written; their buffers are then reused. */
+  settle(): Promise<void> {
+    return this.#writes.settle();
   }
 
   /** Writes the last page (page 0 exists even when empty) and waits until all are on disk. */
   async finish(): Promise<PageTotals> {
     if (this.#items > 0 || this.#pages === 0) this.#flush();
-    await Promise.all(this.#writes);
+    await this.#writes.done();
     return { totalCount: this.#count, totalPages: this.#pages };
   }
 }
@@ -362,9 +397,7 @@ export class PagedItems implements ItemSink {
   #pages = 0;
   /** Pages closed and not yet written, each with the buffer it views. */
   readonly #closed: { page: Buffer; buffer: Buffer }[] = [];
-  /** Buffers of written pages, to fill again. */
-  readonly #free: Buffer[] = [];
-  readonly #writes: Promise<void>[] = [];
+  readonly #writes = new PageWrites();
 
   constructor(store: Store, reportId: string, pageBytes: number, reserve: number) {
     this.#store = store;
@@ -401,14 +434,8 @@ export class PagedItems implements ItemSink {
 
   /** Starts writing the closed pages; waits while more than a few are in flight. */
   async write(): Promise<void> {
-    for (const { page, buffer } of this.#closed.splice(0)) {
-      const write = putPage(this.#store, this.#reportId, this.#pages++, page);
-      this.#writes.push(write);
-      // The buffer is read until the file is written: free once it is.
-      write.then(() => this.#free.push(buffer), () => undefined);
-    }
-    const waiting = this.#writes.length - PAGES_IN_FLIGHT;
-    if (waiting > 0) await Promise.all(this.#writes.slice(0, waiting));
+    for (const { page, buffer } of this.#closed.splice(0)) this.#writes.add(putPage(this.#store, this.#reportId, this.#pages++, page), buffer);
+    await this.#writes.settle();
   }
 
   /** Writes the last page (page 0 exists even when empty) and waits until all are on disk. */
@@ -420,14 +447,14 @@ export class PagedItems implements ItemSink {
       this.#closed.push({ page: json.bytes.subarray(0, json.length), buffer: json.bytes });
     }
     await this.write();
-    await Promise.all(this.#writes);
+    await this.#writes.done();
     return { totalCount: this.#totalCount, totalPages: this.#pages };
   }
 
   /** Waits for the pages in flight and writes no more: for a report whose pages are dropped. */
   async abandon(): Promise<void> {
     this.#closed.length = 0;
-    await Promise.allSettled(this.#writes);
+    await this.#writes.stopped();
   }
 
   /**
@@ -435,7 +462,7 @@ export class PagedItems implements ItemSink {
    * page too, unless that one is very long: growing it would copy the whole page.
    */
   #newPage(): ByteSink {
-    const json = new ByteSink(this.#free.pop() ?? Buffer.allocUnsafeSlow(this.#budget.bytes + OVERFLOW_BYTES));
+    const json = new ByteSink(this.#writes.freeBuffer() ?? Buffer.allocUnsafeSlow(this.#budget.bytes + OVERFLOW_BYTES));
     json.byte(0x5b);
     return json;
   }
