@@ -45,6 +45,8 @@ export class FleetSlice {
   readonly scan: SliceScan;
   /** 0 for an absent row, else 1 RUNNING, 2 OFFLINE, 3 TERMINATED, as of the report's `now`. */
   readonly states: Uint8Array;
+  /** Where each row's component ids are in `componentArena` (spanStart, spanLength), row i at i. */
+  readonly componentSpans: Float64Array;
   readonly #fleet: FleetColumnsView;
   readonly #store: Store;
   readonly #dict: Dictionary;
@@ -68,6 +70,7 @@ export class FleetSlice {
       stopTime: view(fleet.stopTime),
       strings: Object.fromEntries(SCAN_STRING_FIELDS.map((field) => [field, view(fleet.strings[field])])) as Record<ScanStringField, Uint32Array>,
     };
+    this.componentSpans = view(fleet.componentSpans);
     const present = fleet.present.subarray(this.#start, last);
     const { startTime, lastHeardTime, stopTime } = this.scan;
     this.states = new Uint8Array(this.#count);
@@ -79,13 +82,9 @@ export class FleetSlice {
     }
   }
 
-  /** The array that holds every VM's component ids; `componentSpan(i)` locates row i's (spanStart, spanLength). */
+  /** The array that holds every VM's component ids. */
   get componentArena(): Uint32Array {
     return this.#fleet.componentArena;
-  }
-
-  componentSpan(i: number): number {
-    return this.#fleet.componentSpans[this.#start + i];
   }
 
   /** The VM's tags as (key id, value id) pairs, sorted by key id. */

@@ -81,21 +81,50 @@ export interface CountPlan {
 }
 
 /**
- * Which groups each counted VM is in, and where its counted components are in the arena. A function of
- * its own, apart from the report's setup, so that V8 keeps it compiled from one report to the next.
- * `slotOf` null: every component counts.
+ * Which groups each counted VM is in, and where its counted components are in the arena. The rows come from
+ * `countedRows`, whose loop over every VM takes typed arrays only; this one calls the grouper for the rows
+ * it kept.
  */
 export function planCounts(slice: FleetSlice, mask: Uint8Array, grouper: Grouper, groups: GroupIndex, slotOf: Int32Array | null, componentCount: number, from: number, until: number, to: number): CountPlan {
-  const memberships = new Memberships();
+  const rows = new Int32Array(slice.count);
   const rowFrom = new Int32Array(slice.count);
   const rowTo = new Int32Array(slice.count);
+  const kept = countedRows(mask, slice.states, slice.scan.startTime, slice.scan.lastHeardTime, slice.componentSpans, slice.componentArena, slotOf, componentCount, from, until, rows, rowFrom, rowTo);
+  if (grouper.timeless) {
+    const groupIds = grouper.rowGroups(rows.subarray(0, kept));
+    const pairs = new Int32Array(2 * kept);
+    for (let k = 0; k < kept; k++) {
+      pairs[2 * k] = groups.of(groupIds[k]);
+      pairs[2 * k + 1] = rows[k];
+    }
+    return { memberships: pairs, rowFrom, rowTo, vmCount: kept };
+  }
+  const memberships = new Memberships();
   let vmCount = 0;
-  const arena = slice.componentArena;
-  const { states, scan } = slice;
-  for (let i = 0; i < slice.count; i++) {
-    // Population (decisions §9): heard from since startTime, started by endTime.
-    if (mask[i] === 0 || states[i] === 0 || scan.lastHeardTime[i] < from || scan.startTime[i] > until) continue;
-    const span = slice.componentSpan(i);
+  for (let k = 0; k < kept; k++) {
+    const i = rows[k];
+    let any = false;
+    for (const group of grouper.groupsOf(i, from, to)) {
+      memberships.add(groups.of(group), i);
+      any = true;
+    }
+    if (any) vmCount++;
+  }
+  return { memberships: memberships.written(), rowFrom, rowTo, vmCount };
+}
+
+/**
+ * The rows of the population (decisions §9: heard from since `from`, started by `until`) in the mask that
+ * have a counted component, written to `rows`, with where those components are in the arena: arena[rowFrom[i],
+ * rowTo[i]) for row i. Gives back how many rows it wrote. Typed arrays and numbers only, so that V8 compiles
+ * its loop once, in the first report, and keeps it compiled (with the grouper's calls in the same loop it
+ * was compiled and thrown away for the first four reports of a fresh service).
+ */
+export function countedRows(mask: Uint8Array, states: Uint8Array, startTime: Float64Array, lastHeardTime: Float64Array, spans: Float64Array, arena: Uint32Array, slotOf: Int32Array | null, componentCount: number, from: number, until: number, rows: Int32Array, rowFrom: Int32Array, rowTo: Int32Array): number {
+  let kept = 0;
+  for (let i = 0; i < states.length; i++) {
+    if (mask[i] === 0 || states[i] === 0 || lastHeardTime[i] < from || startTime[i] > until) continue;
+    const span = spans[i];
     const first = spanStart(span);
     let last = first + spanLength(span);
     // Ids ascend: those newer than this task's snapshot of the component table (the columns are live) end
@@ -103,29 +132,14 @@ export function planCounts(slice: FleetSlice, mask: Uint8Array, grouper: Grouper
     while (last > first && arena[last - 1] >= componentCount) last--;
     // A VM without a counted component makes no group: a filter for one library grouped by host creates
     // the hosts that have it, not every host.
-    const countFrom = slotOf === null ? first : firstCounted(arena, first, last, slotOf);
+    let countFrom = first;
+    if (slotOf !== null) while (countFrom < last && (arena[countFrom] >= slotOf.length || slotOf[arena[countFrom]] < 0)) countFrom++;
     if (countFrom === last) continue;
     rowFrom[i] = countFrom;
     rowTo[i] = last;
-    if (grouper.timeless) memberships.add(groups.of(grouper.groupOf(i)), i);
-    else {
-      let any = false;
-      for (const group of grouper.groupsOf(i, from, to)) {
-        memberships.add(groups.of(group), i);
-        any = true;
-      }
-      if (!any) continue;
-    }
-    vmCount++;
+    rows[kept++] = i;
   }
-  return { memberships: memberships.written(), rowFrom, rowTo, vmCount };
-}
-
-/** Where the first counted component of arena[first, last) is, `last` for none. */
-function firstCounted(arena: Uint32Array, first: number, last: number, slotOf: Int32Array): number {
-  let k = first;
-  while (k < last && (arena[k] >= slotOf.length || slotOf[arena[k]] < 0)) k++;
-  return k;
+  return kept;
 }
 
 /**
@@ -240,12 +254,13 @@ export class GroupByGroup {
   countInto(g: number, out: PairList): void {
     const { slotOf, componentOf } = this.#counted;
     const arena = this.#slice.componentArena;
+    const spans = this.#slice.componentSpans;
     const scratch = this.#scratch;
     const touched = this.#touched;
     let length = 0;
     for (let r = this.#starts[g]; r < this.#starts[g + 1]; r++) {
       const row = this.#rows[r];
-      const span = this.#slice.componentSpan(row);
+      const span = spans[row];
       const vmId = this.#vmIds === null ? '' : this.#slice.vmId(row);
       for (let k = spanStart(span), end = k + spanLength(span); k < end; k++) {
         const c = arena[k];
