@@ -1,4 +1,4 @@
-// The component kernel's counters: groups counted in dense arrays during the scan or one by one after it give the same partial, ids newer than the component table are not counted, and a
+// The component kernel's counters: groups counted in dense arrays during the scan or one by one after it give the same partial, over two-byte or four-byte ids; ids newer than the component table are not counted, and a
 // component filter makes groups only for the VMs that have a counted component. Items in the default order are written as JSON bytes.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -64,6 +64,16 @@ for (const body of BODIES) {
     assert.deepEqual(oneByOne, dense);
   });
 }
+
+test('the counts are the same over two-byte and four-byte component ids', () => {
+  assert.ok(context.fleet.componentArena instanceof Uint16Array);
+  const wide: KernelContext = { ...context, fleet: { ...context.fleet, componentArena: Uint32Array.from(context.fleet.componentArena) } };
+  for (const body of BODIES) {
+    const request = parseReportRequest('component', body, NOW, 7 * DAY).request;
+    assert.deepEqual(componentPartition(wide, request, 0, VMS), componentPartition(context, request, 0, VMS), JSON.stringify(body));
+    assert.deepEqual(componentPartition(wide, request, 0, VMS, 0), componentPartition(context, request, 0, VMS, 0), JSON.stringify(body));
+  }
+});
 
 /** A partial's counts as { group values: { component id: count } }. */
 function countsByGroup(partial: ComponentPartial): Record<string, Record<number, number>> {

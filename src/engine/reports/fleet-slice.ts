@@ -3,7 +3,7 @@ import type { Column } from '../../parser/columns.ts';
 import type { FieldDef } from '../../parser/fields.ts';
 import type { Dictionary } from '../../storage/dictionary.ts';
 import { spanLength, spanOf, spanStart } from '../../storage/fleet-columns.ts';
-import type { FleetColumnsView } from '../../storage/fleet-columns.ts';
+import type { FleetColumnsView, IdArray } from '../../storage/fleet-columns.ts';
 import type { Store } from '../../storage/store.ts';
 import { VM_STATES } from '../../storage/vm-state.ts';
 import { SCAN_STRING_FIELDS } from '../../storage/vm-scan.ts';
@@ -83,12 +83,12 @@ export class FleetSlice {
   }
 
   /** The array that holds every VM's component ids. */
-  get componentArena(): Uint32Array {
+  get componentArena(): IdArray {
     return this.#fleet.componentArena;
   }
 
   /** The VM's tags as (key id, value id) pairs, sorted by key id. */
-  tagPairs(i: number): Uint32Array {
+  tagPairs(i: number): IdArray {
     return spanOf(this.#fleet.tagSpans, this.#fleet.tagArena, this.#start + i);
   }
 

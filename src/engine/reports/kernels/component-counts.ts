@@ -3,6 +3,7 @@
 // (componentId, count) pairs they give.
 import type { FleetSlice } from '../fleet-slice.ts';
 import { spanLength, spanStart } from '../../../storage/fleet-columns.ts';
+import type { IdArray } from '../../../storage/fleet-columns.ts';
 import type { GroupValue } from '../report-types.ts';
 import type { Grouper } from './groups.ts';
 
@@ -120,7 +121,7 @@ export function planCounts(slice: FleetSlice, mask: Uint8Array, grouper: Grouper
  * its loop once, in the first report, and keeps it compiled (with the grouper's calls in the same loop it
  * was compiled and thrown away for the first four reports of a fresh service).
  */
-export function countedRows(mask: Uint8Array, states: Uint8Array, startTime: Float64Array, lastHeardTime: Float64Array, spans: Float64Array, arena: Uint32Array, slotOf: Int32Array | null, componentCount: number, from: number, until: number, rows: Int32Array, rowFrom: Int32Array, rowTo: Int32Array): number {
+export function countedRows(mask: Uint8Array, states: Uint8Array, startTime: Float64Array, lastHeardTime: Float64Array, spans: Float64Array, arena: IdArray, slotOf: Int32Array | null, componentCount: number, from: number, until: number, rows: Int32Array, rowFrom: Int32Array, rowTo: Int32Array): number {
   let kept = 0;
   for (let i = 0; i < states.length; i++) {
     if (mask[i] === 0 || states[i] === 0 || lastHeardTime[i] < from || startTime[i] > until) continue;
@@ -150,7 +151,7 @@ export function countedRows(mask: Uint8Array, states: Uint8Array, startTime: Flo
  * counters are copied to `rest`; gives back how many values it wrote there (nothing after the loop but a
  * number: V8 compiles the loop while it runs, and code it has not yet seen run would undo that).
  */
-export function countDense(memberships: Int32Array, denseAt: Int32Array, rowFrom: Int32Array, rowTo: Int32Array, arena: Uint32Array, counters: Uint32Array, slotOf: Int32Array | null, rest: Int32Array): number {
+export function countDense(memberships: Int32Array, denseAt: Int32Array, rowFrom: Int32Array, rowTo: Int32Array, arena: IdArray, counters: Uint32Array, slotOf: Int32Array | null, rest: Int32Array): number {
   let restLength = 0;
   for (let m = 0; m < memberships.length; m += 2) {
     const at = denseAt[memberships[m]];
