@@ -75,15 +75,10 @@ export class Grouper {
     return this.#timeFields.length === 0;
   }
 
-  /** The one group of each of `rows` when `timeless`, in one loop (a call per row costs more than the lookup). */
+  /** The one group of each of `rows` when `timeless`. */
   rowGroups(rows: Int32Array): Int32Array {
     const groups = new Int32Array(rows.length);
-    const ids = this.#dictIds;
-    if (ids === null) {
-      for (let k = 0; k < rows.length; k++) groups[k] = this.#vmGroup(rows[k]);
-      return groups;
-    }
-    for (let k = 0; k < rows.length; k++) groups[k] = this.#dictGroup(ids[rows[k]], rows[k]);
+    for (let k = 0; k < rows.length; k++) groups[k] = this.#vmGroup(rows[k]);
     return groups;
   }
 
