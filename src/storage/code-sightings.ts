@@ -7,6 +7,7 @@ import type { CodeItem } from '../ingest/events.ts';
 import { readBlock, SLOTS_PER_BLOCK, writeBlock } from './code-times.ts';
 import type { ClassCode, FleetClassCode } from './records.ts';
 import { MethodSlots } from './method-slots.ts';
+import { noteFleetCodeChange } from './store.ts';
 import type { Store } from './store.ts';
 
 /** Methods cached before the index starts over: bounds the memory of a fleet with millions of methods. */
@@ -120,6 +121,7 @@ export class CodeBatch {
       this.#store.code.put(key, withMethods(stored, added));
     }
     for (const { key, stored, added } of this.#fleetRead.values()) this.#store.fleetCode.put(key, withSlots(stored, added));
+    if (this.#fleetRead.size > 0) noteFleetCodeChange(this.#store);
     if (this.#nextSlot >= 0) this.#store.meta.put('codeSlotNext', this.#nextSlot);
   }
 

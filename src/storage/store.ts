@@ -26,7 +26,7 @@ const FLEET_CODE_VIEWS: DatabaseOptions & { name: string; encoder: typeof viewEn
 
 export interface Store {
   env: RootDatabase;
-  /** Counters and flags: schemaVersion, dictNext, rowNext, componentNext, codeSlotNext, writeSeq. */
+  /** Counters and flags: schemaVersion, dictNext, rowNext, componentNext, codeSlotNext, writeSeq, codeSeq. */
   meta: Database<number | string, string>;
   /** String dictionary, both directions; id 0 is reserved for "none". */
   dictIds: Database<number, string>;
@@ -181,8 +181,22 @@ export function countWrite(store: Store): number {
   return seq;
 }
 
+/**
+ * How many write batches changed the fleet-wide class records (`fleetCode`): a report worker keeps them
+ * between reports while it stays the same. Ingestion advances it with every write of `fleetCode`
+ * (`noteFleetCodeChange`); the migration that first builds them runs at open, before any worker reads them.
+ */
+export function fleetCodeSeq(store: Store): number {
+  return (store.meta.get('codeSeq') as number | undefined) ?? 0;
+}
+
+/** Advances `fleetCodeSeq` inside the write transaction that changes `fleetCode`. */
+export function noteFleetCodeChange(store: Pick<Store, 'meta'>): void {
+  nextId(store, 'codeSeq', 0);
+}
+
 /** Reads a counter inside a write transaction and advances it: safe across processes. */
-export function nextId(store: Store, counter: string, first = 1): number {
+export function nextId(store: Pick<Store, 'meta'>, counter: string, first = 1): number {
   const current = store.meta.get(counter);
   const id = typeof current === 'number' ? current : first;
   store.meta.put(counter, id + 1);

@@ -182,3 +182,20 @@ test('envelope: 202 with Location, params with resolvedFrom/resolvedTo and state
   assert.equal(page.page, 0);
   assert.equal(page.afterToken, undefined);
 });
+
+// Last: it ingests more code, into the model too.
+test('a report after more code is ingested lists it: the worker reads its kept class records again after a write', async () => {
+  const before = await runReport(service, 'codeInventory', windowBody);
+  assert.deepEqual(before.items, codeItems(rows()));
+  const time = FROM + 2 * DAY;
+  const more = [
+    // A method of a class the worker has kept, and a class it has not.
+    { type: 'code', vmId: 'edge-a', time, items: [{ sourceName: 'edge-app.jar', className: 'com/acme/edge/Edge', methodName: 'addedLater()' }] },
+    { type: 'code', vmId: 'edge-none', time, items: [{ sourceName: 'edge-app.jar', className: 'com/acme/edge/Later', methodName: 'run()' }] },
+  ];
+  await ingestAll(service, [more]);
+  model.apply(more);
+  const after = await runReport(service, 'codeInventory', windowBody);
+  assert.equal(after.items.length, before.items.length + 2);
+  assert.deepEqual(after.items, codeItems(rows()));
+});

@@ -6,7 +6,8 @@ import { Dictionary } from '../../storage/dictionary.ts';
 import { openStore } from '../../storage/store.ts';
 import type { Store } from '../../storage/store.ts';
 import { rematchAll } from '../../storage/vulns.ts';
-import { codeFinalize, codeItemsInKeyOrder, codePartition, encodeCode, encodesRecords, scanCode } from './kernels/code.ts';
+import { codeFinalize, codeItemsInKeyOrder, codePartition, encodeCode, encodeKeptCode, encodesRecords, scanCode } from './kernels/code.ts';
+import { ClassRecords } from './kernels/class-records.ts';
 import { CodeItemEncoder } from './kernels/code-items.ts';
 import { SlotTimes } from '../../storage/code-times.ts';
 import type { ClassMethods } from './kernels/class-methods.ts';
@@ -42,9 +43,10 @@ function storeContext(): { store: Store; dict: Dictionary } {
   return opened;
 }
 
-/** What this thread keeps for its next reports: the fleet's rows in the ungrouped JVM report's order, component names. */
+/** What this thread keeps for its next reports: the fleet's rows in the ungrouped JVM report's order, component names, class records. */
 const rowOrder = new RowOrder();
 const componentNames = new ComponentNames();
+const classRecords = new ClassRecords();
 
 let reportTimes: { reportId: string; times: SlotTimes } | null = null;
 
@@ -89,9 +91,23 @@ async function runPartition(task: PartitionTask): Promise<PartialResult | Finish
           return true;
         });
       }
-      // Each call stops once a page is full and resumes after the last class record it read.
+      // Each call stops once a page is full and resumes after the last class record it read. A report over
+      // every class reads them from this thread's copy when no write changed them since, and otherwise
+      // copies them for the next one as it reads them.
+      const whole = partition.start === null && partition.end === null;
+      const kept = whole ? classRecords.current(ctx.store) : null;
+      if (kept !== null) {
+        let next = 0;
+        return streamPages(task, task.finish, pages, () => (next = encodeKeptCode(request, times, kept, encoder, next)) === -1);
+      }
+      const collector = whole ? classRecords.collect(ctx.store) : null;
       let after: string[] | null = null;
-      return streamPages(task, task.finish, pages, () => (after = encodeCode(ctx, request, times, partition.start, partition.end, encoder, { after })) === null);
+      return streamPages(task, task.finish, pages, () => {
+        after = encodeCode(ctx, request, times, partition.start, partition.end, encoder, { after }, collector);
+        if (after !== null) return false;
+        collector?.done();
+        return true;
+      });
     }
     const chunks = new ChunkedItems();
     const encoder = new CodeItemEncoder(withCount, chunks);

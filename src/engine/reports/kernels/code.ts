@@ -16,6 +16,7 @@ import type { Database } from 'lmdb';
 import type { CodeItemEncoder } from './code-items.ts';
 import type { ClassMethods } from './class-methods.ts';
 import { codeTime } from '../time-bytes.ts';
+import type { KeptRecords, RecordCollector } from './class-records.ts';
 
 /** The methods of one class that passed the filter and the window, merged across AppEnvs. */
 /** Caches a condition's outcome for the last value: sourceName and className repeat over consecutive records. */
@@ -150,35 +151,63 @@ export function scanCode(context: KernelContext, request: ReportRequest, times: 
  */
 const RECORDS_PER_STEP = 500;
 
+/** The request's sourceName and className tests: consecutive records share a source, so each keeps its last outcome. */
+function classTest(request: ReportRequest): (sourceName: string, className: string) => boolean {
+  const conditions = codeConditions(request);
+  const onSource = conditions.sourceName.map(lastValueTest);
+  const onClass = conditions.className.map(lastValueTest);
+  return (sourceName, className) => onSource.every((test) => test(sourceName)) && onClass.every((test) => test(className));
+}
+
+/** A fleet-wide class record's methods seen in the window: from its bytes when its names are ASCII, else decoded. */
+function encodeRecord(encoder: CodeItemEncoder, sourceName: string, className: string, record: Uint8Array, times: SlotTimes, window: { from: number; to: number }): void {
+  if (encoder.addRecord(sourceName, className, record, times, window)) return;
+  const methods = recordTimes(decodeFleetClassCode(record), times, null, window);
+  if (methods.methods.length > 0) encoder.add({ sourceName, className, ...methods });
+}
+
 /**
  * The key-order fast path: each fleet-wide class record of the range passing the filter is encoded
  * straight from its bytes. For a request without AppEnv and methodName conditions (`encodesRecords`).
  * With `resume`, it starts after the key `resume.after` (when not null) and stops once the encoder's sink
  * has output ready or RECORDS_PER_STEP records are encoded, giving the last key it read; null once the
- * range is done.
+ * range is done. A `collector` gets every record read, in key order.
  */
-export function encodeCode(context: KernelContext, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null, encoder: CodeItemEncoder, resume?: { after: string[] | null }): string[] | null {
-  const conditions = codeConditions(request);
-  const onSource = conditions.sourceName.map(lastValueTest);
-  const onClass = conditions.className.map(lastValueTest);
+export function encodeCode(context: KernelContext, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null, encoder: CodeItemEncoder, resume?: { after: string[] | null }, collector: RecordCollector | null = null): string[] | null {
+  const passes = classTest(request);
   const window = { from: request.from, to: request.to ?? request.now };
   const after = resume?.after ?? null;
   let read = 0;
   for (const { key, value: view } of context.store.fleetCodeViews.getRange(keyRange(after ?? start, end))) {
     const [sourceName, className] = key;
     if (after !== null && sourceName === after[0] && className === after[1]) continue;
-    if (!onSource.every((test) => test(sourceName)) || !onClass.every((test) => test(className))) continue;
+    const copy = collector === null ? null : collector.add(sourceName, className, view);
+    if (!passes(sourceName, className)) continue;
     // The view lives until the next LMDB read: copied when the times of a slot must be read first
     // (its block was written after the table was read).
     const layout = fleetRecordLayout(view);
-    const value = times.holds(view, layout.slots, layout.lengths) ? view : Uint8Array.from(view);
-    if (!encoder.addRecord(sourceName, className, value, times, window)) {
-      const methods = recordTimes(decodeFleetClassCode(value), times, null, window);
-      if (methods.methods.length > 0) encoder.add({ sourceName, className, ...methods });
-    }
+    encodeRecord(encoder, sourceName, className, copy ?? (times.holds(view, layout.slots, layout.lengths) ? view : Uint8Array.from(view)), times, window);
     if (resume !== undefined && (encoder.sink.ready || ++read === RECORDS_PER_STEP)) return [sourceName, className];
   }
   return null;
+}
+
+/**
+ * encodeCode over the whole key range from records a worker kept (ClassRecords): from record `from`, until
+ * the encoder's sink has output ready or RECORDS_PER_STEP records are read; gives the next record to read,
+ * -1 once all are.
+ */
+export function encodeKeptCode(request: ReportRequest, times: SlotTimes, kept: KeptRecords, encoder: CodeItemEncoder, from: number): number {
+  const passes = classTest(request);
+  const window = { from: request.from, to: request.to ?? request.now };
+  const { sourceNames, classNames, bytes, starts } = kept;
+  const count = sourceNames.length;
+  const end = Math.min(count, from + RECORDS_PER_STEP);
+  for (let k = from; k < end; k++) {
+    if (passes(sourceNames[k], classNames[k])) encodeRecord(encoder, sourceNames[k], classNames[k], bytes.subarray(starts[k], starts[k + 1]), times, window);
+    if (encoder.sink.ready) return k + 1 === count ? -1 : k + 1;
+  }
+  return end === count ? -1 : end;
 }
 
 /** Whether encodeCode answers the request: items in key order, every method its own, no per-method or AppEnv test. */
