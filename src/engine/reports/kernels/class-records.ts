@@ -3,6 +3,7 @@
 // a quarter of a code report's encoding, and between two reports a settled fleet rarely gains a method.
 // A report that reads them from LMDB copies them as it goes, for the next one, into the bytes of the last
 // copy: memory this thread has used already (new memory costs most of such a copy on a virtual machine).
+import { ByteSink } from '../../byte-sink.ts';
 import { fleetCodeSeq } from '../../../storage/store.ts';
 import type { Store } from '../../../storage/store.ts';
 
@@ -16,7 +17,7 @@ const KEEP_BYTES = 256 << 20;
 export interface KeptRecords {
   sourceNames: readonly string[];
   classNames: readonly string[];
-  bytes: Uint8Array;
+  bytes: Buffer;
   starts: readonly number[];
 }
 
@@ -25,7 +26,7 @@ export class ClassRecords {
   #seq = -1;
   #kept: KeptRecords | null = null;
   /** Where the next copy goes: the last one's bytes. */
-  #bytes: Uint8Array = new Uint8Array(0);
+  #bytes: Buffer | null = null;
   /** False once the records passed KEEP_BYTES: a fleet's code does not shrink. */
   #keeps = true;
 
@@ -46,23 +47,22 @@ export class ClassRecords {
     return new RecordCollector(this.#bytes, (kept) => {
       this.#keeps = kept !== null;
       this.#kept = kept;
-      this.#bytes = kept?.bytes ?? new Uint8Array(0);
+      this.#bytes = kept === null ? null : kept.bytes;
       this.#seq = seq;
     });
   }
 }
 
 export class RecordCollector {
-  #bytes: Uint8Array;
-  #used = 0;
+  /** The copies, one after the other; null once there are too many to keep. */
+  #sink: ByteSink | null;
   #sourceNames: string[] = [];
   #classNames: string[] = [];
   #starts: number[] = [0];
-  #tooMany = false;
   readonly #keep: (kept: KeptRecords | null) => void;
 
-  constructor(bytes: Uint8Array, keep: (kept: KeptRecords | null) => void) {
-    this.#bytes = bytes;
+  constructor(bytes: Buffer | null, keep: (kept: KeptRecords | null) => void) {
+    this.#sink = new ByteSink(bytes ?? 1 << 20);
     this.#keep = keep;
   }
 
@@ -71,32 +71,26 @@ export class RecordCollector {
    * add, or null once there are too many to keep.
    */
   add(sourceName: string, className: string, view: Uint8Array): Uint8Array | null {
-    if (this.#tooMany) return null;
-    const end = this.#used + view.length;
-    if (end > KEEP_BYTES) {
-      this.#tooMany = true;
-      this.#bytes = new Uint8Array(0);
+    const sink = this.#sink;
+    if (sink === null) return null;
+    const start = sink.length;
+    if (start + view.length > KEEP_BYTES) {
+      this.#sink = null;
       this.#sourceNames = [];
       this.#classNames = [];
       this.#starts = [];
       return null;
     }
-    if (end > this.#bytes.length) {
-      const grown = new Uint8Array(Math.min(KEEP_BYTES, Math.max(end, 2 * this.#bytes.length, 1 << 20)));
-      grown.set(this.#bytes.subarray(0, this.#used));
-      this.#bytes = grown;
-    }
-    this.#bytes.set(view, this.#used);
+    sink.reserve(view.length);
+    sink.copy(view);
     this.#sourceNames.push(sourceName);
     this.#classNames.push(className);
-    this.#starts.push(end);
-    const record = this.#bytes.subarray(this.#used, end);
-    this.#used = end;
-    return record;
+    this.#starts.push(sink.length);
+    return sink.bytes.subarray(start, sink.length);
   }
 
   /** Every record of the key range was added: keep them (unless there were too many). */
   done(): void {
-    this.#keep(this.#tooMany ? null : { sourceNames: this.#sourceNames, classNames: this.#classNames, bytes: this.#bytes, starts: this.#starts });
+    this.#keep(this.#sink === null ? null : { sourceNames: this.#sourceNames, classNames: this.#classNames, bytes: this.#sink.bytes, starts: this.#starts });
   }
 }
