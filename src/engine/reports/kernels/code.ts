@@ -167,6 +167,15 @@ function encodeRecord(encoder: CodeItemEncoder, sourceName: string, className: s
 }
 
 /**
+ * A record read as a view, which lives until the next LMDB read: copied when the times of a slot must be
+ * read first (its block was written after the table was read).
+ */
+function stableRecord(view: Uint8Array, times: SlotTimes): Uint8Array {
+  const layout = fleetRecordLayout(view);
+  return times.holds(view, layout.slots, layout.lengths) ? view : Uint8Array.from(view);
+}
+
+/**
  * The key-order fast path: each fleet-wide class record of the range passing the filter is encoded
  * straight from its bytes. For a request without AppEnv and methodName conditions (`encodesRecords`).
  * With `resume`, it starts after the key `resume.after` (when not null) and stops once the encoder's sink
@@ -183,10 +192,7 @@ export function encodeCode(context: KernelContext, request: ReportRequest, times
     if (after !== null && sourceName === after[0] && className === after[1]) continue;
     const copy = collector === null ? null : collector.add(sourceName, className, view);
     if (!passes(sourceName, className)) continue;
-    // The view lives until the next LMDB read: copied when the times of a slot must be read first
-    // (its block was written after the table was read).
-    const layout = fleetRecordLayout(view);
-    encodeRecord(encoder, sourceName, className, copy ?? (times.holds(view, layout.slots, layout.lengths) ? view : Uint8Array.from(view)), times, window);
+    encodeRecord(encoder, sourceName, className, copy ?? stableRecord(view, times), times, window);
     if (resume !== undefined && (encoder.sink.ready || ++read === RECORDS_PER_STEP)) return [sourceName, className];
   }
   return null;
