@@ -45,9 +45,18 @@ const packr = new Packr({ useRecords: false, moreTypes: false });
 
 /** msgpack then raw deflate at level 1: code batches shrink about 3× for little CPU (research/scale-out.md). */
 export function encodeCommand(command: Command): Buffer {
-  return deflateRawSync(packr.pack(command), { level: 1 });
+  return encodeMessage(command);
 }
 
 export function decodeCommand(bytes: Uint8Array): Command {
-  return packr.unpack(inflateRawSync(bytes)) as Command;
+  return decodeMessage(bytes) as Command;
+}
+
+/** Any message between nodes, encoded as commands are (plain values; typed arrays do not survive it). */
+export function encodeMessage(value: unknown): Buffer {
+  return deflateRawSync(packr.pack(value), { level: 1 });
+}
+
+export function decodeMessage(bytes: Uint8Array): unknown {
+  return packr.unpack(inflateRawSync(bytes));
 }

@@ -23,7 +23,7 @@ export class ComponentIds {
 
   /** The id of a component, creating it (inside a write transaction); `created` tells whether it is new to the fleet. */
   intern(item: ComponentItem, analysisTime: number): { id: number; created: boolean; cvesChanged: boolean } {
-    const identity = `${item.componentName}\u0000${item.componentVersion}`;
+    const identity = componentIdentity(item.componentName, item.componentVersion);
     const cached = this.#ids.get(identity);
     if (cached !== undefined && (cached.hasGroup || item.groupId === null)) return { id: cached.id, created: false, cvesChanged: false };
     let id = cached?.id ?? this.#store.componentIds.get(identity);
@@ -65,4 +65,14 @@ export class ComponentIds {
   clearCache(): void {
     this.#ids.clear();
   }
+}
+
+/** A component's key in `componentIds`: its name and version. */
+export function componentIdentity(name: string, version: string): string {
+  return `${name}\u0000${version}`;
+}
+
+/** The id of a component this store knows, by name and version. */
+export function findComponentId(store: Store, name: string, version: string): number | undefined {
+  return store.componentIds.get(componentIdentity(name, version));
 }

@@ -1,5 +1,6 @@
 // The report model shared by the HTTP layer, the job queue and the workers (interface §2.3, decisions §6).
 import type { PlannedCondition, SortKey } from '../../parser/index.ts';
+import type { VmShards } from './vm-shards.ts';
 
 export type ReportFamily = 'jvmInventory' | 'codeInventory' | 'component';
 export type ReportState = 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'PARTIALLY_FAILED' | 'TIMED_OUT';
@@ -52,9 +53,9 @@ export interface ReportMeta {
   coordinator?: string;
 }
 
-/** A slice of the work: a range of VM rows, or a range of code keys. */
+/** A slice of the work: a range of VM rows (in a cluster, only the VMs of some shards), or a range of code keys. */
 export type Partition =
-  | { kind: 'rows'; start: number; end: number }
+  | { kind: 'rows'; start: number; end: number; shards?: VmShards }
   | { kind: 'keys'; start: string[] | null; end: string[] | null };
 
 /** A value of a group field as it appears in report items. */

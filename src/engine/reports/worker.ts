@@ -70,8 +70,8 @@ async function runPartition(task: PartitionTask): Promise<PartialResult | Finish
   if (task.faults.includes('slow-partition')) for (let waited = 0; waited < 300 && !isCancelled(task.cancel); waited += 10) await sleep(10);
   if (task.faults.includes('partition-fail') && task.index === 1) throw new Error('test fault: partition 1 fails');
   throwIfCancelled(task.cancel);
-  const ctx: KernelContext = { ...storeContext(), fleet: task.fleet, rowOrder };
   const { request, partition } = task;
+  const ctx: KernelContext = { ...storeContext(), fleet: task.fleet, rowOrder, ...(partition.kind === 'rows' && partition.shards !== undefined ? { shards: partition.shards } : {}) };
   // Checked once the kernel ran: a partition a timeout stopped meanwhile gives its result, and the job decides.
   const finishes = (): FinishHere | null => (task.finish !== undefined && !isCancelled(task.cancel) ? task.finish : null);
   if (partition.kind === 'keys') {

@@ -284,6 +284,6 @@ export class GroupByGroup {
 }
 
 /** Where group g's pairs start in `counts`. */
-export function countStart(groups: { countEnds: Uint32Array }, g: number): number {
+export function countStart(groups: { countEnds: ArrayLike<number> }, g: number): number {
   return g === 0 ? 0 : groups.countEnds[g - 1];
 }

@@ -83,7 +83,7 @@ function componentMask(table: ComponentTable, conditions: readonly Condition[]):
 
 /** `denseLimit`: counters held in dense arrays before groups are counted one by one (tests lower it to reach that path). */
 export function componentPartition(context: KernelContext, request: ReportRequest, start: number, end: number, denseLimit = DENSE_LIMIT): ComponentPartial {
-  const slice = new FleetSlice(context.fleet, context.store, context.dict, start, end, request.now, request.offlineAfterMs);
+  const slice = new FleetSlice(context.fleet, context.store, context.dict, start, end, request.now, request.offlineAfterMs, context.shards);
   const catalog = CATALOGS.component;
   const { conditions } = bindFilter(request.conditions, catalog);
   const vmConditions = conditions.filter((c) => c.field.scope === 'vm');

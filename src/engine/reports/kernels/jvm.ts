@@ -19,7 +19,7 @@ export type JvmPartial =
 
 /** The rows of the slice in the population (life overlaps the window) that pass the filter. */
 function selectRows(context: KernelContext, request: ReportRequest, start: number, end: number): { slice: FleetSlice; mask: Uint8Array } {
-  const slice = new FleetSlice(context.fleet, context.store, context.dict, start, end, request.now, request.offlineAfterMs);
+  const slice = new FleetSlice(context.fleet, context.store, context.dict, start, end, request.now, request.offlineAfterMs, context.shards);
   const { conditions } = bindFilter(request.conditions, CATALOGS.jvmInventory);
   const mask = evaluateConditions(conditions, (field) => slice.column(field), slice.count);
   const to = request.to ?? request.now;
