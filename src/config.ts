@@ -30,6 +30,8 @@ export interface Config {
   apiFront: boolean;
   /** Cluster mode: how long commands every node has applied stay in the log (src/cluster/compaction.ts). */
   logRetentionMs: number;
+  /** Cluster mode: how many shards the fleet's VMs fall into, fixed when the cluster is created (src/cluster/shards.ts). */
+  vmShards: number;
 }
 
 interface Setting {
@@ -40,11 +42,12 @@ interface Setting {
   describe: string;
 }
 
-function integer(min: number): (raw: string) => number {
+function integer(min: number, max = Number.MAX_SAFE_INTEGER): (raw: string) => number {
   return (raw) => {
     if (!/^\d+$/.test(raw)) throw new Error(`expected a whole number, got '${raw}'`);
     const value = Number(raw);
     if (value < min) throw new Error(`expected at least ${min}, got ${value}`);
+    if (value > max) throw new Error(`expected at most ${max}, got ${value}`);
     return value;
   };
 }
@@ -95,6 +98,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'cluster', flag: '--cluster', env: 'JVMLENS_CLUSTER', parse: natsUrls, describe: 'comma-separated NATS URLs: run as a cluster node on JetStream (README "Running a cluster")' },
   { key: 'nodeId', flag: '--node-id', env: 'JVMLENS_NODE_ID', parse: nodeName, describe: 'this node\'s unique, stable name in the cluster (default: the host name)' },
   { key: 'logRetentionMs', flag: '--log-retention-ms', env: 'JVMLENS_LOG_RETENTION_MS', parse: integer(1), describe: 'cluster: how long the log keeps commands every node has applied (a node restored from a copy of another\'s data directory must start within it)' },
+  { key: 'vmShards', flag: '--vm-shards', env: 'JVMLENS_VM_SHARDS', parse: integer(1, 4096), describe: 'cluster: how many shards the VMs fall into; fixed when the cluster is created, and a node started with another count refuses to start' },
   { key: 'apiFront', flag: '--api-front', env: 'JVMLENS_API_FRONT', parse: yesNo, describe: 'true: the API port answers HTTP/1.0 (nginx\'s default proxy_pass) and malformed requests too, as the gateway port does; costs about a third of its rate of small requests' },
   { key: 'testFaults', flag: '--test-faults', env: 'JVMLENS_TEST_FAULTS', parse: (raw) => raw.split(',').filter(Boolean), describe: 'TEST ONLY: comma-separated report faults to inject' },
 ];
@@ -119,6 +123,7 @@ export function defaultConfig(): Config {
     nodeId: hostname().replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 64) || 'node',
     apiFront: false,
     logRetentionMs: 3_600_000,
+    vmShards: 64,
   };
 }
 

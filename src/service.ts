@@ -97,6 +97,8 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   if (cluster !== null) readiness.addCheck(() => cluster.problem());
   const context: ServiceContext = { config, store, dict, clock, logger, metrics, readiness, liveness, instances, writes: cluster?.writes ?? local };
   metrics.gauge('jvmlens_vms:state', () => liveness.countByState(clock(), config.offlineAfterMs));
+  // Cluster mode: report partitions this node ran for other coordinators, sent to other nodes, and ran itself after another failed to.
+  if (cluster !== null) metrics.gauge('jvmlens_cluster_report_partitions:outcome', () => ({ ...cluster.partitionCounts }));
   const authenticator = new Authenticator(store, config.apiKey, clock);
   const common = {
     metrics,
@@ -127,7 +129,7 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   };
   const jobs = new ReportJobs({
     store, pool, fleetView, config, clock, logger,
-    ...(cluster === null ? {} : { runsHere: (meta) => cluster.reports.runsHere(meta), onFinished: (meta) => cluster.reports.publishFinished(meta) }),
+    ...(cluster === null ? {} : { runsHere: (meta) => cluster.reports.runsHere(meta), onFinished: (meta) => cluster.reports.publishFinished(meta), place: (meta) => cluster.place(meta) }),
   });
   const vulnerabilities = new Vulnerabilities({ store, pool, ingestor, cveIndex, clock, logger });
   const gatewayRoutes: Route[] = [...healthRoutes(context), ...agentRoutes(context), ...metricsRoutes(context)];
@@ -152,7 +154,7 @@ export async function startService(config: Config, logger: Logger, clock: () => 
 
   const ready = (async () => {
     // The replay applies ingestion and report records before report jobs start.
-    if (cluster !== null) await cluster.start(jobs, { gatewayPort, apiPort }, () => vulnerabilities.rematchNow());
+    if (cluster !== null) await cluster.start(jobs, { pool, fleetView }, { gatewayPort, apiPort }, () => vulnerabilities.rematchNow());
     // Worker threads start while the main thread builds the CVE events index (the vulnerabilities step): both take a few hundred ms.
     const workers = pool.warmUp(config.workers).then(async () => {
       await jobs.expire();

@@ -2,7 +2,11 @@
 // has applied every write acknowledged before them, and its reports are coordinated through the log.
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
-import type { ReportJobs } from '../engine/reports/jobs.ts';
+import type { Placement, ReportJobs } from '../engine/reports/jobs.ts';
+import type { WorkerPool } from '../engine/reports/pool.ts';
+import type { ReportMeta } from '../engine/reports/report-types.ts';
+import type { TestFault } from '../engine/reports/tasks.ts';
+import type { FleetColumnsView } from '../storage/fleet-columns.ts';
 import type { Readiness } from '../http/readiness.ts';
 import type { AgentEvent } from '../ingest/events.ts';
 import type { Logger } from '../log.ts';
@@ -19,11 +23,16 @@ import { ClusterLog, CommandTooLargeError, LogUnavailableError } from './log.ts'
 import { Membership, NodeIdInUseError } from './membership.ts';
 import { Replica } from './replica.ts';
 import { ClusterReports } from './reports.ts';
+import { ReportFanOut } from './fan-out.ts';
+import type { FanOutCounts } from './fan-out.ts';
+import { agreeOnShape, ClusterShapeError } from './shards.ts';
 
 const RETRY_AFTER_S = '5';
 const JOIN_RETRY_MS = 1_000;
 const STOP_WAIT_MS = 2_000;
 const DEGRADATION_CHECK_MS = 2_000;
+/** The longest a coordinator waits for another node's report partition before running it itself. */
+const PARTITION_WAIT_MS = 60_000;
 export const CLUSTER_STEP = 'cluster log';
 
 export interface ClusterNodeOptions {
@@ -34,6 +43,12 @@ export interface ClusterNodeOptions {
   local: Writes;
   readiness: Readiness;
   logger: Logger;
+}
+
+/** What a node runs other coordinators' report partitions with: this process's pool and fleet columns. */
+export interface ReportEngine {
+  pool: WorkerPool;
+  fleetView: () => FleetColumnsView;
 }
 
 /** A write or read the log could not serve: 503, nothing acknowledged, retry. */
@@ -47,6 +62,7 @@ export class ClusterNode {
   #log: ClusterLog | null = null;
   #replica: Replica | null = null;
   #membership: Membership | null = null;
+  #fanOut: ReportFanOut | null = null;
   /** The log's last sequence when this node joined: health is UP once it is applied. */
   #target = 0;
   #joinProblem: string | null = null;
@@ -116,14 +132,14 @@ export class ClusterNode {
    * retrying until it can (NATS down, a JetStream cluster still electing its leaders). Health stays DOWN
    * (CLUSTER_STEP, and the last failure in its note) until the replica has applied everything the log held.
    */
-  async start(jobs: ReportJobs, ports: { gatewayPort: number; apiPort: number }, rematch: () => Promise<void>): Promise<void> {
+  async start(jobs: ReportJobs, engine: ReportEngine, ports: { gatewayPort: number; apiPort: number }, rematch: () => Promise<void>): Promise<void> {
     for (let attempt = 1; !this.#stopped; attempt++) {
       try {
-        await this.#join(jobs, ports, rematch);
+        await this.#join(jobs, engine, ports, rematch);
         this.#joinProblem = null;
         return;
       } catch (error) {
-        if (error instanceof NodeIdInUseError) throw error;
+        if (error instanceof NodeIdInUseError || error instanceof ClusterShapeError) throw error;
         this.#joinProblem = `joining the cluster failed (attempt ${attempt}): ${(error as Error).message}`;
         this.#options.logger.warn('joining the cluster failed; retrying', { attempt, reason: (error as Error).message });
         await new Promise((resolve) => setTimeout(resolve, JOIN_RETRY_MS));
@@ -131,11 +147,13 @@ export class ClusterNode {
     }
   }
 
-  async #join(jobs: ReportJobs, ports: { gatewayPort: number; apiPort: number }, rematch: () => Promise<void>): Promise<void> {
+  async #join(jobs: ReportJobs, engine: ReportEngine, ports: { gatewayPort: number; apiPort: number }, rematch: () => Promise<void>): Promise<void> {
     const { config, store, local, logger, readiness } = this.#options;
     this.#log ??= await ClusterLog.open(config.cluster, `jvmlens-${config.nodeId}`);
     const log = this.#log;
-    this.#membership ??= await Membership.join(log.nc, { nodeId: config.nodeId, ...ports, startedAt: Date.now() }, Math.min(3, config.cluster.length));
+    const replicas = Math.min(3, config.cluster.length);
+    await agreeOnShape(log.nc, replicas, { vmShards: config.vmShards });
+    this.#membership ??= await Membership.join(log.nc, { nodeId: config.nodeId, ...ports, startedAt: Date.now() }, replicas);
     if (this.#replica === null) {
       this.reports.attach(jobs, this.#membership);
       this.#replica = new Replica({ log, store, writes: local, applyReport: (command) => this.reports.apply(command), rematch, logger });
@@ -145,6 +163,15 @@ export class ClusterNode {
     }
     await this.#replica.waitFor(this.#target);
     logger.info('cluster log replayed', { applied: this.#replica.applied });
+    if (this.#fanOut === null) {
+      const replica = this.#replica;
+      this.#fanOut = new ReportFanOut({
+        nc: log.nc, nodeId: config.nodeId, vmShards: config.vmShards, membership: this.#membership, store, ...engine,
+        applied: () => replica.applied, waitFor: (seq) => replica.waitFor(seq),
+        timeoutMs: Math.min(config.reportTimeoutMs, PARTITION_WAIT_MS), faults: config.testFaults as TestFault[], logger,
+      });
+      this.#fanOut.serve();
+    }
     readiness.done(CLUSTER_STEP);
     readiness.setDegradation(() => this.#degradation);
     this.#watch ??= setInterval(() => {
@@ -158,6 +185,16 @@ export class ClusterNode {
     const compaction = await LogCompaction.open(log, Math.min(3, config.cluster.length), config.logRetentionMs);
     this.#compaction ??= setInterval(() => void this.#compact(compaction), compactionRoundMs(config.logRetentionMs));
     this.#compaction.unref();
+  }
+
+  /** Where a report's partitions run: spread over the live nodes by shard, or null (all here) before this node joined. */
+  async place(meta: ReportMeta): Promise<Placement | null> {
+    return this.#fanOut === null ? null : this.#fanOut.place(meta);
+  }
+
+  /** Report partitions served for others, sent to others, and run here after another node failed to give one. */
+  get partitionCounts(): FanOutCounts {
+    return this.#fanOut?.counts ?? { served: 0, sent: 0, ranHere: 0 };
   }
 
   /** Records this node's position; the lowest live node then truncates what every node applied. */
@@ -193,6 +230,7 @@ export class ClusterNode {
     if (this.#watch !== null) clearInterval(this.#watch);
     if (this.#compaction !== null) clearInterval(this.#compaction);
     this.reports.close();
+    this.#fanOut?.close();
     const leave = (async () => {
       await this.#membership?.leave();
       await this.#replica?.stop();

@@ -49,7 +49,20 @@ const REPORTS: { family: Family; body: Record<string, unknown> }[] = [
   { family: 'codeInventory', body: { from: '30d' } },
   { family: 'component', body: { groupBy: ['tags.team'] } },
   { family: 'component', body: { filter: ["tags.env = 'prod'"] } },
+  { family: 'component', body: { groupBy: ['hostName'], detail: true } },
 ];
+
+/** Report partitions a node ran for other coordinators, sent to other nodes, and ran itself after another failed to (its /metrics). */
+async function partitionCounts(node: RunningService): Promise<{ served: number; sent: number; ranHere: number }> {
+  const text = await (await fetch(`${node.gatewayUrl}/metrics`)).text();
+  const count = (outcome: string) => Number(new RegExp(`^jvmlens_cluster_report_partitions\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { served: count('served'), sent: count('sent'), ranHere: count('ranHere') };
+}
+
+async function totalCounts(): Promise<{ served: number; sent: number; ranHere: number }> {
+  const all = await Promise.all(nodes.map(partitionCounts));
+  return { served: all.reduce((sum, c) => sum + c.served, 0), sent: all.reduce((sum, c) => sum + c.sent, 0), ranHere: all.reduce((sum, c) => sum + c.ranHere, 0) };
+}
 
 let dir: string;
 let nats: NatsServer[] = [];
@@ -102,7 +115,13 @@ test('a write through one node is in the next read through any other', { skip: m
 test('reports through any node equal a single node\'s for the same events, and every node serves their pages', { skip: missing && 'nats-server is not installed' }, async () => {
   for (const [index, { family, body }] of REPORTS.entries()) {
     const coordinator = nodes[index % 3];
+    const before = await totalCounts();
     const clustered = await runReport(coordinator, family, body);
+    // Counts per group fan out over the live nodes by VM shard; lists of VMs and of code run on the coordinator.
+    const after = await totalCounts();
+    const fansOut = family === 'component' || (body.groupBy as unknown[] | undefined) !== undefined;
+    assert.equal(after.sent - before.sent, fansOut ? 2 : 0, `${family} ${JSON.stringify(body)}: partitions sent to the two other nodes`);
+    assert.equal(after.served - before.served, after.sent - before.sent, 'and each served by its node');
     const alone = await runReport(single, family, body);
     assert.deepEqual(clustered.items, alone.items, `${family} ${JSON.stringify(body)}`);
     assert.ok(clustered.items.length > 0, `${family} has items`);
@@ -214,6 +233,31 @@ test('a second node with a live node\'s id refuses to start and says why', { ski
   assert.match(twin.stderr(), /cannot start: the node id 'n1' is in use by a live node .*give each node its own --node-id/);
   const health = await request(`${nodes[0].gatewayUrl}/opthub-health`);
   assert.equal(health.status, 200, 'the node that has the id goes on');
+});
+
+test('a node started with another shard count than the cluster\'s refuses to start and says why', { skip: missing && 'nats-server is not installed' }, async () => {
+  const other = await startService({ noStaticKey: true, waitReady: false, dataDir: `${dir}/n-shards`, args: ['--api-key', KEY, '--cluster', urls, '--node-id', 'n-shards', '--vm-shards', '32'] });
+  const exited = other.child.exitCode !== null ? Promise.resolve([other.child.exitCode]) : once(other.child, 'exit');
+  const code = (await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve(['still running after 30 s']), 30_000))]) as unknown[])[0];
+  await other.stop();
+  assert.equal(code, 1, other.stdout() + other.stderr());
+  assert.match(other.stderr(), /cannot start: this cluster was created with --vm-shards 64; this node was started with 32/);
+});
+
+test('a node that died while still a member: the coordinator runs its share of a report itself, with the same answer', { skip: missing && 'nats-server is not installed' }, async () => {
+  const body = { groupBy: ['tags.team', 'hostName'] };
+  const whole = await runReport(nodes[0], 'component', body);
+  assert.equal((await totalCounts()).ranHere, 0);
+  // Its heartbeat stays in the membership for up to 15 s: it is still given shards.
+  await nodes[1].stop({ keepData: true, signal: 'SIGKILL' });
+  try {
+    const without = await runReport(nodes[0], 'component', body);
+    assert.deepEqual(without.items, whole.items);
+    assert.equal((await partitionCounts(nodes[0])).ranHere, 1, 'the dead node\'s partition ran on the coordinator');
+    assert.match(nodes[0].stderr(), /a node did not give its report partition; it runs here/);
+  } finally {
+    nodes[1] = await startNode(2);
+  }
 });
 
 test('killing a jvmlens node and a NATS server during ingestion and a report loses nothing acknowledged', { skip: missing && 'nats-server is not installed' }, async (t) => {

@@ -43,6 +43,8 @@ interface RunningJob {
   cancelFlag: Int32Array;
   /** Set on abort and on timeout: partition tasks stop, while the pages of what was produced are still written. */
   partitionsFlag: Int32Array;
+  /** Aborted with `partitionsFlag`: partitions run elsewhere (Placement) stop being waited for. */
+  partitionsStopped: AbortController;
   cancelled: boolean;
   done: Promise<void>;
 }
@@ -59,6 +61,15 @@ export interface JobsOptions {
   runsHere?: (meta: ReportMeta) => boolean;
   /** Called once a report's final state and pages are stored (cluster mode: they are published). */
   onFinished?: (meta: ReportMeta) => Promise<void>;
+  /** Cluster mode: where a report's partitions run, or null to run them here as a single node does. */
+  place?: (meta: ReportMeta) => Promise<Placement | null>;
+}
+
+/** A report's partitions and how each runs: elsewhere, or with `here` in this process's pool. */
+export interface Placement {
+  partitions: Partition[];
+  /** Resolves with partition `index`'s result; `stopped` aborts on cancel and timeout. */
+  run(index: number, here: () => Promise<PartialResult>, stopped: AbortSignal): Promise<PartialResult>;
 }
 
 /** What the report routes need: a single node's job queue, or a cluster node's (src/cluster/reports.ts). */
@@ -81,6 +92,7 @@ export class ReportJobs implements Reports {
   readonly #faults: TestFault[];
   readonly #runsHere: (meta: ReportMeta) => boolean;
   readonly #onFinished: (meta: ReportMeta) => Promise<void>;
+  readonly #place: ((meta: ReportMeta) => Promise<Placement | null>) | undefined;
   /** Jobs accepted but not yet saved: they count against MAX_WAITING so concurrent POSTs cannot overfill it. */
   #reserved = 0;
   #accepting = false;
@@ -96,6 +108,7 @@ export class ReportJobs implements Reports {
     this.#faults = options.config.testFaults as TestFault[];
     this.#runsHere = options.runsHere ?? (() => true);
     this.#onFinished = options.onFinished ?? (() => Promise.resolve());
+    this.#place = options.place;
   }
 
   /** Starts taking jobs; re-runs those left PROCESSING by a previous process (decisions §6). */
@@ -237,10 +250,10 @@ export class ReportJobs implements Reports {
     const slots = Math.max(1, this.#config.workers);
     while (!this.#stopped && this.#running.size < slots && this.#waiting.length > 0) {
       const reportId = this.#waiting.shift()!;
-      const job: RunningJob = { controller: new AbortController(), cancelFlag: newCancelFlag(), partitionsFlag: newCancelFlag(), cancelled: false, done: Promise.resolve() };
+      const job: RunningJob = { controller: new AbortController(), cancelFlag: newCancelFlag(), partitionsFlag: newCancelFlag(), partitionsStopped: new AbortController(), cancelled: false, done: Promise.resolve() };
       job.controller.signal.addEventListener('abort', () => {
         cancel(job.cancelFlag);
-        cancel(job.partitionsFlag);
+        stopPartitions(job);
       }, { once: true });
       this.#running.set(reportId, job);
       job.done = this.#run(reportId, job)
@@ -287,12 +300,13 @@ export class ReportJobs implements Reports {
     // Not awaited: the record is PROCESSING since accept() saved it, so its start time may commit while the
     // partitions run (an fsync off the report's path). A failure shows in the final save, which commits after.
     this.#store.reports.put(reportId, meta as unknown as Record<string, unknown>).catch(() => undefined);
-    const partitions = this.#partitions(meta);
+    const placement = await this.#placement(meta);
+    const partitions = placement?.partitions ?? this.#partitions(meta);
     // A report's only partition writes the pages itself, under a success's envelope or a timeout's (the
     // limit may stop it while it writes them). With several, the code report's fast path cuts pages here as
     // they finish, under the envelope of a report that succeeds, so that disk writes overlap the partitions
     // still running.
-    const finish: FinishHere | undefined = partitions.length === 1
+    const finish: FinishHere | undefined = placement === null && partitions.length === 1
       ? { pageBytes: this.#config.pageBytes, reserve: Math.max(envelopeReserve(succeeded(meta)), envelopeReserve(this.#timedOut(meta, STOPPED_WRITING, []))), cancel: job.cancelFlag }
       : undefined;
     const early = finish === undefined && codeItemsEncoded(meta)
@@ -301,10 +315,10 @@ export class ReportJobs implements Reports {
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      cancel(job.partitionsFlag);
+      stopPartitions(job);
     }, this.#config.reportTimeoutMs);
     try {
-      const outcomes = await this.#runPartitions(meta, partitions, job, finish, early === null ? null : (partial) => {
+      const outcomes = await this.#runPartitions(meta, partitions, placement, job, finish, early === null ? null : (partial) => {
         early.consumed = early.consumed.then(async () => {
           for (const chunk of partial as EncodedItems[]) await early.writer.add(chunk);
         });
@@ -397,7 +411,7 @@ export class ReportJobs implements Reports {
    * Runs every partition as a pool task; `ready`, when given, gets the results in partition order as soon
    * as all before them have settled (a failed partition is skipped).
    */
-  async #runPartitions(meta: ReportMeta, partitions: readonly Partition[], job: RunningJob, finish: FinishHere | undefined, ready: ((partial: PartialResult) => void) | null): Promise<PromiseSettledResult<PartitionOutcome>[]> {
+  async #runPartitions(meta: ReportMeta, partitions: readonly Partition[], placement: Placement | null, job: RunningJob, finish: FinishHere | undefined, ready: ((partial: PartialResult) => void) | null): Promise<PromiseSettledResult<PartitionOutcome>[]> {
     const outcomes: (PromiseSettledResult<PartitionOutcome> | undefined)[] = new Array(partitions.length);
     let next = 0;
     // One view for every partition: they all scan the same state of the fleet.
@@ -406,15 +420,28 @@ export class ReportJobs implements Reports {
       outcomes[index] = outcome;
       for (let done = outcomes[next]; done !== undefined; done = outcomes[++next]) if (done.status === 'fulfilled') ready?.(done.value as PartialResult);
     };
+    const here = (partition: Partition, index: number) => () =>
+      this.#pool.run<PartitionOutcome>({ kind: 'partition', reportId: meta.reportId, request: meta.request, partition, fleet, index, faults: this.#faults, cancel: job.partitionsFlag, ...(finish === undefined ? {} : { finish }) });
     await Promise.all(
       partitions.map((partition, index) =>
-        this.#pool.run<PartitionOutcome>({ kind: 'partition', reportId: meta.reportId, request: meta.request, partition, fleet, index, faults: this.#faults, cancel: job.partitionsFlag, ...(finish === undefined ? {} : { finish }) }).then(
+        (placement === null ? here(partition, index)() : placement.run(index, here(partition, index) as () => Promise<PartialResult>, job.partitionsStopped.signal)).then(
           (value) => settled(index, { status: 'fulfilled', value }),
           (reason: unknown) => settled(index, { status: 'rejected', reason }),
         ),
       ),
     );
     return outcomes as PromiseSettledResult<PartitionOutcome>[];
+  }
+
+  /** Where the report's partitions run when not all in this process (cluster mode); null when they do. */
+  async #placement(meta: ReportMeta): Promise<Placement | null> {
+    if (this.#place === undefined) return null;
+    try {
+      return await this.#place(meta);
+    } catch (error) {
+      this.#logger.warn('placing a report\'s partitions failed; it runs here', { reportId: meta.reportId, reason: (error as Error).message });
+      return null;
+    }
   }
 
   /** The pages of a finished report: cut already (the code fast path), or by a final task in the pool. */
@@ -440,6 +467,11 @@ export class ReportJobs implements Reports {
     await deletePages(this.#store, meta.reportId);
     return { ...(await writeEncodedPages(this.#store, meta.reportId, this.#config.pageBytes, envelopeReserve(meta), (partials as EncodedItems[][]).flat())), summary: null };
   }
+}
+
+function stopPartitions(job: RunningJob): void {
+  cancel(job.partitionsFlag);
+  job.partitionsStopped.abort();
 }
 
 /** A partition's result, or with `finish` the report's pages. */

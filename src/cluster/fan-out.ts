@@ -1,0 +1,151 @@
+// Reports fanned out over the live nodes: the coordinator gives each node the VM shards it owns (shards.ts),
+// each runs the report's kernels over its shards' VMs and answers with a portable partial, and the
+// coordinator merges them as it merges its own partitions. Every node holds every shard (a full replica),
+// so a node that does not answer costs time, never data: its partition then runs on the coordinator.
+import type { NatsConnection, Msg } from '@nats-io/transport-node';
+import { newCancelFlag } from '../engine/reports/cancel-flag.ts';
+import type { Placement } from '../engine/reports/jobs.ts';
+import type { WorkerPool } from '../engine/reports/pool.ts';
+import { fromPortable, hasPortablePartials, toPortable } from '../engine/reports/portable-partials.ts';
+import type { PortablePartial } from '../engine/reports/portable-partials.ts';
+import type { Partition, ReportMeta, ReportRequest } from '../engine/reports/report-types.ts';
+import type { PartialResult, TestFault } from '../engine/reports/tasks.ts';
+import type { Logger } from '../log.ts';
+import type { FleetColumnsView } from '../storage/fleet-columns.ts';
+import type { Store } from '../storage/store.ts';
+import { decodeMessage, encodeMessage } from './commands.ts';
+import type { Membership } from './membership.ts';
+import { assignShards } from './shards.ts';
+
+const SUBJECT = 'jvmlens.partitions';
+/** Room left in a reply for the protocol's own bytes. */
+const REPLY_SLACK = 4096;
+/** A node still catching up on the log declines rather than keep the coordinator waiting. */
+const CATCH_UP_MS = 2_000;
+
+/** What the coordinator asks a node: one partition of a report, over the log as applied up to `seq` at least. */
+interface PartitionAsk {
+  reportId: string;
+  request: ReportRequest;
+  partition: Partition;
+  seq: number;
+}
+
+/** The node's answer: the partial, and how far it had applied the log (the coordinator waits until it has too). */
+type PartitionAnswer = { ok: true; applied: number; partial: PortablePartial } | { ok: false; message: string };
+
+export interface FanOutOptions {
+  nc: NatsConnection;
+  nodeId: string;
+  vmShards: number;
+  membership: Membership;
+  store: Store;
+  pool: WorkerPool;
+  fleetView: () => FleetColumnsView;
+  /** This node's position in the log, and a wait until it reaches `seq`. */
+  applied: () => number;
+  waitFor: (seq: number) => Promise<void>;
+  /** The longest a coordinator waits for another node's partition (the report's time limit). */
+  timeoutMs: number;
+  faults: TestFault[];
+  logger: Logger;
+}
+
+/** Partitions run for other coordinators, sent to other nodes, and those that fell back to the coordinator. */
+export interface FanOutCounts {
+  served: number;
+  sent: number;
+  ranHere: number;
+}
+
+export class ReportFanOut {
+  readonly #options: FanOutOptions;
+  readonly counts: FanOutCounts = { served: 0, sent: 0, ranHere: 0 };
+  #subscription: ReturnType<NatsConnection['subscribe']> | null = null;
+
+  constructor(options: FanOutOptions) {
+    this.#options = options;
+  }
+
+  /** Answers other coordinators' partitions from now on. */
+  serve(): void {
+    const { nc, nodeId } = this.#options;
+    this.#subscription = nc.subscribe(`${SUBJECT}.${nodeId}`, { callback: (error, msg) => (error === null ? void this.#answer(msg) : undefined) });
+  }
+
+  /**
+   * One partition per live node, each with the shards it owns; null (the report runs here, as on a single
+   * node) when its partials are not worth sending or no other node is live.
+   */
+  async place(meta: ReportMeta): Promise<Placement | null> {
+    const { membership, vmShards, applied, nodeId } = this.#options;
+    if (!hasPortablePartials(meta.request)) return null;
+    const live = await membership.live();
+    if (!live.includes(nodeId)) live.push(nodeId);
+    if (live.length < 2) return null;
+    const owned = [...assignShards(vmShards, live)];
+    // Every node's partition covers what it applied of the log when this node asks; a write acknowledged
+    // before the report was created is applied here already, so `seq` includes it.
+    const seq = applied();
+    const partitions: Partition[] = owned.map(([, of]) => ({ kind: 'rows', start: 0, end: Number.MAX_SAFE_INTEGER, shards: { count: vmShards, of } }));
+    return {
+      partitions,
+      run: async (index, here, stopped) => {
+        const node = owned[index][0];
+        if (node === nodeId) return here();
+        try {
+          this.counts.sent++;
+          return await this.#ask(node, { reportId: meta.reportId, request: meta.request, partition: partitions[index], seq }, stopped);
+        } catch (error) {
+          if (stopped.aborted) throw error;
+          this.counts.ranHere++;
+          this.#options.logger.warn('a node did not give its report partition; it runs here', { reportId: meta.reportId, node, reason: (error as Error).message });
+          return here();
+        }
+      },
+    };
+  }
+
+  async #ask(node: string, ask: PartitionAsk, stopped: AbortSignal): Promise<PartialResult> {
+    const { nc, timeoutMs, store, waitFor } = this.#options;
+    const reply = nc.request(`${SUBJECT}.${node}`, encodeMessage(ask), { timeout: timeoutMs });
+    const abandoned = new Promise<never>((_, reject) => {
+      if (stopped.aborted) reject(new Error('the report stopped'));
+      stopped.addEventListener('abort', () => reject(new Error('the report stopped')), { once: true });
+    });
+    const answer = decodeMessage((await Promise.race([reply, abandoned])).data) as PartitionAnswer;
+    if (!answer.ok) throw new Error(`node ${node}: ${answer.message}`);
+    // Its partial may count components created by writes this node has not applied yet.
+    await waitFor(answer.applied);
+    return fromPortable(store, answer.partial);
+  }
+
+  async #answer(msg: Msg): Promise<void> {
+    const { store, pool, fleetView, waitFor, applied, faults, nc } = this.#options;
+    let answer: PartitionAnswer;
+    try {
+      const ask = decodeMessage(msg.data) as PartitionAsk;
+      await caughtUp(waitFor(ask.seq));
+      // Not cancelled from here: a coordinator that stopped waiting no longer reads the answer.
+      const partial = await pool.run<PartialResult>({ kind: 'partition', reportId: ask.reportId, request: ask.request, partition: ask.partition, fleet: fleetView(), index: 0, faults, cancel: newCancelFlag() });
+      answer = { ok: true, applied: applied(), partial: toPortable(store, ask.request, partial) };
+      this.counts.served++;
+    } catch (error) {
+      answer = { ok: false, message: (error as Error).message };
+    }
+    let bytes = encodeMessage(answer);
+    const limit = (nc.info?.max_payload ?? 1024 * 1024) - REPLY_SLACK;
+    if (bytes.length > limit) bytes = encodeMessage({ ok: false, message: `the partial takes ${bytes.length} bytes, over the servers' max_payload` } satisfies PartitionAnswer);
+    msg.respond(bytes);
+  }
+
+  close(): void {
+    this.#subscription?.unsubscribe();
+  }
+}
+
+function caughtUp(applied: Promise<void>): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`not caught up on the log within ${CATCH_UP_MS} ms`)), CATCH_UP_MS)));
+  return Promise.race([applied, late]).finally(() => clearTimeout(timer));
+}
