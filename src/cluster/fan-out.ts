@@ -108,15 +108,11 @@ export class ReportFanOut {
 
   async #ask(node: string, ask: PartitionAsk, stopped: AbortSignal): Promise<PartialResult> {
     const { nc, timeoutMs, store, waitFor } = this.#options;
-    const reply = nc.request(`${SUBJECT}.${node}`, encodeMessage(ask), { timeout: timeoutMs });
-    const abandoned = new Promise<never>((_, reject) => {
-      if (stopped.aborted) reject(new Error('the report stopped'));
-      stopped.addEventListener('abort', () => reject(new Error('the report stopped')), { once: true });
-    });
-    const answer = decodeMessage((await Promise.race([reply, abandoned])).data) as PartitionAnswer;
+    const reply = await unlessStopped(nc.request(`${SUBJECT}.${node}`, encodeMessage(ask), { timeout: timeoutMs }), stopped);
+    const answer = decodeMessage(reply.data) as PartitionAnswer;
     if (!answer.ok) throw new Error(`node ${node}: ${answer.message}`);
     // Its partial may count components created by writes this node has not applied yet.
-    await waitFor(answer.applied);
+    await unlessStopped(caughtUp(waitFor(answer.applied)), stopped);
     return fromPortable(store, answer.partial);
   }
 
@@ -144,8 +140,20 @@ export class ReportFanOut {
   }
 }
 
+/** `applied`, or an error once it took CATCH_UP_MS. */
 function caughtUp(applied: Promise<void>): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`not caught up on the log within ${CATCH_UP_MS} ms`)), CATCH_UP_MS)));
-  return Promise.race([applied, late]).finally(() => clearTimeout(timer));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not caught up on the log within ${CATCH_UP_MS} ms`)), CATCH_UP_MS);
+    applied.then(resolve, reject).finally(() => clearTimeout(timer)).catch(() => undefined);
+  });
+}
+
+/** `work`, or an error as soon as `stopped` aborts; `work` settling after that is ignored, not left unhandled. */
+function unlessStopped<T>(work: Promise<T>, stopped: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => reject(new Error('the report stopped'));
+    if (stopped.aborted) onAbort();
+    else stopped.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => stopped.removeEventListener('abort', onAbort)).catch(() => undefined);
+  });
 }
