@@ -1,9 +1,12 @@
 // Which live node takes which VM shard: every node computes the same owners from the same membership, every
-// node gets a share, and a node leaving moves only the shards it owned.
+// node gets a share, and a node leaving moves only the shards it owned. A VM's shard, and a worker's kept
+// shards of the fleet's rows.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { assignShards, shardOwners } from '../../src/cluster/shards.ts';
-import { vmShard } from '../../src/engine/reports/vm-shards.ts';
+import { RowShards, vmShard } from '../../src/engine/reports/vm-shards.ts';
+import type { Dictionary } from '../../src/storage/dictionary.ts';
+import type { FleetColumnsView } from '../../src/storage/fleet-columns.ts';
 
 const NODES = ['n1', 'n2', 'n3', 'n4'];
 
@@ -40,4 +43,24 @@ test('a VM\'s shard is a fixed function of its id (the cluster\'s format)', () =
   const counts = new Array<number>(16).fill(0);
   for (let v = 0; v < 16_000; v++) counts[vmShard(`c1a5e7e0-0000-4000-8000-${String(v).padStart(12, '0')}`, 16)]++;
   for (const count of counts) assert.ok(count > 700 && count < 1300, `shards hold about 1,000 of 16,000 VMs each: ${counts.join(', ')}`);
+});
+
+test('a worker\'s kept row shards hash only new rows, and a row whose VM arrives later is hashed then', () => {
+  const names = ['', 'vm-a', 'vm-b', 'vm-c', 'vm-d'];
+  let lookups = 0;
+  const dict = { lookup: (id: number) => (lookups++, names[id]) } as unknown as Dictionary;
+  const view = (ids: number[]) => ({ rows: ids.length, strings: { vmId: Uint32Array.from(ids) } }) as unknown as FleetColumnsView;
+  const kept = new RowShards();
+  const shards = { count: 16, of: [vmShard('vm-a', 16), vmShard('vm-c', 16)] };
+  // Row 2 has no VM yet.
+  let filter = kept.filter(shards, view([1, 2, 0]), dict);
+  assert.equal(lookups, 2);
+  assert.deepEqual([0, 1].map((row) => filter.ofRow[row]), [vmShard('vm-a', 16), vmShard('vm-b', 16)]);
+  filter = kept.filter(shards, view([1, 2, 3, 4]), dict);
+  assert.equal(lookups, 4, 'rows 2 and 3 only');
+  assert.deepEqual([0, 1, 2, 3].map((row) => filter.take[filter.ofRow[row]]), [0, 1, 2, 3].map((row) => (shards.of.includes(vmShard(names[row + 1], 16)) ? 1 : 0)));
+  // Another shard count: every row again.
+  filter = kept.filter({ count: 8, of: [0] }, view([1, 2, 3, 4]), dict);
+  assert.equal(lookups, 8);
+  assert.equal(filter.ofRow[3], vmShard('vm-d', 8));
 });

@@ -17,7 +17,7 @@ import { parseReportRequest } from '../../src/engine/reports/report-request.ts';
 import type { ReportFamily, ReportRequest } from '../../src/engine/reports/report-types.ts';
 import type { ComponentPartial } from '../../src/engine/reports/kernels/component.ts';
 import type { PartialResult } from '../../src/engine/reports/tasks.ts';
-import { vmShard } from '../../src/engine/reports/vm-shards.ts';
+import { RowShards, vmShard } from '../../src/engine/reports/vm-shards.ts';
 import { validateEvents } from '../../src/ingest/events.ts';
 import { Dictionary } from '../../src/storage/dictionary.ts';
 import { FleetColumns } from '../../src/storage/fleet-columns.ts';
@@ -102,7 +102,7 @@ for (const [family, body] of REQUESTS) {
     const shardSets = [...assignShards(SHARDS, NODES).values()];
     assert.equal(shardSets.length, NODES.length, 'every node owns shards');
     const partials = shardSets.map((of) => {
-      const portable = toPortable(here.store, request, partition({ ...here, shards: { count: SHARDS, of } }, request));
+      const portable = toPortable(here.store, request, partition({ ...here, shards: new RowShards().filter({ count: SHARDS, of }, here.fleet, here.dict) }, request));
       return fromPortable(there.store, decodeMessage(encodeMessage(portable)) as PortablePartial);
     });
     const expected = await items(there, request, [partition(there, request)]);
@@ -114,7 +114,8 @@ for (const [family, body] of REQUESTS) {
 test('shard partitions split the fleet: each VM is counted in the partition of its own shard only', () => {
   const request = parseReportRequest('component', {}, NOW, 7 * DAY).request;
   const shardSets = [...assignShards(SHARDS, NODES).values()];
-  const counts = shardSets.map((of) => componentPartition({ ...here, shards: { count: SHARDS, of } }, request, 0, VMS).vmCount);
+  const rowShards = new RowShards();
+  const counts = shardSets.map((of) => componentPartition({ ...here, shards: rowShards.filter({ count: SHARDS, of }, here.fleet, here.dict) }, request, 0, VMS).vmCount);
   assert.equal(counts.reduce((a, b) => a + b, 0), componentPartition(here, request, 0, VMS).vmCount);
   const vmIds = fleetEvents().map((events) => (events[0] as { vmId: string }).vmId);
   shardSets.forEach((of, k) => assert.equal(counts[k], vmIds.filter((vmId) => of.includes(vmShard(vmId, SHARDS))).length));

@@ -9,8 +9,7 @@ import { VM_STATES } from '../../storage/vm-state.ts';
 import { SCAN_STRING_FIELDS } from '../../storage/vm-scan.ts';
 import type { ScanStringField } from '../../storage/vm-scan.ts';
 import type { GroupValue } from './report-types.ts';
-import { shardMask, vmShard } from './vm-shards.ts';
-import type { VmShards } from './vm-shards.ts';
+import type { ShardFilter } from './vm-shards.ts';
 
 const RUNNING = 1;
 const OFFLINE = 2;
@@ -57,8 +56,8 @@ export class FleetSlice {
   readonly #count: number;
   readonly #columns = new Map<string, Column>();
 
-  /** `shards`: only the VMs of these shards are present (a cluster's partition); the others read as absent rows. */
-  constructor(fleet: FleetColumnsView, store: Store, dict: Dictionary, start: number, end: number, now: number, offlineAfterMs: number, shards?: VmShards) {
+  /** `shards`: only the VMs of some shards are present (a cluster's partition); the others read as absent rows. */
+  constructor(fleet: FleetColumnsView, store: Store, dict: Dictionary, start: number, end: number, now: number, offlineAfterMs: number, shards?: ShardFilter) {
     this.#fleet = fleet;
     this.#store = store;
     this.#dict = dict;
@@ -77,11 +76,9 @@ export class FleetSlice {
     const present = fleet.present.subarray(this.#start, last);
     const { startTime, lastHeardTime, stopTime } = this.scan;
     this.states = new Uint8Array(this.#count);
-    const inShard = shards === undefined ? null : shardMask(shards);
-    const vmIds = this.scan.strings.vmId;
     for (let i = 0; i < this.#count; i++) {
       if (present[i] === 0) continue;
-      if (inShard !== null && inShard[vmShard(dict.lookup(vmIds[i])!, shards!.count)] === 0) continue;
+      if (shards !== undefined && shards.take[shards.ofRow[this.#start + i]] !== 1) continue;
       // decisions §4: TERMINATED after a stop at or after the start; OFFLINE after silence.
       if (stopTime[i] >= startTime[i]) this.states[i] = TERMINATED;
       else this.states[i] = now - lastHeardTime[i] > offlineAfterMs ? OFFLINE : RUNNING;

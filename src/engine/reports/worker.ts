@@ -15,6 +15,7 @@ import { componentFinalize, componentPartition } from './kernels/component.ts';
 import type { ComponentPartial } from './kernels/component.ts';
 import type { KernelContext } from './kernels/kernel-context.ts';
 import { RowOrder } from './kernels/row-order.ts';
+import { RowShards } from './vm-shards.ts';
 import { ComponentNames } from './kernels/component-names.ts';
 import { jvmFinalize, jvmItemRuns, jvmItemsInDefaultOrder, jvmPartition } from './kernels/jvm.ts';
 import { mergeJvmItems } from './kernels/jvm-items.ts';
@@ -43,8 +44,9 @@ function storeContext(): { store: Store; dict: Dictionary } {
   return opened;
 }
 
-/** What this thread keeps for its next reports: the fleet's rows in the ungrouped JVM report's order, component names, class records. */
+/** What this thread keeps for its next reports: the fleet's rows in the ungrouped JVM report's order, their shards, component names, class records. */
 const rowOrder = new RowOrder();
+const rowShards = new RowShards();
 const componentNames = new ComponentNames();
 const classRecords = new ClassRecords();
 
@@ -71,7 +73,9 @@ async function runPartition(task: PartitionTask): Promise<PartialResult | Finish
   if (task.faults.includes('partition-fail') && task.index === 1) throw new Error('test fault: partition 1 fails');
   throwIfCancelled(task.cancel);
   const { request, partition } = task;
-  const ctx: KernelContext = { ...storeContext(), fleet: task.fleet, rowOrder, ...(partition.kind === 'rows' && partition.shards !== undefined ? { shards: partition.shards } : {}) };
+  const opened = storeContext();
+  const shards = partition.kind === 'rows' && partition.shards !== undefined ? rowShards.filter(partition.shards, task.fleet, opened.dict) : undefined;
+  const ctx: KernelContext = { ...opened, fleet: task.fleet, rowOrder, ...(shards === undefined ? {} : { shards }) };
   // Checked once the kernel ran: a partition a timeout stopped meanwhile gives its result, and the job decides.
   const finishes = (): FinishHere | null => (task.finish !== undefined && !isCancelled(task.cancel) ? task.finish : null);
   if (partition.kind === 'keys') {

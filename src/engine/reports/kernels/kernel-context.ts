@@ -4,7 +4,7 @@ import type { Dictionary } from '../../../storage/dictionary.ts';
 import type { FleetColumnsView } from '../../../storage/fleet-columns.ts';
 import type { Store } from '../../../storage/store.ts';
 import type { RowOrder } from './row-order.ts';
-import type { VmShards } from '../vm-shards.ts';
+import type { ShardFilter } from '../vm-shards.ts';
 
 export interface KernelContext {
   store: Store;
@@ -13,6 +13,6 @@ export interface KernelContext {
   fleet: FleetColumnsView;
   /** The thread's kept order of the fleet's rows for the ungrouped JVM report. */
   rowOrder: RowOrder;
-  /** In a cluster's fanned-out report: only the VMs of these shards count (the others are absent rows). */
-  shards?: VmShards;
+  /** In a cluster's fanned-out report: only the VMs of some shards count (the others are absent rows). */
+  shards?: ShardFilter;
 }
