@@ -22,6 +22,9 @@ const SUBJECT = 'jvmlens.partitions';
 const REPLY_SLACK = 4096;
 /** A node still catching up on the log declines rather than keep the coordinator waiting. */
 const CATCH_UP_MS = 2_000;
+const MEMBERSHIP_WAIT_MS = 2_000;
+/** How long health names a node that did not give a partition, unless it gives one since. */
+const FAILURE_NOTED_MS = 60_000;
 
 /** What the coordinator asks a node: one partition of a report, over the log as applied up to `seq` at least. */
 interface PartitionAsk {
@@ -61,6 +64,8 @@ export interface FanOutCounts {
 export class ReportFanOut {
   readonly #options: FanOutOptions;
   readonly counts: FanOutCounts = { served: 0, sent: 0, ranHere: 0 };
+  /** Nodes whose last partition asked of them failed: when, and why. */
+  readonly #failing = new Map<string, { at: number; reason: string }>();
   #subscription: ReturnType<NatsConnection['subscribe']> | null = null;
 
   constructor(options: FanOutOptions) {
@@ -80,7 +85,8 @@ export class ReportFanOut {
   async place(meta: ReportMeta): Promise<Placement | null> {
     const { membership, vmShards, applied, nodeId } = this.#options;
     if (!hasPortablePartials(meta.request)) return null;
-    const live = await membership.live();
+    // The membership is read from JetStream, which may be electing a leader: a report does not wait for it.
+    const live = await within(membership.live(), MEMBERSHIP_WAIT_MS, 'the membership did not answer');
     if (!live.includes(nodeId)) live.push(nodeId);
     if (live.length < 2) return null;
     const owned = [...assignShards(vmShards, live)];
@@ -95,15 +101,28 @@ export class ReportFanOut {
         if (node === nodeId) return here();
         try {
           this.counts.sent++;
-          return await this.#ask(node, { reportId: meta.reportId, request: meta.request, partition: partitions[index], seq }, stopped);
+          const partial = await this.#ask(node, { reportId: meta.reportId, request: meta.request, partition: partitions[index], seq }, stopped);
+          this.#failing.delete(node);
+          return partial;
         } catch (error) {
           if (stopped.aborted) throw error;
           this.counts.ranHere++;
-          this.#options.logger.warn('a node did not give its report partition; it runs here', { reportId: meta.reportId, node, reason: (error as Error).message });
+          const reason = (error as Error).message;
+          this.#failing.set(node, { at: Date.now(), reason });
+          this.#options.logger.warn('a node did not give its report partition; it runs here', { reportId: meta.reportId, node, reason });
           return here();
         }
       },
     };
+  }
+
+  /** Health's note while a node recently failed to give its partitions, or null. */
+  degradation(): string | null {
+    const since = Date.now() - FAILURE_NOTED_MS;
+    for (const [node, failure] of this.#failing) if (failure.at < since) this.#failing.delete(node);
+    if (this.#failing.size === 0) return null;
+    const nodes = [...this.#failing].map(([node, { at, reason }]) => `${node} at ${new Date(at).toISOString()} (${reason})`);
+    return `degraded: report partitions were not given by node ${nodes.join(', ')}; this node ran them itself`;
   }
 
   async #ask(node: string, ask: PartitionAsk, stopped: AbortSignal): Promise<PartialResult> {
@@ -142,9 +161,14 @@ export class ReportFanOut {
 
 /** `applied`, or an error once it took CATCH_UP_MS. */
 function caughtUp(applied: Promise<void>): Promise<void> {
+  return within(applied, CATCH_UP_MS, `not caught up on the log within ${CATCH_UP_MS} ms`);
+}
+
+/** `work`, or an error with `message` once it took `ms`. */
+function within<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not caught up on the log within ${CATCH_UP_MS} ms`)), CATCH_UP_MS);
-    applied.then(resolve, reject).finally(() => clearTimeout(timer)).catch(() => undefined);
+    const timer = setTimeout(() => reject(new Error(message)), ms);
+    work.then(resolve, reject).finally(() => clearTimeout(timer)).catch(() => undefined);
   });
 }
 

@@ -173,7 +173,7 @@ export class ClusterNode {
       this.#fanOut.serve();
     }
     readiness.done(CLUSTER_STEP);
-    readiness.setDegradation(() => this.#degradation);
+    readiness.setDegradation(() => [this.#degradation, this.#fanOut?.degradation() ?? null].filter((note) => note !== null).join('; ') || null);
     this.#watch ??= setInterval(() => {
       log.degradation().then(
         (degradation) => (this.#degradation = degradation),

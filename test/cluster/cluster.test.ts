@@ -255,9 +255,15 @@ test('a node that died while still a member: the coordinator runs its share of a
     assert.deepEqual(without.items, whole.items);
     assert.equal((await partitionCounts(nodes[0])).ranHere, 1, 'the dead node\'s partition ran on the coordinator');
     assert.match(nodes[0].stderr(), /a node did not give its report partition; it runs here/);
+    const health = await request(`${nodes[0].gatewayUrl}/opthub-health`);
+    assert.equal(health.status, 200, 'the coordinator serves on');
+    assert.match(health.body.note, /^degraded: report partitions were not given by node n2 at \S+ \(.+\); this node ran them itself$/);
   } finally {
     nodes[1] = await startNode(2);
   }
+  // n2 gives its partitions again: the note clears.
+  assert.deepEqual((await runReport(nodes[0], 'component', body)).items, whole.items);
+  assert.equal((await request(`${nodes[0].gatewayUrl}/opthub-health`)).body.note, '');
 });
 
 test('killing a jvmlens node and a NATS server during ingestion and a report loses nothing acknowledged', { skip: missing && 'nats-server is not installed' }, async (t) => {
