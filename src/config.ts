@@ -32,6 +32,8 @@ export interface Config {
   logRetentionMs: number;
   /** Cluster mode: how many shards the fleet's VMs fall into, fixed when the cluster is created (src/cluster/shards.ts). */
   vmShards: number;
+  /** Cluster mode: a grouped report fans out over the live nodes from this many VMs on (src/cluster/fan-out.ts). */
+  reportFanOutVms: number;
 }
 
 interface Setting {
@@ -99,6 +101,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'nodeId', flag: '--node-id', env: 'JVMLENS_NODE_ID', parse: nodeName, describe: 'this node\'s unique, stable name in the cluster (default: the host name)' },
   { key: 'logRetentionMs', flag: '--log-retention-ms', env: 'JVMLENS_LOG_RETENTION_MS', parse: integer(1), describe: 'cluster: how long the log keeps commands every node has applied (a node restored from a copy of another\'s data directory must start within it)' },
   { key: 'vmShards', flag: '--vm-shards', env: 'JVMLENS_VM_SHARDS', parse: integer(1, 4096), describe: 'cluster: how many shards the VMs fall into; fixed when the cluster is created, and a node started with another count refuses to start' },
+  { key: 'reportFanOutVms', flag: '--report-fan-out-vms', env: 'JVMLENS_REPORT_FAN_OUT_VMS', parse: integer(0), describe: 'cluster: a component report or a grouped JVM report fans out over the live nodes when the fleet has at least this many VMs (0: always); below, its coordinator generates it alone' },
   { key: 'apiFront', flag: '--api-front', env: 'JVMLENS_API_FRONT', parse: yesNo, describe: 'true: the API port answers HTTP/1.0 (nginx\'s default proxy_pass) and malformed requests too, as the gateway port does; costs about a third of its rate of small requests' },
   { key: 'testFaults', flag: '--test-faults', env: 'JVMLENS_TEST_FAULTS', parse: (raw) => raw.split(',').filter(Boolean), describe: 'TEST ONLY: comma-separated report faults to inject' },
 ];
@@ -124,6 +127,7 @@ export function defaultConfig(): Config {
     apiFront: false,
     logRetentionMs: 3_600_000,
     vmShards: 64,
+    reportFanOutVms: 250_000,
   };
 }
 

@@ -156,7 +156,8 @@ export async function startService(config: Config, logger: Logger, clock: () => 
     // The replay applies ingestion and report records before report jobs start.
     if (cluster !== null) await cluster.start(jobs, { pool, fleetView }, { gatewayPort, apiPort }, () => vulnerabilities.rematchNow());
     // Worker threads start while the main thread builds the CVE events index (the vulnerabilities step): both take a few hundred ms.
-    const workers = pool.warmUp(config.workers).then(async () => {
+    // A cluster node's threads learn the rows' shards now: the first report fanned out to them would otherwise wait for it.
+    const workers = pool.warmUp(config.workers, clustered ? { kind: 'ping', shards: { fleet: fleetView(), count: config.vmShards } } : undefined).then(async () => {
       await jobs.expire();
       await jobs.start();
       readiness.done('workers');

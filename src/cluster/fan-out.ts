@@ -50,6 +50,8 @@ export interface FanOutOptions {
   waitFor: (seq: number) => Promise<void>;
   /** The longest a coordinator waits for another node's partition (the report's time limit). */
   timeoutMs: number;
+  /** Fleets smaller than this are not worth the round trips and the merge: their reports run here. */
+  minVms: number;
   faults: TestFault[];
   logger: Logger;
 }
@@ -80,11 +82,11 @@ export class ReportFanOut {
 
   /**
    * One partition per live node, each with the shards it owns; null (the report runs here, as on a single
-   * node) when its partials are not worth sending or no other node is live.
+   * node) when its partials are not worth sending, the fleet is small or no other node is live.
    */
   async place(meta: ReportMeta): Promise<Placement | null> {
-    const { membership, vmShards, applied, nodeId } = this.#options;
-    if (!hasPortablePartials(meta.request)) return null;
+    const { membership, vmShards, applied, nodeId, fleetView, minVms } = this.#options;
+    if (!hasPortablePartials(meta.request) || fleetView().rows < minVms) return null;
     // The membership is read from JetStream, which may be electing a leader: a report does not wait for it.
     const live = await within(membership.live(), MEMBERSHIP_WAIT_MS, 'the membership did not answer');
     if (!live.includes(nodeId)) live.push(nodeId);

@@ -168,7 +168,7 @@ export class ClusterNode {
       this.#fanOut = new ReportFanOut({
         nc: log.nc, nodeId: config.nodeId, vmShards: config.vmShards, membership: this.#membership, store, ...engine,
         applied: () => replica.applied, waitFor: (seq) => replica.waitFor(seq),
-        timeoutMs: Math.min(config.reportTimeoutMs, PARTITION_WAIT_MS), faults: config.testFaults as TestFault[], logger,
+        timeoutMs: Math.min(config.reportTimeoutMs, PARTITION_WAIT_MS), minVms: config.reportFanOutVms, faults: config.testFaults as TestFault[], logger,
       });
       this.#fanOut.serve();
     }

@@ -2,7 +2,7 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import type { WorkerData, WorkerTask } from './tasks.ts';
+import type { PingTask, WorkerData, WorkerTask } from './tasks.ts';
 
 export class WorkerPool {
   readonly #piscina: Piscina;
@@ -29,8 +29,8 @@ export class WorkerPool {
   }
 
   /** Resolves once every thread answered a ping: the pool is ready (decisions §3). */
-  async warmUp(threads: number): Promise<void> {
-    await Promise.all(Array.from({ length: threads }, () => this.run<string>({ kind: 'ping' })));
+  async warmUp(threads: number, ping: PingTask = { kind: 'ping' }): Promise<void> {
+    await Promise.all(Array.from({ length: threads }, () => this.run<string>(ping)));
   }
 
   get threads(): number {

@@ -12,6 +12,8 @@ export interface WorkerData {
 
 export interface PingTask {
   kind: 'ping';
+  /** Cluster mode: the thread hashes the fleet's rows into their shards now, not in its first report. */
+  shards?: { fleet: FleetColumnsView; count: number };
 }
 
 /**

@@ -216,9 +216,11 @@ async function writeReport(store: Store, reportId: string, request: ReportReques
 /** One task; its read snapshot ends with it. */
 async function runTask(task: WorkerTask): Promise<unknown> {
   switch (task.kind) {
-    case 'ping':
-      storeContext();
+    case 'ping': {
+      const { dict } = storeContext();
+      if (task.shards !== undefined) rowShards.filter({ count: task.shards.count, of: [] }, task.shards.fleet, dict);
       return 'pong';
+    }
     case 'partition':
       return runPartition(task);
     case 'finalize':
