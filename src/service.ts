@@ -156,8 +156,10 @@ export async function startService(config: Config, logger: Logger, clock: () => 
     // The replay applies ingestion and report records before report jobs start.
     if (cluster !== null) await cluster.start(jobs, { pool, fleetView }, { gatewayPort, apiPort }, () => vulnerabilities.rematchNow());
     // Worker threads start while the main thread builds the CVE events index (the vulnerabilities step): both take a few hundred ms.
-    // A cluster node's threads learn the rows' shards now: the first report fanned out to them would otherwise wait for it.
-    const workers = pool.warmUp(config.workers, clustered ? { kind: 'ping', shards: { fleet: fleetView(), count: config.vmShards } } : undefined).then(async () => {
+    // A cluster node's threads learn the rows' shards now when its reports fan out: the first would otherwise wait for it.
+    const fleetNow = fleetView();
+    const fansOut = clustered && fleetNow.rows >= config.reportFanOutVms;
+    const workers = pool.warmUp(config.workers, fansOut ? { kind: 'ping', shards: { fleet: fleetNow, count: config.vmShards } } : undefined).then(async () => {
       await jobs.expire();
       await jobs.start();
       readiness.done('workers');
