@@ -22,6 +22,7 @@ const SUBJECT = 'jvmlens.partitions';
 const REPLY_SLACK = 4096;
 /** A node still catching up on the log declines rather than keep the coordinator waiting. */
 const CATCH_UP_MS = 2_000;
+/** The longest a placement waits to read the membership (JetStream may be electing a leader). */
 const MEMBERSHIP_WAIT_MS = 2_000;
 /** How long health names a node that did not give a partition, unless it gives one since. */
 const FAILURE_NOTED_MS = 60_000;
@@ -48,7 +49,7 @@ export interface FanOutOptions {
   /** This node's position in the log, and a wait until it reaches `seq`. */
   applied: () => number;
   waitFor: (seq: number) => Promise<void>;
-  /** The longest a coordinator waits for another node's partition (the report's time limit). */
+  /** The longest a coordinator waits for another node's partition (at most the report's time limit). */
   timeoutMs: number;
   /** Fleets smaller than this are not worth the round trips and the merge: their reports run here. */
   minVms: number;
@@ -87,7 +88,6 @@ export class ReportFanOut {
   async place(meta: ReportMeta): Promise<Placement | null> {
     const { membership, vmShards, applied, nodeId, fleetView, minVms } = this.#options;
     if (!hasPortablePartials(meta.request) || fleetView().rows < minVms) return null;
-    // The membership is read from JetStream, which may be electing a leader: a report does not wait for it.
     const live = await within(membership.live(), MEMBERSHIP_WAIT_MS, 'the membership did not answer');
     if (!live.includes(nodeId)) live.push(nodeId);
     if (live.length < 2) return null;
