@@ -14,6 +14,7 @@ import type { Logger } from '../log.ts';
 import type { FleetColumnsView } from '../storage/fleet-columns.ts';
 import type { Store } from '../storage/store.ts';
 import { decodeMessage, encodeMessage } from './commands.ts';
+import { NODE_TTL_MS } from './membership.ts';
 import type { Membership } from './membership.ts';
 import { assignShards } from './shards.ts';
 
@@ -88,7 +89,10 @@ export class ReportFanOut {
   async place(meta: ReportMeta): Promise<Placement | null> {
     const { membership, vmShards, applied, nodeId, fleetView, minVms } = this.#options;
     if (!hasPortablePartials(meta.request) || fleetView().rows < minVms) return null;
-    const live = await within(membership.live(), MEMBERSHIP_WAIT_MS, 'the membership did not answer');
+    // A node that just failed to give a partition is left out until the membership would have dropped it
+    // were it gone: a hung node delays one report, not each.
+    const failedSince = Date.now() - NODE_TTL_MS;
+    const live = (await within(membership.live(), MEMBERSHIP_WAIT_MS, 'the membership did not answer')).filter((node) => !((this.#failing.get(node)?.at ?? 0) > failedSince));
     if (!live.includes(nodeId)) live.push(nodeId);
     if (live.length < 2) return null;
     const owned = [...assignShards(vmShards, live)];
@@ -120,11 +124,15 @@ export class ReportFanOut {
 
   /** Health's note while a node recently failed to give its partitions, or null. */
   degradation(): string | null {
-    const since = Date.now() - FAILURE_NOTED_MS;
-    for (const [node, failure] of this.#failing) if (failure.at < since) this.#failing.delete(node);
+    this.#forgetOldFailures();
     if (this.#failing.size === 0) return null;
     const nodes = [...this.#failing].map(([node, { at, reason }]) => `${node} at ${new Date(at).toISOString()} (${reason})`);
     return `degraded: report partitions were not given by node ${nodes.join(', ')}; this node ran them itself`;
+  }
+
+  #forgetOldFailures(): void {
+    const since = Date.now() - FAILURE_NOTED_MS;
+    for (const [node, failure] of this.#failing) if (failure.at < since) this.#failing.delete(node);
   }
 
   async #ask(node: string, ask: PartitionAsk, stopped: AbortSignal): Promise<PartialResult> {
