@@ -37,7 +37,10 @@ interface PartitionAsk {
 }
 
 /** The node's answer: the partial, and how far it had applied the log (the coordinator waits until it has too). */
-type PartitionAnswer = { ok: true; applied: number; partial: PortablePartial } | { ok: false; message: string };
+type PartitionAnswer = { ok: true; applied: number; partial: PortablePartial } | { ok: false; message: string; tooLarge?: true };
+
+/** A node's partial that does not fit one NATS message: the node is well, the report's groups are many. */
+class PartialTooLargeError extends Error {}
 
 export interface FanOutOptions {
   nc: NatsConnection;
@@ -113,6 +116,10 @@ export class ReportFanOut {
         } catch (error) {
           if (stopped.aborted) throw error;
           this.counts.ranHere++;
+          if (error instanceof PartialTooLargeError) {
+            this.#options.logger.info('a node\'s report partition does not fit one message; it runs here', { reportId: meta.reportId, node, reason: error.message });
+            return here();
+          }
           const reason = (error as Error).message;
           this.#failing.set(node, { at: Date.now(), reason });
           this.#options.logger.warn('a node did not give its report partition; it runs here', { reportId: meta.reportId, node, reason });
@@ -139,7 +146,7 @@ export class ReportFanOut {
     const { nc, timeoutMs, store, waitFor } = this.#options;
     const reply = await unlessStopped(nc.request(`${SUBJECT}.${node}`, encodeMessage(ask), { timeout: timeoutMs }), stopped);
     const answer = decodeMessage(reply.data) as PartitionAnswer;
-    if (!answer.ok) throw new Error(`node ${node}: ${answer.message}`);
+    if (!answer.ok) throw answer.tooLarge === true ? new PartialTooLargeError(`node ${node}: ${answer.message}`) : new Error(`node ${node}: ${answer.message}`);
     // Its partial may count components created by writes this node has not applied yet.
     await unlessStopped(caughtUp(waitFor(answer.applied)), stopped);
     return fromPortable(store, answer.partial);
@@ -160,7 +167,7 @@ export class ReportFanOut {
     }
     let bytes = encodeMessage(answer);
     const limit = (nc.info?.max_payload ?? 1024 * 1024) - REPLY_SLACK;
-    if (bytes.length > limit) bytes = encodeMessage({ ok: false, message: `the partial takes ${bytes.length} bytes, over the servers' max_payload` } satisfies PartitionAnswer);
+    if (bytes.length > limit) bytes = encodeMessage({ ok: false, message: `the partial takes ${bytes.length} bytes, over the servers' max_payload`, tooLarge: true } satisfies PartitionAnswer);
     msg.respond(bytes);
   }
 
