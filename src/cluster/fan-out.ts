@@ -3,7 +3,7 @@
 // coordinator merges them as it merges its own partitions. Every node holds every shard (a full replica),
 // so a node that does not answer costs time, never data: its partition then runs on the coordinator.
 import type { NatsConnection, Msg } from '@nats-io/transport-node';
-import { newCancelFlag } from '../engine/reports/cancel-flag.ts';
+import { cancel, isCancelled, newCancelFlag } from '../engine/reports/cancel-flag.ts';
 import type { Placement } from '../engine/reports/jobs.ts';
 import type { WorkerPool } from '../engine/reports/pool.ts';
 import { fromPortable, hasPortablePartials, toPortable } from '../engine/reports/portable-partials.ts';
@@ -19,6 +19,7 @@ import type { Membership } from './membership.ts';
 import { assignShards } from './shards.ts';
 
 const SUBJECT = 'jvmlens.partitions';
+const CANCEL_SUBJECT = 'jvmlens.partitions.cancel';
 /** Room left in a reply for the protocol's own bytes. */
 const REPLY_SLACK = 4096;
 /** A node still catching up on the log declines rather than keep the coordinator waiting. */
@@ -61,28 +62,47 @@ export interface FanOutOptions {
   logger: Logger;
 }
 
-/** Partitions run for other coordinators, sent to other nodes, and those that fell back to the coordinator. */
+/**
+ * Partitions run for other coordinators, stopped here because their coordinator stopped the report, sent to
+ * other nodes, and those that fell back to the coordinator.
+ */
 export interface FanOutCounts {
   served: number;
+  cancelled: number;
   sent: number;
   ranHere: number;
 }
 
 export class ReportFanOut {
   readonly #options: FanOutOptions;
-  readonly counts: FanOutCounts = { served: 0, sent: 0, ranHere: 0 };
+  readonly counts: FanOutCounts = { served: 0, cancelled: 0, sent: 0, ranHere: 0 };
+  /** The cancel flags of the partitions this node runs for other coordinators, by report. */
+  readonly #serving = new Map<string, Set<Int32Array>>();
   /** Nodes whose last partition asked of them failed: when, and why. */
   readonly #failing = new Map<string, { at: number; reason: string }>();
-  #subscription: ReturnType<NatsConnection['subscribe']> | null = null;
+  readonly #subscriptions: ReturnType<NatsConnection['subscribe']>[] = [];
 
   constructor(options: FanOutOptions) {
     this.#options = options;
   }
 
-  /** Answers other coordinators' partitions from now on. */
+  /** Answers other coordinators' partitions from now on, and stops those whose report they stopped. */
   serve(): void {
     const { nc, nodeId } = this.#options;
-    this.#subscription = nc.subscribe(`${SUBJECT}.${nodeId}`, { callback: (error, msg) => (error === null ? void this.#answer(msg) : undefined) });
+    this.#subscriptions.push(
+      nc.subscribe(`${SUBJECT}.${nodeId}`, { callback: (error, msg) => (error === null ? void this.#answer(msg) : undefined) }),
+      nc.subscribe(`${CANCEL_SUBJECT}.${nodeId}`, {
+        callback: (error, msg) => {
+          if (error !== null) return;
+          try {
+            const { reportId } = decodeMessage(msg.data) as { reportId: string };
+            for (const flag of this.#serving.get(reportId) ?? []) cancel(flag);
+          } catch (failure) {
+            this.#options.logger.warn('a partition cancel could not be read', { reason: (failure as Error).message });
+          }
+        },
+      }),
+    );
   }
 
   /**
@@ -114,7 +134,15 @@ export class ReportFanOut {
           this.#failing.delete(node);
           return partial;
         } catch (error) {
-          if (stopped.aborted) throw error;
+          if (stopped.aborted) {
+            // Deleted, timed out or shutting down: the node stops the partition at its next check.
+            try {
+              this.#options.nc.publish(`${CANCEL_SUBJECT}.${node}`, encodeMessage({ reportId: meta.reportId }));
+            } catch {
+              // A connection closed meanwhile: the node's partition runs to its end, unread.
+            }
+            throw error;
+          }
           this.counts.ranHere++;
           if (error instanceof PartialTooLargeError) {
             this.#options.logger.info('a node\'s report partition does not fit one message; it runs here', { reportId: meta.reportId, node, reason: error.message });
@@ -152,27 +180,48 @@ export class ReportFanOut {
     return fromPortable(store, answer.partial);
   }
 
+  /** Answers a coordinator: never throws (a message it cannot read, or a connection closed meanwhile, is logged). */
   async #answer(msg: Msg): Promise<void> {
-    const { store, pool, fleetView, waitFor, applied, faults, nc } = this.#options;
+    const { nc, logger } = this.#options;
     let answer: PartitionAnswer;
     try {
-      const ask = decodeMessage(msg.data) as PartitionAsk;
-      await caughtUp(waitFor(ask.seq));
-      // Not cancelled from here: a coordinator that stopped waiting no longer reads the answer.
-      const partial = await pool.run<PartialResult>({ kind: 'partition', reportId: ask.reportId, request: ask.request, partition: ask.partition, fleet: fleetView(), index: 0, faults, cancel: newCancelFlag() });
-      answer = { ok: true, applied: applied(), partial: toPortable(store, ask.request, partial) };
-      this.counts.served++;
+      answer = await this.#serve(decodeMessage(msg.data) as PartitionAsk);
     } catch (error) {
       answer = { ok: false, message: (error as Error).message };
     }
-    let bytes = encodeMessage(answer);
-    const limit = (nc.info?.max_payload ?? 1024 * 1024) - REPLY_SLACK;
-    if (bytes.length > limit) bytes = encodeMessage({ ok: false, message: `the partial takes ${bytes.length} bytes, over the servers' max_payload`, tooLarge: true } satisfies PartitionAnswer);
-    msg.respond(bytes);
+    try {
+      let bytes = encodeMessage(answer);
+      const limit = (nc.info?.max_payload ?? 1024 * 1024) - REPLY_SLACK;
+      if (bytes.length > limit) bytes = encodeMessage({ ok: false, message: `the partial takes ${bytes.length} bytes, over the servers' max_payload`, tooLarge: true } satisfies PartitionAnswer);
+      msg.respond(bytes);
+    } catch (error) {
+      logger.warn('answering a report partition failed', { reason: (error as Error).message });
+    }
+  }
+
+  /** Runs a partition another coordinator asked for; a cancel from it stops the partition at its next check. */
+  async #serve(ask: PartitionAsk): Promise<PartitionAnswer> {
+    const { store, pool, fleetView, waitFor, applied, faults } = this.#options;
+    const flag = newCancelFlag();
+    const flags = this.#serving.get(ask.reportId) ?? new Set();
+    this.#serving.set(ask.reportId, flags.add(flag));
+    try {
+      await caughtUp(waitFor(ask.seq));
+      const partial = await pool.run<PartialResult>({ kind: 'partition', reportId: ask.reportId, request: ask.request, partition: ask.partition, fleet: fleetView(), index: 0, faults, cancel: flag });
+      const answer: PartitionAnswer = { ok: true, applied: applied(), partial: toPortable(store, ask.request, partial) };
+      this.counts.served++;
+      return answer;
+    } catch (error) {
+      if (isCancelled(flag)) this.counts.cancelled++;
+      throw error;
+    } finally {
+      flags.delete(flag);
+      if (flags.size === 0) this.#serving.delete(ask.reportId);
+    }
   }
 
   close(): void {
-    this.#subscription?.unsubscribe();
+    for (const subscription of this.#subscriptions) subscription.unsubscribe();
   }
 }
 

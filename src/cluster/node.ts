@@ -192,9 +192,9 @@ export class ClusterNode {
     return this.#fanOut === null ? null : this.#fanOut.place(meta);
   }
 
-  /** Report partitions served for others, sent to others, and run here after another node failed to give one. */
+  /** Report partitions served for others (and stopped by their coordinator), sent to others, and run here after another node failed to give one. */
   get partitionCounts(): FanOutCounts {
-    return this.#fanOut?.counts ?? { served: 0, sent: 0, ranHere: 0 };
+    return this.#fanOut?.counts ?? { served: 0, cancelled: 0, sent: 0, ranHere: 0 };
   }
 
   /** Records this node's position; the lowest live node then truncates what every node applied. */

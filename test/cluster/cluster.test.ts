@@ -52,11 +52,11 @@ const REPORTS: { family: Family; body: Record<string, unknown> }[] = [
   { family: 'component', body: { groupBy: ['hostName'], detail: true } },
 ];
 
-/** Report partitions a node ran for other coordinators, sent to other nodes, and ran itself after another failed to (its /metrics). */
-async function partitionCounts(node: RunningService): Promise<{ served: number; sent: number; ranHere: number }> {
+/** Report partitions a node ran for other coordinators (and stopped for them), sent to other nodes, and ran itself after another failed to (its /metrics). */
+async function partitionCounts(node: RunningService): Promise<{ served: number; cancelled: number; sent: number; ranHere: number }> {
   const text = await (await fetch(`${node.gatewayUrl}/metrics`)).text();
   const count = (outcome: string) => Number(new RegExp(`^jvmlens_cluster_report_partitions\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
-  return { served: count('served'), sent: count('sent'), ranHere: count('ranHere') };
+  return { served: count('served'), cancelled: count('cancelled'), sent: count('sent'), ranHere: count('ranHere') };
 }
 
 async function totalCounts(): Promise<{ served: number; sent: number; ranHere: number }> {
@@ -276,6 +276,28 @@ test('a node that died while still a member: the coordinator runs its share of a
   } finally {
     if (!restarted) nodes[1] = await startNode(2);
   }
+});
+
+/** Resolves once `check` holds, polling every 10 ms; fails after `ms`. */
+async function until(what: string, check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    assert.ok(Date.now() < deadline, what);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+test('a report deleted while other nodes run its partitions stops them there', { skip: missing && 'nats-server is not installed' }, async () => {
+  const sent = (await partitionCounts(nodes[0])).sent;
+  const { served, cancelled } = await partitionCounts(nodes[2]);
+  const report = await createReport(nodes[0], 'component', { groupBy: ['tags.team'] });
+  assert.equal(report.status, 202, report.text);
+  // n1 asked n2 and n3; n3 takes 300 ms a partition (--test-faults slow-partition).
+  await until('n1 sends two partitions', async () => (await partitionCounts(nodes[0])).sent === sent + 2);
+  const deleted = await request(`${nodes[0].apiUrl}/public/component/report/${report.body.reportId}`, { method: 'DELETE', key: KEY });
+  assert.equal(deleted.status, 204, deleted.text);
+  await until('n3 stops its partition', async () => (await partitionCounts(nodes[2])).cancelled === cancelled + 1);
+  assert.equal((await partitionCounts(nodes[2])).served, served, 'and gives none for the deleted report');
 });
 
 test('killing a jvmlens node and a NATS server during ingestion and a report loses nothing acknowledged', { skip: missing && 'nats-server is not installed' }, async (t) => {
