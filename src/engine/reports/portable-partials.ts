@@ -71,7 +71,7 @@ export function fromPortable(store: Store, portable: PortablePartial): PartialRe
   const pairs: [number, number][] = [];
   for (let g = 0; g < portable.groups.length; g++) {
     pairs.length = 0;
-    const start = countStart({ countEnds: portable.countEnds }, g);
+    const start = countStart(portable, g);
     for (let k = start; k < portable.countEnds[g]; k += 2) pairs.push([ids[portable.counts[k]], portable.counts[k + 1]]);
     pairs.sort((a, b) => a[0] - b[0]);
     pairs.forEach(([id, count], p) => {
