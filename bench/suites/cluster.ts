@@ -36,6 +36,8 @@ const CVE = 'cluster: CVE events page of 100, tag filter';
 const CVE_LOAD = 'cluster: CVE events page of 100, tag filter, 10 connections on one node';
 const REJOIN = 'cluster: a killed node restarted to UP, having replayed what it missed';
 const PAUSE = 'cluster: acknowledged-write pause when the log\'s leader nats-server dies';
+/** The same kill, seen by readers on the two other nodes: each read waits until its node applied every acknowledged write. */
+const READ_PAUSE = 'cluster: longest read on the other nodes when the log\'s leader nats-server dies';
 const KEY = 'bench_cluster_key_0123456789';
 const CONNECTIONS = 4;
 
@@ -236,8 +238,12 @@ async function rejoinRow(deployment: Deployment, size: FleetSize, bodies: number
   };
 }
 
-/** One writer posts small batches back to back; the stream's leader server is killed; the longest gap between acknowledgements. */
-async function pauseRow(deployment: Deployment): Promise<BenchRow> {
+/**
+ * One writer posts small batches back to back through the first node while readers on the two others read the
+ * VM written; the stream's leader server is killed. The longest gap between acknowledgements, and the longest
+ * read after the kill (a read answers once its node applied every write acknowledged before it).
+ */
+async function pauseRows(deployment: Deployment): Promise<BenchRow[]> {
   const log = await ClusterLog.open(deployment.nats.map((server) => server.url), 'jvmlens-bench');
   const leader = (await log.jsm.streams.info(STREAM)).cluster?.leader;
   await log.close();
@@ -271,22 +277,44 @@ async function pauseRow(deployment: Deployment): Promise<BenchRow> {
       last = now;
     }
   })();
-  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  const readTimes: number[] = [];
+  let readsRefused = 0;
+  let writing = true;
+  const reader = async (node: JvmlensService) => {
+    while (writing) {
+      const started = performance.now();
+      const response = await fetch(`${node.apiUrl}/public/instance/${vmId}`, { headers: { 'x-api-key': KEY } }).catch(() => null);
+      await response?.arrayBuffer();
+      if (killedAt === 0) continue;
+      if (response?.status === 200) readTimes.push(performance.now() - started);
+      else readsRefused++;
+    }
+  };
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const readers = deployment.nodes.slice(1).map(reader);
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
   killedAt = performance.now();
   await victim.stop('SIGKILL');
   await writer;
+  writing = false;
+  await Promise.all(readers);
   await victim.start();
   const pause = firstAfterKill === 0 ? Number.NaN : firstAfterKill - killedAt;
-  return {
+  const reads = summarize(readTimes);
+  return [{
     suite: NAME, name: PAUSE, size: 'one connection, one-event batches',
     rate: acknowledged / ((performance.now() - killedAt + 2_000) / 1000), unit: 'req/s', meanMs: pause, p50Ms: pause, p99Ms: longest, rssMb: 0,
     extra: { killToFirstAcknowledgedMs: Math.round(pause), longestGapBetweenAcknowledgementsMs: Math.round(longest), refusedWith503: refused, killed: victim.name },
-  };
+  }, {
+    suite: NAME, name: READ_PAUSE, size: 'one reader on each of the two other nodes, from the kill until 5 s after the first write acknowledged after it',
+    rate: readTimes.length / ((performance.now() - killedAt) / 1000), unit: 'req/s', meanMs: reads.mean, p50Ms: reads.p50, p99Ms: reads.p99, rssMb: 0,
+    extra: { longestReadMs: Math.round(reads.max), readsRefused, killed: victim.name },
+  }];
 }
 
 export const suite: Suite = {
   name: NAME,
-  rows: [INGEST, REPORT, REPORT_BY_HOST, CVE, CVE_LOAD, REJOIN, PAUSE],
+  rows: [INGEST, REPORT, REPORT_BY_HOST, CVE, CVE_LOAD, REJOIN, PAUSE, READ_PAUSE],
   async run(options: BenchOptions) {
     const plan = options.quick ? PLAN.quick : PLAN.full;
     const rows: BenchRow[] = [];
@@ -302,7 +330,7 @@ export const suite: Suite = {
         }
       }
     }
-    if (want(REPORT) || want(REPORT_BY_HOST) || want(CVE) || want(CVE_LOAD) || want(REJOIN) || want(PAUSE)) {
+    if (want(REPORT) || want(REPORT_BY_HOST) || want(CVE) || want(CVE_LOAD) || want(REJOIN) || want(PAUSE) || want(READ_PAUSE)) {
       const size = fleetSize(options, REPORT_FLEET);
       for (const start of [singleNode, threeNodes]) {
         const deployment = await start();
@@ -313,7 +341,7 @@ export const suite: Suite = {
           if (want(CVE_LOAD)) rows.push(await cveLoadRow(deployment, size, options));
           if (deployment.nats.length > 0) {
             if (want(REJOIN)) rows.push(await rejoinRow(deployment, fleetSize(options, INGEST_FLEET), plan.bodies));
-            if (want(PAUSE)) rows.push(await pauseRow(deployment));
+            if (want(PAUSE) || want(READ_PAUSE)) rows.push(...(await pauseRows(deployment)).filter((row) => want(row.name)));
           }
         } finally {
           await deployment.stop();
