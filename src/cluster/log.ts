@@ -15,6 +15,12 @@ const ATTEMPT_MS = 1_500;
 const RETRY_PAUSE_MS = 100;
 const STARTUP_WAIT_MS = 60_000;
 const CONSUME_AHEAD = 32;
+/**
+ * How long following the log waits for JetStream to create its consumer. Short: a request sent while
+ * JetStream elects a leader after a server died is never answered, and a node that cannot follow the log
+ * cannot answer reads; a retry after an election is answered at once.
+ */
+const FOLLOW_API_MS = 1_500;
 /** Room left in a message for its headers (the message id). */
 const HEADERS_BYTES = 4096;
 
@@ -33,12 +39,15 @@ export class ClusterLog {
   readonly nc: NatsConnection;
   readonly js: JetStreamClient;
   readonly jsm: JetStreamManager;
+  /** The client following the log uses: its consumer's requests time out sooner (FOLLOW_API_MS). */
+  readonly #followJs: JetStreamClient;
   #connected = true;
 
   private constructor(nc: NatsConnection, jsm: JetStreamManager) {
     this.nc = nc;
     this.jsm = jsm;
     this.js = jetstream(nc, { timeout: PUBLISH_TIMEOUT_MS });
+    this.#followJs = jetstream(nc, { timeout: FOLLOW_API_MS });
     void this.#watchStatus();
   }
 
@@ -178,7 +187,7 @@ export class ClusterLog {
 
   /** Every command from `fromSeq` on, in log order, now and as they arrive (unfiltered: sequences without gaps but where the log was truncated). */
   async follow(fromSeq: number): Promise<ConsumerMessages> {
-    const consumer = await this.js.consumers.get(STREAM, { opt_start_seq: Math.max(1, fromSeq) });
+    const consumer = await this.#followJs.consumers.get(STREAM, { opt_start_seq: Math.max(1, fromSeq) });
     // A few messages ahead: a report page can be megabytes (nats-server 2.9 stalls byte-bounded pulls here).
     return consumer.consume({ max_messages: CONSUME_AHEAD });
   }

@@ -15,8 +15,16 @@ import type { ClusterLog } from './log.ts';
 /** The store's meta key holding the last applied log sequence. */
 const APPLIED_SEQ = 'logSeq';
 const RETRY_MS = 1_000;
-/** A consumer that delivers nothing this long while the log has more is replaced (its server died, say). */
-const STALL_MS = 3_000;
+/**
+ * A consumer that delivers nothing this long while a read waits for a command it lacks is replaced: its
+ * nats-server died, say (the library itself notices only after two missed 15 s heartbeats). Doubled after
+ * each replacement that delivered nothing yet (a new consumer takes seconds while JetStream elects leaders).
+ */
+const STALL_MS = 1_000;
+const STALL_MAX_MS = 8_000;
+/** With no read waiting, the log is asked whether it has more at most this often. */
+const IDLE_CHECK_MS = 3_000;
+const WATCHDOG_MS = 250;
 /** How long a read waits for this node to catch up before answering 503. */
 const CATCH_UP_MS = 10_000;
 
@@ -38,7 +46,11 @@ export class Replica {
   #stopped = false;
   #stop: (() => void) | null = null;
   #running: Promise<void> = Promise.resolve();
-  #progressAt = Date.now();
+  /** When the consumer last delivered a command (or was started), and whether one is being applied now. */
+  #receivedAt = Date.now();
+  #applying = false;
+  #stallMs = STALL_MS;
+  #askedAt = 0;
   /** The last-sequence question in flight, and the round that waits for it to end (see #lastSeqAfterNow). */
   #asking: Promise<number> | null = null;
   #nextRound: Promise<number> | null = null;
@@ -63,17 +75,27 @@ export class Replica {
 
   start(): void {
     this.#running = this.#follow();
-    this.#watchdog = setInterval(() => void this.#checkProgress(), STALL_MS);
+    this.#watchdog = setInterval(() => void this.#checkProgress(), WATCHDOG_MS);
     this.#watchdog.unref();
   }
 
-  /** An ordered consumer whose server died can stay silent: when the log is ahead and nothing came, start a new one. */
+  /**
+   * An ordered consumer whose server died stays silent: when the log is ahead and nothing came for a while,
+   * start a new one. A read waiting for a command not yet here is proof enough that the log is ahead;
+   * otherwise the log is asked, every few seconds.
+   */
   async #checkProgress(): Promise<void> {
-    if (this.#stopped || Date.now() - this.#progressAt < STALL_MS) return;
-    const last = await this.#options.log.lastSeq().catch(() => -1);
-    if (last <= this.#applied || Date.now() - this.#progressAt < STALL_MS) return;
-    this.#options.logger.warn('the cluster log consumer stalled; starting a new one', { applied: this.#applied, last });
-    this.#progressAt = Date.now();
+    if (this.#stopped || this.#applying || Date.now() - this.#receivedAt < this.#stallMs) return;
+    let last = this.#waiters.reduce((highest, waiter) => Math.max(highest, waiter.seq), 0);
+    if (last <= this.#applied) {
+      if (Date.now() - this.#askedAt < IDLE_CHECK_MS) return;
+      this.#askedAt = Date.now();
+      last = await this.#options.log.lastSeq().catch(() => -1);
+      if (last <= this.#applied || Date.now() - this.#receivedAt < this.#stallMs) return;
+    }
+    this.#options.logger.warn('the cluster log consumer stalled; starting a new one', { applied: this.#applied, last, silentMs: Date.now() - this.#receivedAt });
+    this.#receivedAt = Date.now();
+    this.#stallMs = Math.min(STALL_MAX_MS, this.#stallMs * 2);
     this.#stop?.();
   }
 
@@ -126,7 +148,7 @@ export class Replica {
     const { log, logger } = this.#options;
     while (!this.#stopped) {
       try {
-        this.#progressAt = Date.now();
+        this.#receivedAt = Date.now();
         const first = await log.firstSeq();
         if (first > this.#applied + 1) return this.#truncated(first);
         const messages = await log.follow(this.#applied + 1);
@@ -134,13 +156,21 @@ export class Replica {
         if (this.#stopped) messages.stop();
         for await (const message of messages) {
           // An ordered consumer restarted by the library may deliver what is applied already.
+          this.#receivedAt = Date.now();
+          this.#stallMs = STALL_MS;
           if (message.seq <= this.#applied) continue;
           // Sequences run without gaps but where the log was truncated (key commands stay, so a gap can follow one).
           if (message.seq > this.#applied + 1) {
             messages.stop();
             return this.#truncated(message.seq);
           }
-          await this.#apply(message.seq, decodeCommand(message.data));
+          this.#applying = true;
+          try {
+            await this.#apply(message.seq, decodeCommand(message.data));
+          } finally {
+            this.#applying = false;
+            this.#receivedAt = Date.now();
+          }
         }
       } catch (error) {
         if (this.#stopped) return;
@@ -194,7 +224,6 @@ export class Replica {
     // The other commands are idempotent: applied again after a crash, they leave the same state.
     if (!seqWritten) await store.meta.put(APPLIED_SEQ, seq);
     this.#applied = seq;
-    this.#progressAt = Date.now();
     for (let i = this.#waiters.length - 1; i >= 0; i--) {
       if (this.#waiters[i].seq <= seq) {
         this.#waiters[i].resolve();
