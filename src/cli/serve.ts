@@ -3,6 +3,9 @@ import type { Config } from '../config.ts';
 import { logger } from '../log.ts';
 import { startService } from '../service.ts';
 
+/** How long a start-up that failed waits for the shutdown before exiting. */
+const FAILED_START_STOP_MS = 10_000;
+
 export async function serveCommand(config: Config): Promise<void> {
   const service = await startService(config, logger);
   const shown = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
@@ -24,10 +27,12 @@ export async function serveCommand(config: Config): Promise<void> {
       process.stdout.write('jvmlens: ready\n');
       logger.info('ready', { gatewayPort: service.gatewayPort, apiPort: service.apiPort, stepsDoneAtMs: service.readiness.timings });
     },
-    // A start-up that cannot go on (a cluster node id in use, say): say why and stop.
+    // A start-up that cannot go on (a cluster node id in use, say): say why and stop. Shut down first:
+    // exiting while the report threads still load their native modules aborts the process instead.
     (error: Error) => {
       process.stderr.write(`jvmlens: cannot start: ${error.message}\n`);
-      process.exit(1);
+      const bounded = new Promise((resolve) => setTimeout(resolve, FAILED_START_STOP_MS));
+      void Promise.race([service.shutdown().catch(() => undefined), bounded]).then(() => process.exit(1));
     },
   );
   let stopping = false;
