@@ -1,12 +1,17 @@
 // Which nodes are alive: a JetStream KV bucket where each node's heartbeat expires unless renewed.
 import { Kvm } from '@nats-io/kv';
 import type { KV } from '@nats-io/kv';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { errors } from '@nats-io/transport-node';
+import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { Logger } from '../log.ts';
 
 const BUCKET = 'jvmlens_nodes';
 /** A node that missed heartbeats this long is gone: its reports are taken over. */
 export const NODE_TTL_MS = 15_000;
 const HEARTBEAT_MS = 3_000;
+/** Each live node answers on this subject + its id: the quick way to know whether an id is taken. */
+const PRESENCE_SUBJECT = 'jvmlens.nodes';
+const PRESENCE_WAIT_MS = 1_000;
 
 export interface NodeInfo {
   nodeId: string;
@@ -22,16 +27,20 @@ export class Membership {
   readonly #kv: KV;
   readonly #self: NodeInfo;
   #timer: ReturnType<typeof setInterval> | null = null;
+  #presence: Subscription | null = null;
 
   private constructor(kv: KV, self: NodeInfo) {
     this.#kv = kv;
     this.#self = self;
   }
 
-  static async join(nc: NatsConnection, self: NodeInfo, replicas: number): Promise<Membership> {
+  static async join(nc: NatsConnection, self: NodeInfo, replicas: number, logger: Logger): Promise<Membership> {
     const kv = await new Kvm(nc).create(BUCKET, { ttl: NODE_TTL_MS, replicas, history: 1 });
-    await refuseTakenId(kv, self.nodeId);
+    await refuseTakenId(nc, kv, self.nodeId, logger);
     const membership = new Membership(kv, self);
+    membership.#presence = nc.subscribe(`${PRESENCE_SUBJECT}.${self.nodeId}`, { callback: (error, message) => {
+      if (error === null) message.respond(JSON.stringify(self));
+    } });
     // A bucket just created on a JetStream cluster takes a moment to elect its leader.
     for (let attempt = 1; ; attempt++) {
       try {
@@ -63,20 +72,36 @@ export class Membership {
   /** Leaves at once (a clean shutdown), so others need not wait for the heartbeat to expire. */
   async leave(): Promise<void> {
     if (this.#timer !== null) clearInterval(this.#timer);
+    this.#presence?.unsubscribe();
     await this.#kv.delete(this.#self.nodeId).catch(() => undefined);
   }
 }
 
 /**
- * A heartbeat under this id that is still being renewed belongs to another live node. One that stops
- * changing is this node's own, left by a crash (it would expire by itself).
+ * A heartbeat under this id belongs to another live node when that node answers for the id, or (where the
+ * question is not answered: a node too busy, say) when it is still being renewed. One that no node answers
+ * for at all is this node's own, left by a crash: it would expire by itself, and the restart need not wait.
  */
-async function refuseTakenId(kv: KV, nodeId: string): Promise<void> {
+async function refuseTakenId(nc: NatsConnection, kv: KV, nodeId: string, logger: Logger): Promise<void> {
   const entry = await kv.get(nodeId);
   if (entry === null || entry.operation !== 'PUT') return;
+  let answer: Msg | null = null;
+  try {
+    answer = await nc.request(`${PRESENCE_SUBJECT}.${nodeId}`, undefined, { timeout: PRESENCE_WAIT_MS });
+  } catch (error) {
+    if (error instanceof errors.RequestError && error.isNoResponders()) {
+      logger.info('this node id\'s heartbeat was left by a process that is gone (no node answers for it); joining at once', { nodeId });
+      return;
+    }
+    if (!(error instanceof errors.TimeoutError)) throw error;
+  }
+  if (answer !== null) throw inUse(nodeId, JSON.parse(answer.string()) as NodeInfo);
   await new Promise((resolve) => setTimeout(resolve, HEARTBEAT_MS + 1_000));
   const again = await kv.get(nodeId);
   if (again === null || again.operation !== 'PUT' || again.revision === entry.revision) return;
-  const other = JSON.parse(again.string()) as NodeInfo;
-  throw new NodeIdInUseError(`the node id '${nodeId}' is in use by a live node (gateway port ${other.gatewayPort}, started ${new Date(other.startedAt).toISOString()}); give each node its own --node-id`);
+  throw inUse(nodeId, JSON.parse(again.string()) as NodeInfo);
+}
+
+function inUse(nodeId: string, other: NodeInfo): NodeIdInUseError {
+  return new NodeIdInUseError(`the node id '${nodeId}' is in use by a live node (gateway port ${other.gatewayPort}, started ${new Date(other.startedAt).toISOString()}); give each node its own --node-id`);
 }

@@ -153,7 +153,7 @@ export class ClusterNode {
     const log = this.#log;
     const replicas = Math.min(3, config.cluster.length);
     await agreeOnShape(log.nc, replicas, { vmShards: config.vmShards });
-    this.#membership ??= await Membership.join(log.nc, { nodeId: config.nodeId, ...ports, startedAt: Date.now() }, replicas);
+    this.#membership ??= await Membership.join(log.nc, { nodeId: config.nodeId, ...ports, startedAt: Date.now() }, replicas, logger);
     if (this.#replica === null) {
       this.reports.attach(jobs, this.#membership);
       this.#replica = new Replica({ log, store, writes: local, applyReport: (command) => this.reports.apply(command), rematch, logger });

@@ -269,6 +269,8 @@ test('a node that died while still a member: the coordinator runs its share of a
     assert.deepEqual(await partitionCounts(nodes[0]).then(({ sent, ranHere }) => ({ sent: sent - sentBefore, ranHere })), { sent: 1, ranHere: 1 });
     nodes[1] = await startNode(2);
     restarted = true;
+    // Its old heartbeat is still there, and no node answers for its id: it joins without waiting for it to expire.
+    assert.match(nodes[1].stderr(), /this node id's heartbeat was left by a process that is gone/);
     // Asked again once the membership would have dropped it (15 s); it answers, and the note clears.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, failedAt + 15_500 - Date.now())));
     assert.deepEqual((await runReport(nodes[0], 'component', body)).items, whole.items);
