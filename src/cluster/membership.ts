@@ -2,7 +2,7 @@
 import { Kvm } from '@nats-io/kv';
 import type { KV } from '@nats-io/kv';
 import { errors } from '@nats-io/transport-node';
-import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../log.ts';
 
 const BUCKET = 'jvmlens_nodes';
@@ -12,6 +12,7 @@ const HEARTBEAT_MS = 3_000;
 /** Each live node answers on this subject + its id: the quick way to know whether an id is taken. */
 const PRESENCE_SUBJECT = 'jvmlens.nodes';
 const PRESENCE_WAIT_MS = 1_000;
+const ABSENT_CONFIRM_MS = 1_000;
 
 export interface NodeInfo {
   nodeId: string;
@@ -24,12 +25,14 @@ export interface NodeInfo {
 export class NodeIdInUseError extends Error {}
 
 export class Membership {
+  readonly #nc: NatsConnection;
   readonly #kv: KV;
   readonly #self: NodeInfo;
   #timer: ReturnType<typeof setInterval> | null = null;
   #presence: Subscription | null = null;
 
-  private constructor(kv: KV, self: NodeInfo) {
+  private constructor(nc: NatsConnection, kv: KV, self: NodeInfo) {
+    this.#nc = nc;
     this.#kv = kv;
     this.#self = self;
   }
@@ -37,7 +40,7 @@ export class Membership {
   static async join(nc: NatsConnection, self: NodeInfo, replicas: number, logger: Logger): Promise<Membership> {
     const kv = await new Kvm(nc).create(BUCKET, { ttl: NODE_TTL_MS, replicas, history: 1 });
     await refuseTakenId(nc, kv, self.nodeId, logger);
-    const membership = new Membership(kv, self);
+    const membership = new Membership(nc, kv, self);
     membership.#presence = nc.subscribe(`${PRESENCE_SUBJECT}.${self.nodeId}`, { callback: (error, message) => {
       if (error === null) message.respond(JSON.stringify(self));
     } });
@@ -69,6 +72,22 @@ export class Membership {
     return ids.sort();
   }
 
+  /**
+   * The live nodes still connected to NATS: a node that crashed stays in `live()` until its heartbeat
+   * expires, but no node answers for its id at once. Absent twice, a second apart (a node reconnecting to
+   * another server is absent for a moment); a node that does not answer in time counts as connected.
+   */
+  async connected(): Promise<string[]> {
+    const live = await this.live();
+    const absent = async (nodeId: string): Promise<boolean> => {
+      if (nodeId === this.#self.nodeId || (await askFor(this.#nc, nodeId)) !== 'absent') return false;
+      await new Promise((resolve) => setTimeout(resolve, ABSENT_CONFIRM_MS));
+      return (await askFor(this.#nc, nodeId)) === 'absent';
+    };
+    const gone = await Promise.all(live.map(absent));
+    return live.filter((_, index) => !gone[index]);
+  }
+
   /** Leaves at once (a clean shutdown), so others need not wait for the heartbeat to expire. */
   async leave(): Promise<void> {
     if (this.#timer !== null) clearInterval(this.#timer);
@@ -85,21 +104,28 @@ export class Membership {
 async function refuseTakenId(nc: NatsConnection, kv: KV, nodeId: string, logger: Logger): Promise<void> {
   const entry = await kv.get(nodeId);
   if (entry === null || entry.operation !== 'PUT') return;
-  let answer: Msg | null = null;
-  try {
-    answer = await nc.request(`${PRESENCE_SUBJECT}.${nodeId}`, undefined, { timeout: PRESENCE_WAIT_MS });
-  } catch (error) {
-    if (error instanceof errors.RequestError && error.isNoResponders()) {
-      logger.info('this node id\'s heartbeat was left by a process that is gone (no node answers for it); joining at once', { nodeId });
-      return;
-    }
-    if (!(error instanceof errors.TimeoutError)) throw error;
+  const answer = await askFor(nc, nodeId);
+  if (answer === 'absent') {
+    logger.info('this node id\'s heartbeat was left by a process that is gone (no node answers for it); joining at once', { nodeId });
+    return;
   }
-  if (answer !== null) throw inUse(nodeId, JSON.parse(answer.string()) as NodeInfo);
+  if (answer !== 'unanswered') throw inUse(nodeId, answer);
   await new Promise((resolve) => setTimeout(resolve, HEARTBEAT_MS + 1_000));
   const again = await kv.get(nodeId);
   if (again === null || again.operation !== 'PUT' || again.revision === entry.revision) return;
   throw inUse(nodeId, JSON.parse(again.string()) as NodeInfo);
+}
+
+/** Asks the node with this id for its info: 'absent' when no node holds the id (NATS answers that at once). */
+async function askFor(nc: NatsConnection, nodeId: string): Promise<NodeInfo | 'absent' | 'unanswered'> {
+  try {
+    const answer = await nc.request(`${PRESENCE_SUBJECT}.${nodeId}`, undefined, { timeout: PRESENCE_WAIT_MS });
+    return JSON.parse(answer.string()) as NodeInfo;
+  } catch (error) {
+    if (error instanceof errors.RequestError && error.isNoResponders()) return 'absent';
+    if (error instanceof errors.TimeoutError) return 'unanswered';
+    throw error;
+  }
 }
 
 function inUse(nodeId: string, other: NodeInfo): NodeIdInUseError {

@@ -161,10 +161,10 @@ export class ClusterReports implements Reports {
     return this.#options.store.reports.get(reportId) as unknown as ReportMeta | undefined;
   }
 
-  /** The lowest live node claims the unfinished reports of coordinators whose heartbeat expired. */
+  /** The lowest live node claims the unfinished reports of coordinators that are gone (not connected, or their heartbeat expired). */
   async #takeOver(): Promise<void> {
     if (this.#membership === null) return;
-    const live = await this.#membership.live();
+    const live = await this.#membership.connected();
     if (live[0] !== this.#options.nodeId) return;
     for (const { value } of this.#options.store.reports.getRange()) {
       const meta = value as unknown as ReportMeta;
