@@ -155,9 +155,9 @@ export class Replica {
         this.#stop = () => messages.stop();
         if (this.#stopped) messages.stop();
         for await (const message of messages) {
-          // An ordered consumer restarted by the library may deliver what is applied already.
           this.#receivedAt = Date.now();
           this.#stallMs = STALL_MS;
+          // An ordered consumer restarted by the library may deliver what is applied already.
           if (message.seq <= this.#applied) continue;
           // Sequences run without gaps but where the log was truncated (key commands stay, so a gap can follow one).
           if (message.seq > this.#applied + 1) {
