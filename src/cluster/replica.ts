@@ -17,11 +17,12 @@ const APPLIED_SEQ = 'logSeq';
 const RETRY_MS = 1_000;
 /**
  * A consumer that delivers nothing this long while a read waits for a command it lacks is replaced: its
- * nats-server died, say (the library itself notices only after two missed 15 s heartbeats). Doubled after
- * each replacement that delivered nothing yet (a new consumer takes seconds while JetStream elects leaders).
+ * nats-server died, say (the library itself notices only after two missed 15 s heartbeats). Doubled, up to
+ * 2 s, after a replacement that delivered nothing yet: while JetStream elects leaders a new consumer cannot be
+ * created, and the one tried last should not wait long once it can.
  */
 const STALL_MS = 1_000;
-const STALL_MAX_MS = 8_000;
+const STALL_MAX_MS = 2_000;
 /** With no read waiting, the log is asked whether it has more at most this often. */
 const IDLE_CHECK_MS = 3_000;
 const WATCHDOG_MS = 250;
