@@ -94,11 +94,13 @@ export class ClusterLog {
 
   async #ensureStream(replicas: number): Promise<void> {
     try {
-      await this.jsm.streams.info(STREAM);
+      const { config } = await this.jsm.streams.info(STREAM);
+      // Streams of versions before direct reads (commandAt) get them.
+      if (config.allow_direct !== true) await this.jsm.streams.update(STREAM, { ...config, allow_direct: true });
     } catch (error) {
       if (!(error instanceof JetStreamApiError) || error.status !== 404) throw error;
       try {
-        await this.jsm.streams.add({ name: STREAM, subjects: STREAM_SUBJECTS, num_replicas: replicas, duplicate_window: DUPLICATE_WINDOW_NS });
+        await this.jsm.streams.add({ name: STREAM, subjects: STREAM_SUBJECTS, num_replicas: replicas, duplicate_window: DUPLICATE_WINDOW_NS, allow_direct: true });
       } catch (raced) {
         // Another node created it first.
         if (!(raced instanceof JetStreamApiError)) throw raced;
@@ -190,6 +192,15 @@ export class ClusterLog {
     const consumer = await this.#followJs.consumers.get(STREAM, { opt_start_seq: Math.max(1, fromSeq) });
     // A few messages ahead: a report page can be megabytes (nats-server 2.9 stalls byte-bounded pulls here).
     return consumer.consume({ max_messages: CONSUME_AHEAD });
+  }
+
+  /**
+   * The command at `seq` as any server holding the log gives it, or null when the one asked has none there.
+   * JetStream's direct get needs no consumer, so it answers while JetStream elects its meta leader after a
+   * server died, when no consumer can be created.
+   */
+  async commandAt(seq: number): Promise<Uint8Array | null> {
+    return (await this.jsm.direct.getMessage(STREAM, { seq }))?.data ?? null;
   }
 
   /** The commands of one family as the log holds them now (no waiting for new ones). */

@@ -1,5 +1,6 @@
 // A node's replica of the whole log: applies each command, in log order, through the same code a single
 // node's API uses (src/writes.ts), and remembers the last applied sequence in its store.
+import type { ConsumerMessages } from '@nats-io/jetstream';
 import type { Logger } from '../log.ts';
 import { UnknownVmsError } from '../storage/ingest.ts';
 import { putKey, revokeKey } from '../storage/keys.ts';
@@ -15,6 +16,8 @@ import type { ClusterLog } from './log.ts';
 /** The store's meta key holding the last applied log sequence. */
 const APPLIED_SEQ = 'logSeq';
 const RETRY_MS = 1_000;
+/** A consumer JetStream could not create (its API request timed out) is asked for again this soon. */
+const FOLLOW_RETRY_MS = 200;
 /**
  * A consumer that delivers nothing this long while a read waits for a command it lacks is replaced: its
  * nats-server died, say (the library itself notices only after two missed 15 s heartbeats). Doubled, up to
@@ -148,13 +151,24 @@ export class Replica {
   async #follow(): Promise<void> {
     const { log, logger } = this.#options;
     while (!this.#stopped) {
+      let messages: ConsumerMessages;
       try {
         this.#receivedAt = Date.now();
         const first = await log.firstSeq();
         if (first > this.#applied + 1) return this.#truncated(first);
-        const messages = await log.follow(this.#applied + 1);
-        this.#stop = () => messages.stop();
-        if (this.#stopped) messages.stop();
+        messages = await log.follow(this.#applied + 1);
+      } catch (error) {
+        if (this.#stopped) return;
+        // While JetStream elects leaders after a server died each try times out; the first after it succeeds.
+        // Meanwhile the servers still give the log's commands one by one.
+        logger.warn('following the cluster log failed; reading it command by command meanwhile', { applied: this.#applied, reason: (error as Error).message });
+        await this.#applyDirect();
+        await new Promise((resolve) => setTimeout(resolve, FOLLOW_RETRY_MS));
+        continue;
+      }
+      this.#stop = () => messages.stop();
+      if (this.#stopped) messages.stop();
+      try {
         for await (const message of messages) {
           this.#receivedAt = Date.now();
           this.#stallMs = STALL_MS;
@@ -165,19 +179,38 @@ export class Replica {
             messages.stop();
             return this.#truncated(message.seq);
           }
-          this.#applying = true;
-          try {
-            await this.#apply(message.seq, decodeCommand(message.data));
-          } finally {
-            this.#applying = false;
-            this.#receivedAt = Date.now();
-          }
+          await this.#applyReceived(message.seq, message.data);
         }
       } catch (error) {
         if (this.#stopped) return;
         logger.error('applying the cluster log failed; retrying from the last applied command', { applied: this.#applied, stack: (error as Error).stack });
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
       }
+    }
+  }
+
+  /** Applies the commands after the last applied one, read one by one (ClusterLog.commandAt), until one is not there (yet). */
+  async #applyDirect(): Promise<void> {
+    try {
+      while (!this.#stopped) {
+        const seq = this.#applied + 1;
+        const data = await this.#options.log.commandAt(seq);
+        if (data === null) return;
+        await this.#applyReceived(seq, data);
+      }
+    } catch (error) {
+      // Unavailable too, or a command that does not apply: the consumer's path retries and says which.
+      this.#options.logger.warn('reading the cluster log command by command stopped', { applied: this.#applied, reason: (error as Error).message });
+    }
+  }
+
+  async #applyReceived(seq: number, data: Uint8Array): Promise<void> {
+    this.#applying = true;
+    try {
+      await this.#apply(seq, decodeCommand(data));
+    } finally {
+      this.#applying = false;
+      this.#receivedAt = Date.now();
     }
   }
 
