@@ -21,6 +21,11 @@ const CONSUME_AHEAD = 32;
  * cannot answer reads; a retry after an election is answered at once.
  */
 const FOLLOW_API_MS = 1_500;
+/**
+ * A direct get unanswered this long is not coming: none of the stream's servers takes them yet (nats-server
+ * 2.9 serves them on a stream given allow_direct by an update only once its servers restarted).
+ */
+const DIRECT_GET_MS = 500;
 /** Room left in a message for its headers (the message id). */
 const HEADERS_BYTES = 4096;
 
@@ -41,6 +46,8 @@ export class ClusterLog {
   readonly jsm: JetStreamManager;
   /** The client following the log uses: its consumer's requests time out sooner (FOLLOW_API_MS). */
   readonly #followJs: JetStreamClient;
+  /** Direct gets (commandAt): answered within milliseconds where a server has them, so waited for briefly. */
+  #directJsm: JetStreamManager | null = null;
   #connected = true;
 
   private constructor(nc: NatsConnection, jsm: JetStreamManager) {
@@ -200,7 +207,8 @@ export class ClusterLog {
    * server died, when no consumer can be created.
    */
   async commandAt(seq: number): Promise<Uint8Array | null> {
-    return (await this.jsm.direct.getMessage(STREAM, { seq }))?.data ?? null;
+    this.#directJsm ??= await jetstreamManager(this.nc, { timeout: DIRECT_GET_MS, checkAPI: false });
+    return (await this.#directJsm.direct.getMessage(STREAM, { seq }))?.data ?? null;
   }
 
   /** The commands of one family as the log holds them now (no waiting for new ones). */
