@@ -88,7 +88,7 @@ test('when the nats-server holding a node\'s log consumer dies, the node answers
       await new Promise((resolve) => setTimeout(resolve, 250));
       read = await request(`${reader.apiUrl}/public/instance/${vmId(index)}`, { key: KEY });
     }
-    assert.equal(read.status, 200, `VM ${index}, written after the kill, read through the reader: ${read.text}`);
+    assert.equal(read.status, 200, `VM ${index}, written after the kill, read through the reader: ${read.text}\n${reader.stderr()}`);
     waits.push(Date.now() - started);
   }
   t.diagnostic(`after the kill of ${victim.name}, ms per write and read: ${waits.join(', ')}`);
