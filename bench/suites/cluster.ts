@@ -35,6 +35,7 @@ const REPORT_BODIES: Record<string, Record<string, unknown>> = {
 const CVE = 'cluster: CVE events page of 100, tag filter';
 const CVE_LOAD = 'cluster: CVE events page of 100, tag filter, 10 connections on one node';
 const REJOIN = 'cluster: a killed node restarted to UP, having replayed what it missed';
+const TAKEOVER = 'cluster: a report whose coordinator is SIGKILLed while generating it, until another node serves it SUCCEEDED';
 const PAUSE = 'cluster: acknowledged-write pause when the log\'s leader nats-server dies';
 /** The same kill, seen by readers on the two other nodes: each read waits until its node applied every acknowledged write. */
 const READ_PAUSE = 'cluster: longest read on the other nodes when the log\'s leader nats-server dies';
@@ -217,6 +218,39 @@ async function cveLoadRow(deployment: Deployment, size: FleetSize, options: Benc
   };
 }
 
+/**
+ * The third node, restarted so that its reports take 300 ms a partition (a test fault), coordinates a report
+ * and is SIGKILLed 100 ms after the POST: until the first node serves the report SUCCEEDED (taken over and
+ * generated again). The third node is started again as it was.
+ */
+async function takeoverRow(deployment: Deployment, size: FleetSize): Promise<BenchRow> {
+  const urls = deployment.nats.map((server) => server.url).join(',');
+  const options = nodeOptions(deployment.dir, urls, 3);
+  await deployment.nodes[2].stop();
+  const slow = await startJvmlens({ ...options, args: [...options.args, '--test-faults', 'slow-partition'] });
+  const headers = { 'x-api-key': KEY, 'content-type': 'application/json' };
+  const created = await fetch(`${slow.apiUrl}/public/component/report/schedule`, { method: 'POST', headers, body: JSON.stringify(REPORT_BODIES[REPORT]) });
+  if (created.status !== 202) throw new Error(`POST answered ${created.status}: ${await created.text()}`);
+  const { reportId } = (await created.json()) as { reportId: string };
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const killedAt = performance.now();
+  await slow.kill();
+  for (;;) {
+    const body = (await (await fetch(`${deployment.nodes[0].apiUrl}/public/component/report/${reportId}`, { headers })).json()) as { state: string };
+    if (body.state === 'SUCCEEDED') break;
+    if (body.state !== 'PROCESSING') throw new Error(`report ${reportId} ended ${body.state}`);
+    if (performance.now() - killedAt > 120_000) throw new Error(`report ${reportId} still PROCESSING 2 minutes after its coordinator died`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const ms = performance.now() - killedAt;
+  deployment.nodes[2] = await startJvmlens(options);
+  return {
+    suite: NAME, name: TAKEOVER, size: `component report by tags.env, ${describeFleet(size)}`,
+    rate: 1000 / ms, unit: 'ops/s', meanMs: ms, p50Ms: ms, p99Ms: ms, rssMb: 0,
+    extra: { note: 'taken over by the lowest live node once no process answers for the coordinator\'s id' },
+  };
+}
+
 /** SIGKILL the third node, ingest while it is down, restart it: spawn to UP, the missed commands replayed. */
 async function rejoinRow(deployment: Deployment, size: FleetSize, bodies: number): Promise<BenchRow> {
   await deployment.nodes[2].kill();
@@ -315,7 +349,7 @@ async function pauseRows(deployment: Deployment): Promise<BenchRow[]> {
 
 export const suite: Suite = {
   name: NAME,
-  rows: [INGEST, REPORT, REPORT_BY_HOST, CVE, CVE_LOAD, REJOIN, PAUSE, READ_PAUSE],
+  rows: [INGEST, REPORT, REPORT_BY_HOST, CVE, CVE_LOAD, TAKEOVER, REJOIN, PAUSE, READ_PAUSE],
   async run(options: BenchOptions) {
     const plan = options.quick ? PLAN.quick : PLAN.full;
     const rows: BenchRow[] = [];
@@ -331,7 +365,7 @@ export const suite: Suite = {
         }
       }
     }
-    if (want(REPORT) || want(REPORT_BY_HOST) || want(CVE) || want(CVE_LOAD) || want(REJOIN) || want(PAUSE) || want(READ_PAUSE)) {
+    if (want(REPORT) || want(REPORT_BY_HOST) || want(CVE) || want(CVE_LOAD) || want(TAKEOVER) || want(REJOIN) || want(PAUSE) || want(READ_PAUSE)) {
       const size = fleetSize(options, REPORT_FLEET);
       for (const start of [singleNode, threeNodes]) {
         const deployment = await start();
@@ -341,6 +375,7 @@ export const suite: Suite = {
           if (want(CVE)) rows.push(await cveRow(deployment, size, plan.pages));
           if (want(CVE_LOAD)) rows.push(await cveLoadRow(deployment, size, options));
           if (deployment.nats.length > 0) {
+            if (want(TAKEOVER)) rows.push(await takeoverRow(deployment, size));
             if (want(REJOIN)) rows.push(await rejoinRow(deployment, fleetSize(options, INGEST_FLEET), plan.bodies));
             if (want(PAUSE) || want(READ_PAUSE)) rows.push(...(await pauseRows(deployment)).filter((row) => want(row.name)));
           }
