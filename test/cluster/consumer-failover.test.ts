@@ -52,10 +52,10 @@ after(async () => {
 });
 
 test('when the nats-server holding a node\'s log consumer dies, the node answers reads again with every acknowledged write', { skip: missing && 'nats-server is not installed' }, async (t) => {
-  const before = await consumers();
+  const existing = await consumers();
   nodes.push(await startNode('n2'));
   const reader = nodes[1];
-  const own = [...(await consumers())].find(([name]) => !before.has(name));
+  const own = [...(await consumers())].find(([name]) => !existing.has(name));
   assert.ok(own !== undefined, 'the reader\'s consumer is listed');
   const victim = nats.find((server) => server.name === own[1]);
   assert.ok(victim !== undefined, `a server named ${own[1]} holds the reader's consumer`);
