@@ -81,7 +81,8 @@ export class ClusterLog {
     } catch (error) {
       throw new LogUnavailableError(`no NATS server answers at ${servers.join(',')}: ${(error as Error).message}`);
     }
-    const jsm = await jetstreamManager(nc, { timeout: ATTEMPT_MS });
+    // No API check here: on a cluster just started it times out (no meta leader yet), the loop below waits for one.
+    const jsm = await jetstreamManager(nc, { timeout: ATTEMPT_MS, checkAPI: false });
     const log = new ClusterLog(nc, jsm);
     // A cluster just started elects its JetStream meta leader first: until then stream requests fail.
     const deadline = Date.now() + STARTUP_WAIT_MS;
