@@ -33,6 +33,7 @@ import { InstanceCache } from './http/routes/instance-body.ts';
 import type { Store } from './storage/store.ts';
 import { localWrites } from './writes.ts';
 import { ClusterNode, CLUSTER_STEP } from './cluster/node.ts';
+import { restoreIfTruncated } from './cluster/restore.ts';
 
 const MIB = 1024 * 1024;
 /** How often the service checks that storage is writable and whether another process wrote to it. */
@@ -60,6 +61,8 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   const clustered = config.cluster.length > 0;
   const readiness = new Readiness(['storage', ...(clustered ? [CLUSTER_STEP] : []), 'workers', 'vulnerabilities', ...(config.readyDelayMs > 0 ? ['test delay'] : [])]);
   const metrics = new Metrics();
+  // A node the cluster's log was truncated past starts from a copy of a live node's data.
+  if (clustered) await restoreIfTruncated(config, logger);
   const store = openStore(config.dataDir);
   readiness.done('storage');
   const dict = new Dictionary(store);

@@ -1,5 +1,6 @@
 // `jvmlens backup DIR`: a consistent copy of a data directory while its service runs (LMDB's copy of one
-// read transaction, then the report pages), for a new cluster node to start on once the log is truncated.
+// read transaction, then the report pages). A cluster node runs it to give a node the log was truncated
+// past a copy of its data (src/cluster/snapshot.ts).
 import { existsSync } from 'node:fs';
 import { cp, mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -9,7 +9,7 @@ import type { ClusterLog } from './log.ts';
 const POSITIONS = 'jvmlens_positions';
 /**
  * A node that recorded no position this long loses its place: the log may be truncated past it, and it
- * must then be restored from a copy of another node's data directory (README "Running a cluster").
+ * then starts from a copy of a live node's data (restore.ts).
  */
 const POSITION_TTL_MS = 7 * 24 * 3_600_000;
 

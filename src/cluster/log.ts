@@ -180,6 +180,16 @@ export class ClusterLog {
     return (await this.jsm.streams.info(STREAM)).state.first_seq;
   }
 
+  /**
+   * Whether the log still holds the command at `seq` (false once truncation removed it). It asks for the
+   * first command from `seq` on: truncation keeps key commands, so the log may hold one before `seq` and after.
+   */
+  async holds(seq: number): Promise<boolean> {
+    // JetStream's message get takes `next_by_subj` (nats-server 2.9 and later); the client types it for direct gets only.
+    const next = await this.jsm.streams.getMessage(STREAM, { seq, next_by_subj: STREAM_SUBJECTS[0] } as unknown as { seq: number });
+    return next?.seq === seq;
+  }
+
   /** Removes the commands with a sequence below `seq` on each of `subjects`. */
   async purgeBelow(seq: number, subjects: readonly string[]): Promise<void> {
     for (const filter of subjects) await this.jsm.streams.purge(STREAM, { filter, seq });

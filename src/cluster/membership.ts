@@ -66,10 +66,8 @@ export class Membership {
   }
 
   /** The ids of the nodes whose heartbeat has not expired, sorted. */
-  async live(): Promise<string[]> {
-    const ids: string[] = [];
-    for await (const key of await this.#kv.keys()) ids.push(key);
-    return ids.sort();
+  live(): Promise<string[]> {
+    return heartbeatIds(this.#kv);
   }
 
   /**
@@ -93,6 +91,21 @@ export class Membership {
     if (this.#timer !== null) clearInterval(this.#timer);
     this.#presence?.unsubscribe();
     await this.#kv.delete(this.#self.nodeId).catch(() => undefined);
+  }
+}
+
+async function heartbeatIds(kv: KV): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const key of await kv.keys()) ids.push(key);
+  return ids.sort();
+}
+
+/** The live nodes as seen from outside the membership (a node before it joins): none while the cluster has no bucket yet. */
+export async function liveNodeIds(nc: NatsConnection): Promise<string[]> {
+  try {
+    return await heartbeatIds(await new Kvm(nc).open(BUCKET));
+  } catch {
+    return [];
   }
 }
 

@@ -26,6 +26,7 @@ import { ClusterReports } from './reports.ts';
 import { ReportFanOut } from './fan-out.ts';
 import type { FanOutCounts } from './fan-out.ts';
 import { agreeOnShape, ClusterShapeError } from './shards.ts';
+import { SnapshotSource } from './snapshot.ts';
 
 const RETRY_AFTER_S = '5';
 const JOIN_RETRY_MS = 1_000;
@@ -63,6 +64,8 @@ export class ClusterNode {
   #replica: Replica | null = null;
   #membership: Membership | null = null;
   #fanOut: ReportFanOut | null = null;
+  /** Gives nodes the log was truncated past a copy of this node's data (restore.ts). */
+  #snapshots: SnapshotSource | null = null;
   /** The log's last sequence when this node joined: health is UP once it is applied. */
   #target = 0;
   #joinProblem: string | null = null;
@@ -185,6 +188,14 @@ export class ClusterNode {
     const compaction = await LogCompaction.open(log, Math.min(3, config.cluster.length), config.logRetentionMs);
     this.#compaction ??= setInterval(() => void this.#compact(compaction), compactionRoundMs(config.logRetentionMs));
     this.#compaction.unref();
+    if (this.#snapshots === null) {
+      const replica = this.#replica;
+      this.#snapshots = new SnapshotSource({
+        nc: log.nc, nodeId: config.nodeId, dataDir: config.dataDir, unavailable: () => this.problem(),
+        applied: () => replica.applied, holdLog: (nodeId, seq) => compaction.record(nodeId, seq), logger,
+      });
+      await this.#snapshots.serve();
+    }
   }
 
   /** Where a report's partitions run: spread over the live nodes by shard, or null (all here) before this node joined. */
@@ -231,6 +242,7 @@ export class ClusterNode {
     if (this.#compaction !== null) clearInterval(this.#compaction);
     this.reports.close();
     this.#fanOut?.close();
+    await this.#snapshots?.close();
     const leave = (async () => {
       await this.#membership?.leave();
       await this.#replica?.stop();

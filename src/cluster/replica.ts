@@ -15,6 +15,11 @@ import type { ClusterLog } from './log.ts';
 
 /** The store's meta key holding the last applied log sequence. */
 const APPLIED_SEQ = 'logSeq';
+
+/** The last log sequence applied to this store (0 for a store that never applied one). */
+export function appliedSeq(store: Pick<Store, 'meta'>): number {
+  return (store.meta.get(APPLIED_SEQ) as number | undefined) ?? 0;
+}
 const RETRY_MS = 1_000;
 /** A consumer JetStream could not create (its API request timed out) is asked for again this soon. */
 const FOLLOW_RETRY_MS = 200;
@@ -64,7 +69,7 @@ export class Replica {
 
   constructor(options: ReplicaOptions) {
     this.#options = options;
-    this.#applied = (options.store.meta.get(APPLIED_SEQ) as number | undefined) ?? 0;
+    this.#applied = appliedSeq(options.store);
   }
 
   /** Why this replica cannot follow the log any more, or null: health's note. */
@@ -214,9 +219,12 @@ export class Replica {
     }
   }
 
-  /** The log no longer holds the commands after this node's last: it stops and says so; only a copy of another node's data helps. */
+  /**
+   * The log no longer holds the commands after this node's last: it stops and says so; only a copy of
+   * another node's data helps, which a node takes at its start (restore.ts).
+   */
   #truncated(next: number): void {
-    this.#problem = `this node applied the cluster log up to ${this.#applied}, but the log now goes on at ${next}: the commands between were truncated once every other node had applied them; start this node on a copy of another node's data directory (jvmlens backup, README "Running a cluster")`;
+    this.#problem = `this node applied the cluster log up to ${this.#applied}, but the log now goes on at ${next}: the commands between were truncated once every other node had applied them; restart this node while another node is UP (it then starts from a copy of that node's data; README "Running a cluster")`;
     this.#options.logger.error('the cluster log was truncated past this node', { applied: this.#applied, next });
   }
 

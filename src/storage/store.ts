@@ -76,8 +76,9 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** The LMDB environment's file in a data directory (report pages are in `pages/` beside it). */
+/** The LMDB environment's file in a data directory (report pages are in PAGES_DIR beside it). */
 export const STORE_FILE = 'jvmlens.mdb';
+export const PAGES_DIR = 'pages';
 
 /** `wholeMap`: the file mapped whole, as LMDB's own copy (`jvmlens backup`) needs. */
 export function openStore(dataDir: string, options: { readOnly?: boolean; wholeMap?: boolean } = {}): Store {
@@ -122,7 +123,7 @@ export function openStore(dataDir: string, options: { readOnly?: boolean; wholeM
     keys: msgpack('keys'),
     keyHashes: msgpack('keyHashes'),
     reports: msgpack('reports'),
-    pageFiles: new PageFiles(join(dataDir, 'pages')),
+    pageFiles: new PageFiles(join(dataDir, PAGES_DIR)),
     ownSeqs: new Set(),
     close: () => env.close(),
   };
@@ -136,6 +137,8 @@ export function openStore(dataDir: string, options: { readOnly?: boolean; wholeM
   }
   const version = store.meta.get('schemaVersion');
   if (version !== undefined && version !== SCHEMA_VERSION) {
+    // Closed first: the process may open the directory again (a cluster node looks before it restores).
+    void env.close();
     throw new Error(`data directory ${dataDir} has schema version ${version}; this jvmlens reads version ${SCHEMA_VERSION}, and migrates versions 2 and 3 when it opens it for writing`);
   }
   return store;

@@ -1,17 +1,23 @@
 // The cluster's log is truncated once every node has applied a command and the retention has passed, on
 // real processes: one nats-server (JetStream) and jvmlens nodes with a one-second retention. What a user
 // relies on: the log stops growing, keys stay listable, a stopped node keeps its place, and a node the log
-// was truncated past says so; a new node starts on a copy of a running node's data (`jvmlens backup`).
+// was truncated past (a new one, or one stopped too long) starts from a copy of a live node's data, or,
+// with none to copy from, says why it cannot serve.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { Kvm } from '@nats-io/kv';
 import { after, before, test } from 'node:test';
 import { STREAM } from '../../src/cluster/commands.ts';
 import { ClusterLog } from '../../src/cluster/log.ts';
+import { appliedSeq } from '../../src/cluster/replica.ts';
+import { fetchSnapshot } from '../../src/cluster/snapshot.ts';
+import { openStore } from '../../src/storage/store.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import { codeEvent, startEvent } from '../helpers/cve.ts';
 import { ingest } from '../helpers/events.ts';
-import { request, runCli, startService, tempDir, waitForHealth } from '../helpers/service.ts';
+import { request, runCli, startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
 
 const missing = spawnSync('nats-server', ['--version']).error !== undefined;
@@ -90,27 +96,88 @@ test('the log drops what every node applied once the retention passed; keys stay
   await eventually(async () => (await streamState()).messages === 1, () => 'truncated again once n2 applied them');
 });
 
-test('a node the log was truncated past stays DOWN and says why; one started on a copy of a running node\'s data catches up', { skip: missing && 'nats-server is not installed' }, async () => {
+test('a new node started once the log was truncated copies a live node\'s data, then follows the log', { skip: missing && 'nats-server is not installed' }, async () => {
   await ingestVm(nodes.n1, 20);
   await eventually(async () => (await streamState()).messages === 1, () => 'truncated');
 
-  const empty = await startNode('n3', tempDir('jvmlens-truncated-'), false);
+  // Writes go on while the new node copies and starts: the log keeps what came after the copy for it.
+  let writing = true;
+  const written: number[] = [];
+  const writer = (async () => {
+    for (let index = 100; writing; index++) {
+      await ingestVm(nodes.n1, index);
+      written.push(index);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
+  try {
+    nodes.n3 = await startNode('n3', tempDir('jvmlens-new-node-'));
+  } finally {
+    writing = false;
+    await writer;
+  }
+  assert.match(nodes.n3.stderr(), /this node starts from a copy of a live node's data/);
+  await ingestVm(nodes.n1, 21);
+  for (const index of [0, 8, 20, 21, ...written]) assert.ok(await seesVm(nodes.n3, index), `VM ${index} through the new node`);
+  // The node that gave the copy removed it once it was read.
+  for (const nodeId of ['n1', 'n2']) {
+    const copies = `${dir}/${nodeId}/snapshots`;
+    assert.deepEqual(existsSync(copies) ? readdirSync(copies) : [], [], `${nodeId} keeps no copy`);
+  }
+});
+
+test('a copy taken over NATS is a complete store, and the log is held for the node that takes it until that node records its own place', { skip: missing && 'nats-server is not installed' }, async () => {
+  const into = tempDir('jvmlens-copy-');
+  const positions = await new Kvm(log.nc).open('jvmlens_positions');
+  try {
+    const copy = await fetchSnapshot(log.nc, 'n2', 'probe', into, { info: () => undefined, warn: () => undefined, error: () => undefined });
+    assert.ok(copy.applied > 0 && copy.bytes > 0, JSON.stringify(copy));
+    assert.equal((await positions.get('probe'))?.string(), String(copy.applied), 'the log is held at the copy\'s position');
+    const store = openStore(into, { readOnly: true });
+    try {
+      assert.ok(appliedSeq(store) >= copy.applied, 'the copy holds at least what was held for it');
+      for (const index of [0, 8, 20]) assert.notEqual(store.vmRows.get(vmId(index)), undefined, `VM ${index} in the copy`);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await positions.delete('probe');
+    rmSync(into, { recursive: true, force: true });
+  }
+});
+
+test('a node stopped longer than the log kept its place restarts from a copy: what it held is replaced by the cluster\'s data', { skip: missing && 'nats-server is not installed' }, async () => {
+  const n3 = nodes.n3;
+  await n3.stop({ keepData: true });
+  delete nodes.n3;
+  // Seven days without a recorded position, in short: the place is dropped, and the log is truncated past it.
+  const positions = await new Kvm(log.nc).open('jvmlens_positions');
+  await positions.delete('n3');
+  await ingestVm(nodes.n2, 22);
+  await eventually(async () => (await streamState()).messages === 1, () => 'truncated past n3');
+
+  nodes.n3 = await startNode('n3', n3.dataDir);
+  assert.match(nodes.n3.stderr(), /the cluster log was truncated past this node: copying a live node's data first/);
+  for (const index of [0, 21, 22]) assert.ok(await seesVm(nodes.n3, index), `VM ${index} through the restarted node`);
+  const health = await request(`${nodes.n3.gatewayUrl}/opthub-health`);
+  assert.equal(health.status, 200, JSON.stringify(health.body));
+});
+
+test('with no live node to copy from, a node the log was truncated past stays DOWN and says why', { skip: missing && 'nats-server is not installed' }, async () => {
+  for (const nodeId of Object.keys(nodes)) {
+    await nodes[nodeId].stop({ keepData: true });
+    delete nodes[nodeId];
+  }
+  const lonely = await startNode('n4', tempDir('jvmlens-truncated-'), false);
   try {
     await eventually(async () => {
-      const health = await request(`${empty.gatewayUrl}/opthub-health`);
+      const health = await request(`${lonely.gatewayUrl}/opthub-health`);
       return health.status === 503 && /truncated/.test(health.body.note ?? '');
-    }, () => 'health answers 503 and names the truncation');
-    const health = await request(`${empty.gatewayUrl}/opthub-health`);
-    assert.match(health.body.note, /this node applied the cluster log up to 0, but the log now goes on at \d+: .*start this node on a copy of another node's data directory \(jvmlens backup/);
+    }, () => `health answers 503 and names the truncation; log:\n${lonely.stderr()}`);
+    const health = await request(`${lonely.gatewayUrl}/opthub-health`);
+    assert.match(health.body.note, /this node applied the cluster log up to 0, but the log now goes on at \d+: .*restart this node while another node is UP/);
+    assert.match(lonely.stderr(), /no live node gave a copy of its data/);
   } finally {
-    await empty.stop();
+    await lonely.stop();
   }
-
-  // The copy is taken while n2 runs (README): `jvmlens backup`.
-  const copied = await runCli(['backup', '--data-dir', `${dir}/n2`, `${dir}/n3`]);
-  assert.equal(copied.code, 0, copied.stderr);
-  nodes.n3 = await startNode('n3');
-  await waitForHealth(nodes.n3, 200);
-  await ingestVm(nodes.n1, 21);
-  for (const index of [0, 8, 20, 21]) assert.ok(await seesVm(nodes.n3, index), `VM ${index} through the restored node`);
 });

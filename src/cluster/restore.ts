@@ -1,0 +1,81 @@
+// A node the cluster's log was truncated past (a new node once the log dropped its beginning, or one stopped
+// longer than the log keeps a stopped node's place) starts from a copy of a live node's data
+// (snapshot.ts), taken before it opens its store; it then applies the log from where the copy stands.
+import { existsSync } from 'node:fs';
+import { readdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Config } from '../config.ts';
+import type { Logger } from '../log.ts';
+import { openStore, PAGES_DIR, STORE_FILE } from '../storage/store.ts';
+import { ClusterLog } from './log.ts';
+import { liveNodeIds } from './membership.ts';
+import { appliedSeq } from './replica.ts';
+import { fetchSnapshot } from './snapshot.ts';
+
+/** Where the copy is written, inside the data directory, until it is complete. */
+const INCOMING_DIR = 'restoring';
+
+/** The log sequence the data directory's store has applied; null when it cannot be read (it is left alone then). */
+async function storedApplied(dataDir: string): Promise<number | null> {
+  if (!existsSync(join(dataDir, STORE_FILE))) return 0;
+  try {
+    const store = openStore(dataDir, { readOnly: true });
+    try {
+      return appliedSeq(store);
+    } finally {
+      await store.close();
+    }
+  } catch {
+    // A directory of another schema version: opening it for writing migrates it, then it follows the log.
+    return null;
+  }
+}
+
+/** Puts the complete copy in place of the store and its pages (a crash in between leaves no store: the next start copies again). */
+async function replaceStore(dataDir: string, incoming: string): Promise<void> {
+  for (const name of [STORE_FILE, `${STORE_FILE}-lock`, PAGES_DIR]) await rm(join(dataDir, name), { recursive: true, force: true });
+  for (const name of await readdir(incoming)) await rename(join(incoming, name), join(dataDir, name));
+  await rm(incoming, { recursive: true, force: true });
+}
+
+/**
+ * Before the store opens: when the log no longer holds the command after this node's last, copies a live
+ * node's data over this node's (asking each live node in turn). Anything that stops it (no NATS server,
+ * no live node that can give a copy) is logged, and the node starts as it is: health then names the
+ * truncation, and a restart while another node is UP tries again.
+ */
+export async function restoreIfTruncated(config: Config, logger: Logger): Promise<void> {
+  const incoming = join(config.dataDir, INCOMING_DIR);
+  await rm(incoming, { recursive: true, force: true });
+  const applied = await storedApplied(config.dataDir);
+  if (applied === null) return;
+  let log: ClusterLog;
+  try {
+    log = await ClusterLog.open(config.cluster, `jvmlens-${config.nodeId}-restore`, 'once');
+  } catch (error) {
+    logger.warn('could not ask the cluster log whether this node can follow it; starting as it is', { reason: (error as Error).message });
+    return;
+  }
+  try {
+    if (applied >= (await log.lastSeq()) || (await log.holds(applied + 1))) return;
+    const peers = (await liveNodeIds(log.nc)).filter((nodeId) => nodeId !== config.nodeId);
+    logger.info('the cluster log was truncated past this node: copying a live node\'s data first', { applied, peers });
+    for (const peer of peers) {
+      const started = Date.now();
+      try {
+        const copy = await fetchSnapshot(log.nc, peer, config.nodeId, incoming, logger);
+        await replaceStore(config.dataDir, incoming);
+        logger.info('this node starts from a copy of a live node\'s data', { from: peer, bytes: copy.bytes, applied: copy.applied, ms: Date.now() - started });
+        return;
+      } catch (error) {
+        logger.warn('a live node did not give a copy of its data', { from: peer, reason: (error as Error).message });
+        await rm(incoming, { recursive: true, force: true });
+      }
+    }
+    logger.error('no live node gave a copy of its data; this node starts as it is and cannot follow the log', { applied, peers });
+  } catch (error) {
+    logger.warn('restoring this node from a live node failed; starting as it is', { reason: (error as Error).message });
+  } finally {
+    await log.close();
+  }
+}

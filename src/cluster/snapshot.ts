@@ -1,0 +1,234 @@
+// A copy of a node's data sent over NATS to a node the log was truncated past (restore.ts): the node that
+// has the data makes a consistent copy of its data directory (`jvmlens backup`, in a child process: LMDB's
+// copy needs the file mapped whole, which the serving process does not do, and one process cannot open the
+// file twice), and the joining node reads the copy's files in chunks, by request and reply.
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdir, open, readdir, rm, stat } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from '../log.ts';
+import { decodeMessage, encodeMessage } from './commands.ts';
+
+const SUBJECT = 'jvmlens.snapshot';
+/** Copying a data directory of gigabytes takes a while: the joining node waits this long for it. */
+const COPY_WAIT_MS = 10 * 60_000;
+const CHUNK_WAIT_MS = 30_000;
+/** Chunks asked for at once: the next is on its way while one is written. */
+const CHUNKS_IN_FLIGHT = 4;
+const MAX_CHUNK = 4 * 1024 * 1024;
+/** Room in a reply for its encoding; a chunk of incompressible bytes grows a little when deflated. */
+const CHUNK_SLACK = 64 * 1024;
+/** A copy nobody read from this long is removed (its joining node died or gave up). */
+const IDLE_MS = 2 * 60_000;
+const PROGRESS_MS = 5_000;
+/** Where a node makes its copies, inside its data directory. */
+const COPIES_DIR = 'snapshots';
+
+export interface SnapshotFile {
+  /** Relative to the data directory: `jvmlens.mdb`, `pages/<report>/<page>`. */
+  path: string;
+  size: number;
+}
+
+type SnapshotAsk =
+  | { op: 'open'; nodeId: string }
+  | { op: 'chunk'; id: string; path: string; offset: number; length: number }
+  | { op: 'close'; id: string };
+
+type SnapshotAnswer =
+  | { ok: true; id: string; files: SnapshotFile[]; applied: number }
+  | { ok: true; bytes: Uint8Array }
+  | { ok: true }
+  | { ok: false; message: string };
+
+export interface SnapshotSourceOptions {
+  nc: NatsConnection;
+  nodeId: string;
+  dataDir: string;
+  /** Why this node cannot give a copy now (not caught up, disconnected), or null. */
+  unavailable: () => string | null;
+  /** The last log sequence applied here: the copy holds at least that much. */
+  applied: () => number;
+  /** Keeps the log from being truncated past `seq` for the node that takes the copy, until it records its own place. */
+  holdLog: (nodeId: string, seq: number) => Promise<void>;
+  logger: Logger;
+}
+
+interface Copy {
+  dir: string;
+  files: Map<string, number>;
+  usedAt: number;
+}
+
+/** How to run this jvmlens again as a command: `deno run -A <main>` under Deno, `node <main>` under Node. */
+function selfCommand(): { command: string; args: string[] } {
+  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
+  return deno === undefined ? { command: process.execPath, args: [process.argv[1]] } : { command: deno.execPath(), args: ['run', '-A', process.argv[1]] };
+}
+
+/** `jvmlens backup --data-dir DATA DIR` as a child process. */
+function backup(dataDir: string, target: string): Promise<void> {
+  const { command, args } = selfCommand();
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, [...args, 'backup', '--data-dir', dataDir, target], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`jvmlens backup exited with ${code ?? signal}: ${stderr.trim()}`))));
+  });
+}
+
+async function listFiles(dir: string): Promise<SnapshotFile[]> {
+  const files: SnapshotFile[] = [];
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    files.push({ path: relative(dir, path), size: (await stat(path)).size });
+  }
+  return files;
+}
+
+/** Answers other nodes' requests for a copy of this node's data (`jvmlens.snapshot.<node-id>`). */
+export class SnapshotSource {
+  readonly #options: SnapshotSourceOptions;
+  readonly #copies = new Map<string, Copy>();
+  readonly #sweep: ReturnType<typeof setInterval>;
+  /** One copy at a time: each is as large as the data directory. */
+  #making: Promise<unknown> = Promise.resolve();
+
+  constructor(options: SnapshotSourceOptions) {
+    this.#options = options;
+    this.#sweep = setInterval(() => void this.#removeIdle(), IDLE_MS / 4);
+    this.#sweep.unref();
+  }
+
+  /** Removes the copies a previous process left, then answers. */
+  async serve(): Promise<void> {
+    const { nc, nodeId, dataDir, logger } = this.#options;
+    await rm(join(dataDir, COPIES_DIR), { recursive: true, force: true });
+    nc.subscribe(`${SUBJECT}.${nodeId}`, { callback: (error, message) => {
+      if (error !== null) return;
+      this.#answer(decodeMessage(message.data) as SnapshotAsk).then(
+        (answer) => message.respond(encodeMessage(answer)),
+        (failure: Error) => {
+          logger.warn('giving a copy of this node\'s data failed', { reason: failure.message });
+          message.respond(encodeMessage({ ok: false, message: failure.message } satisfies SnapshotAnswer));
+        },
+      );
+    } });
+    // Known to the servers once this resolves: a node asking right after is answered.
+    await nc.flush();
+  }
+
+  async #answer(ask: SnapshotAsk): Promise<SnapshotAnswer> {
+    if (ask.op === 'open') return this.#open(ask.nodeId);
+    const copy = this.#copies.get(ask.id);
+    if (copy === undefined) return { ok: false, message: `no copy ${ask.id} here (removed after ${IDLE_MS / 1000} s unused, or this node restarted)` };
+    copy.usedAt = Date.now();
+    if (ask.op === 'close') {
+      this.#copies.delete(ask.id);
+      await rm(copy.dir, { recursive: true, force: true });
+      return { ok: true };
+    }
+    const size = copy.files.get(ask.path);
+    if (size === undefined) return { ok: false, message: `the copy has no file ${ask.path}` };
+    const length = Math.max(0, Math.min(ask.length, size - ask.offset));
+    const bytes = new Uint8Array(length);
+    const handle = await open(join(copy.dir, ask.path), 'r');
+    try {
+      await handle.read(bytes, 0, length, ask.offset);
+    } finally {
+      await handle.close();
+    }
+    return { ok: true, bytes };
+  }
+
+  #open(nodeId: string): Promise<SnapshotAnswer> {
+    const made = this.#making.then(async (): Promise<SnapshotAnswer> => {
+      const { dataDir, logger } = this.#options;
+      const reason = this.#options.unavailable();
+      if (reason !== null) return { ok: false, message: `node ${this.#options.nodeId} cannot give a copy now: ${reason}` };
+      // Held before the copy is made: the copy holds at least this much, so the log keeps what comes after it.
+      const applied = this.#options.applied();
+      await this.#options.holdLog(nodeId, applied);
+      const id = randomUUID();
+      const dir = join(dataDir, COPIES_DIR, id);
+      const started = Date.now();
+      await backup(dataDir, dir);
+      const files = await listFiles(dir);
+      this.#copies.set(id, { dir, files: new Map(files.map((file) => [file.path, file.size])), usedAt: Date.now() });
+      logger.info('copied this node\'s data for another node', { nodeId, bytes: files.reduce((sum, file) => sum + file.size, 0), ms: Date.now() - started });
+      return { ok: true, id, files, applied };
+    });
+    this.#making = made.catch(() => undefined);
+    return made;
+  }
+
+  async #removeIdle(): Promise<void> {
+    for (const [id, copy] of this.#copies) {
+      if (Date.now() - copy.usedAt < IDLE_MS) continue;
+      this.#copies.delete(id);
+      await rm(copy.dir, { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#sweep);
+    await Promise.all([...this.#copies.values()].map((copy) => rm(copy.dir, { recursive: true, force: true }).catch(() => undefined)));
+    this.#copies.clear();
+  }
+}
+
+/** The node refused to give a copy, or had none to give. */
+export class SnapshotRefusedError extends Error {}
+
+async function ask(nc: NatsConnection, peer: string, question: SnapshotAsk, timeout: number): Promise<SnapshotAnswer & { ok: true }> {
+  const reply = await nc.request(`${SUBJECT}.${peer}`, encodeMessage(question), { timeout });
+  const answer = decodeMessage(reply.data) as SnapshotAnswer;
+  if (!answer.ok) throw new SnapshotRefusedError(answer.message);
+  return answer;
+}
+
+/**
+ * Copies `peer`'s data into `into` (a new directory), file by file, and resolves with the log sequence the
+ * copy holds at least. `nodeId` is this node: the peer keeps the log from being truncated past the copy for it.
+ */
+export async function fetchSnapshot(nc: NatsConnection, peer: string, nodeId: string, into: string, logger: Logger): Promise<{ applied: number; bytes: number }> {
+  const opened = (await ask(nc, peer, { op: 'open', nodeId }, COPY_WAIT_MS)) as { id: string; files: SnapshotFile[]; applied: number };
+  const total = opened.files.reduce((sum, file) => sum + file.size, 0);
+  const chunk = Math.min(MAX_CHUNK, (nc.info?.max_payload ?? 1024 * 1024) - CHUNK_SLACK);
+  let copied = 0;
+  let reportedAt = Date.now();
+  logger.info('copying a live node\'s data', { from: peer, bytes: total, files: opened.files.length });
+  for (const file of opened.files) {
+    const target = join(into, file.path);
+    await mkdir(dirname(target), { recursive: true });
+    const handle = await open(target, 'w');
+    try {
+      const offsets: number[] = [];
+      for (let offset = 0; offset < file.size; offset += chunk) offsets.push(offset);
+      let next = 0;
+      const worker = async (): Promise<void> => {
+        while (next < offsets.length) {
+          const offset = offsets[next++];
+          const length = Math.min(chunk, file.size - offset);
+          const { bytes } = (await ask(nc, peer, { op: 'chunk', id: opened.id, path: file.path, offset, length }, CHUNK_WAIT_MS)) as { bytes: Uint8Array };
+          if (bytes.length !== length) throw new Error(`chunk at ${offset} of ${file.path} from ${peer} has ${bytes.length} bytes, not ${length}`);
+          await handle.write(bytes, 0, length, offset);
+          copied += length;
+          if (Date.now() - reportedAt >= PROGRESS_MS) {
+            reportedAt = Date.now();
+            logger.info('copying a live node\'s data', { from: peer, copied, of: total });
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: CHUNKS_IN_FLIGHT }, worker));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }
+  await ask(nc, peer, { op: 'close', id: opened.id }, CHUNK_WAIT_MS).catch(() => undefined);
+  return { applied: opened.applied, bytes: total };
+}
