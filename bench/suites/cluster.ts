@@ -1,11 +1,13 @@
 // Cluster mode (issue 15) beside a single node in the same run: three nats-server processes (JetStream, R3)
 // and three jvmlens nodes on this one machine. Ingestion acknowledged and applied, component reports (fanned
-// out over the nodes by VM shard), CVE event pages, a killed node back UP, and the write pause when a NATS
-// server dies.
+// out over the nodes by VM shard), CVE event pages, a killed node back UP, a new node copying a live node's
+// data once the log was truncated, and the write pause when a NATS server dies.
 import { ClusterLog } from '../../src/cluster/log.ts';
-import { STREAM } from '../../src/cluster/commands.ts';
+import { STREAM, TRUNCATED_SUBJECTS } from '../../src/cluster/commands.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { describeFleet, fleetSize, fleetSpec, FLEET_SEED, temporaryDir } from '../fleet.ts';
 import type { FleetSize } from '../fleet.ts';
 import { progress, wanted } from '../harness.ts';
@@ -35,6 +37,7 @@ const REPORT_BODIES: Record<string, Record<string, unknown>> = {
 const CVE = 'cluster: CVE events page of 100, tag filter';
 const CVE_LOAD = 'cluster: CVE events page of 100, tag filter, 10 connections on one node';
 const REJOIN = 'cluster: a killed node restarted to UP, having replayed what it missed';
+const NEW_NODE = 'cluster: a new node started once the log was truncated: a live node\'s data copied over NATS, then UP';
 const TAKEOVER = 'cluster: a report whose coordinator is SIGKILLed while generating it, until another node serves it SUCCEEDED';
 const PAUSE = 'cluster: acknowledged-write pause when the log\'s leader nats-server dies';
 /** The same kill, seen by readers on the two other nodes: each read waits until its node applied every acknowledged write. */
@@ -272,6 +275,39 @@ async function rejoinRow(deployment: Deployment, size: FleetSize, bodies: number
   };
 }
 
+function directoryBytes(dir: string): number {
+  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).reduce((sum, entry) => sum + statSync(join(entry.parentPath, entry.name)).size, 0);
+}
+
+/**
+ * A fourth node with an empty data directory once the log dropped everything the nodes applied (what
+ * truncation does once the retention passed, done at once here): spawn to UP, its data copied from a live node.
+ */
+async function newNodeRow(deployment: Deployment, size: FleetSize): Promise<BenchRow> {
+  const urls = deployment.nats.map((server) => server.url).join(',');
+  for (const node of deployment.nodes) await caughtUp(node);
+  const log = await ClusterLog.open(deployment.nats.map((server) => server.url), 'jvmlens-bench');
+  try {
+    await log.purgeBelow((await log.lastSeq()) + 1, TRUNCATED_SUBJECTS);
+  } finally {
+    await log.close();
+  }
+  const options = nodeOptions(deployment.dir, urls, 4);
+  const added = await startJvmlens(options);
+  try {
+    await caughtUp(added);
+    const bytes = directoryBytes(options.dataDir);
+    return {
+      suite: NAME, name: NEW_NODE, size: `${describeFleet(size)}, ${(bytes / 1e6).toFixed(0)} MB copied`,
+      rate: 1000 / added.readyMs, unit: 'ops/s', meanMs: added.readyMs, p50Ms: added.readyMs, p99Ms: added.readyMs,
+      rssMb: processRssMb(added.pid),
+      extra: { note: 'spawn to UP: asks a live node for a copy (jvmlens backup in a child process), reads it in chunks, opens it, applies what came after' },
+    };
+  } finally {
+    await added.stop();
+  }
+}
+
 /**
  * One writer posts small batches back to back through the first node while readers on the two others read the
  * VM written; the stream's leader server is killed. The longest gap between acknowledgements, and the longest
@@ -349,7 +385,7 @@ async function pauseRows(deployment: Deployment): Promise<BenchRow[]> {
 
 export const suite: Suite = {
   name: NAME,
-  rows: [INGEST, REPORT, REPORT_BY_HOST, CVE, CVE_LOAD, TAKEOVER, REJOIN, PAUSE, READ_PAUSE],
+  rows: [INGEST, REPORT, REPORT_BY_HOST, CVE, CVE_LOAD, TAKEOVER, REJOIN, NEW_NODE, PAUSE, READ_PAUSE],
   async run(options: BenchOptions) {
     const plan = options.quick ? PLAN.quick : PLAN.full;
     const rows: BenchRow[] = [];
@@ -365,7 +401,7 @@ export const suite: Suite = {
         }
       }
     }
-    if (want(REPORT) || want(REPORT_BY_HOST) || want(CVE) || want(CVE_LOAD) || want(TAKEOVER) || want(REJOIN) || want(PAUSE) || want(READ_PAUSE)) {
+    if (want(REPORT) || want(REPORT_BY_HOST) || want(CVE) || want(CVE_LOAD) || want(TAKEOVER) || want(REJOIN) || want(NEW_NODE) || want(PAUSE) || want(READ_PAUSE)) {
       const size = fleetSize(options, REPORT_FLEET);
       for (const start of [singleNode, threeNodes]) {
         const deployment = await start();
@@ -377,6 +413,7 @@ export const suite: Suite = {
           if (deployment.nats.length > 0) {
             if (want(TAKEOVER)) rows.push(await takeoverRow(deployment, size));
             if (want(REJOIN)) rows.push(await rejoinRow(deployment, fleetSize(options, INGEST_FLEET), plan.bodies));
+            if (want(NEW_NODE)) rows.push(await newNodeRow(deployment, size));
             if (want(PAUSE) || want(READ_PAUSE)) rows.push(...(await pauseRows(deployment)).filter((row) => want(row.name)));
           }
         } finally {
