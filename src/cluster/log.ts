@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, JetStreamApiError } from '@nats-io/jetstream';
-import type { ConsumerMessages, JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { ConsumerMessages, JetStreamClient, JetStreamManager, StreamInfo } from '@nats-io/jetstream';
 import { decodeCommand, encodeCommand, STREAM, STREAM_SUBJECTS, subjectOf } from './commands.ts';
 import type { Command } from './commands.ts';
 
@@ -40,6 +40,11 @@ export interface LogEntry {
   command: Command;
 }
 
+/** A stream without a leader answers its state from a replica, but takes no write. */
+function hasLeader(info: StreamInfo): boolean {
+  return info.cluster === undefined || (info.cluster.leader !== undefined && info.cluster.leader !== '');
+}
+
 export class ClusterLog {
   readonly nc: NatsConnection;
   readonly js: JetStreamClient;
@@ -49,6 +54,8 @@ export class ClusterLog {
   /** Direct gets (commandAt): answered within milliseconds where a server has them, so waited for briefly. */
   #directJsm: JetStreamManager | null = null;
   #connected = true;
+  /** When JetStream last answered this client (an acknowledged append, the stream's state): health's evidence. */
+  #answeredAt = Date.now();
 
   private constructor(nc: NatsConnection, jsm: JetStreamManager) {
     this.nc = nc;
@@ -142,6 +149,7 @@ export class ClusterLog {
       const remaining = deadline - Date.now();
       try {
         const ack = await this.js.publish(subjectOf(command), bytes, { msgID, timeout: Math.max(1, Math.min(ATTEMPT_MS, remaining)) });
+        this.#answeredAt = Date.now();
         return ack.seq;
       } catch (error) {
         if (Date.now() + RETRY_PAUSE_MS >= deadline) throw new LogUnavailableError(`the cluster's log did not take the write within ${PUBLISH_TIMEOUT_MS / 1000} s: ${(error as Error).message}`);
@@ -167,7 +175,9 @@ export class ClusterLog {
     const deadline = Date.now() + PUBLISH_TIMEOUT_MS;
     for (;;) {
       try {
-        return (await this.jsm.streams.info(STREAM)).state.last_seq;
+        const info = await this.jsm.streams.info(STREAM);
+        if (hasLeader(info)) this.#answeredAt = Date.now();
+        return info.state.last_seq;
       } catch (error) {
         if (Date.now() + RETRY_PAUSE_MS >= deadline) throw new LogUnavailableError(`the cluster's log did not answer within ${PUBLISH_TIMEOUT_MS / 1000} s: ${(error as Error).message}`);
         await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
@@ -195,11 +205,21 @@ export class ClusterLog {
     for (const filter of subjects) await this.jsm.streams.purge(STREAM, { filter, seq });
   }
 
-  /** What is degraded about the log's stream (a replica offline or behind, no leader), or null when all is well. */
+  /** When JetStream last answered: an append acknowledged, or the stream's state with a leader. */
+  get answeredAt(): number {
+    return this.#answeredAt;
+  }
+
+  /**
+   * What is degraded about the log's stream (a replica offline or behind), or null when all is well; throws
+   * LogUnavailableError while the stream has no leader (no write can be taken then).
+   */
   async degradation(): Promise<string | null> {
-    const cluster = (await this.jsm.streams.info(STREAM)).cluster;
+    const info = await this.jsm.streams.info(STREAM);
+    if (!hasLeader(info)) throw new LogUnavailableError('the cluster log has no leader (JetStream is electing one)');
+    this.#answeredAt = Date.now();
+    const { cluster } = info;
     if (cluster === undefined) return null;
-    if (cluster.leader === undefined || cluster.leader === '') return 'the cluster log has no leader (JetStream is electing one)';
     const lagging = (cluster.replicas ?? []).filter((peer) => peer.offline || !peer.current);
     if (lagging.length === 0) return null;
     return `degraded: the cluster log's replica on ${lagging.map((peer) => `nats-server ${peer.name} (${peer.offline ? 'offline' : 'catching up'})`).join(', ')}; writes go on while a majority of servers is up`;

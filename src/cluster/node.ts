@@ -32,6 +32,11 @@ const RETRY_AFTER_S = '5';
 const JOIN_RETRY_MS = 1_000;
 const STOP_WAIT_MS = 2_000;
 const DEGRADATION_CHECK_MS = 2_000;
+/**
+ * JetStream silent this long (no leader, no answer, no write acknowledged): the node cannot serve, as writes
+ * and reads give up after as long. Shorter silences are the leader elections that follow a server's death.
+ */
+const JETSTREAM_SILENT_MS = 10_000;
 /** The longest a coordinator waits for another node's report partition before running it itself. */
 const PARTITION_WAIT_MS = 60_000;
 export const CLUSTER_STEP = 'cluster log';
@@ -72,6 +77,8 @@ export class ClusterNode {
   #stopped = false;
   /** What health notes while UP, refreshed every few seconds from the stream's cluster info. */
   #degradation: string | null = null;
+  /** Why the last look at the log's stream failed, or null when it answered. */
+  #logSilence: string | null = null;
   #watch: ReturnType<typeof setInterval> | null = null;
   #compaction: ReturnType<typeof setInterval> | null = null;
   readonly reports: ClusterReports;
@@ -179,8 +186,14 @@ export class ClusterNode {
     readiness.setDegradation(() => [this.#degradation, this.#fanOut?.degradation() ?? null].filter((note) => note !== null).join('; ') || null);
     this.#watch ??= setInterval(() => {
       log.degradation().then(
-        (degradation) => (this.#degradation = degradation),
-        (error: Error) => (this.#degradation = `degraded: the cluster log's state is unknown (${error.message})`),
+        (degradation) => {
+          this.#degradation = degradation;
+          this.#logSilence = null;
+        },
+        (error: Error) => {
+          this.#degradation = `degraded: the cluster log's state is unknown (${error.message})`;
+          this.#logSilence = error.message;
+        },
       );
     }, DEGRADATION_CHECK_MS);
     this.#watch.unref();
@@ -232,7 +245,12 @@ export class ClusterNode {
     if (log === null) return this.#joinProblem;
     if (this.#replica?.problem) return this.#replica.problem;
     if (log.nc.isClosed()) return 'the connection to NATS is closed';
-    return log.connected ? null : 'not connected to any NATS server (reconnecting)';
+    if (!log.connected) return 'not connected to any NATS server (reconnecting)';
+    const silentMs = Date.now() - log.answeredAt;
+    if (this.#logSilence !== null && silentMs > JETSTREAM_SILENT_MS) {
+      return `JetStream has not answered for the cluster log for ${Math.round(silentMs / 1000)} s (${this.#logSilence}): no write or read can be served until a majority of the NATS servers is back`;
+    }
+    return null;
   }
 
   /** Leaves the cluster; bounded, since a NATS that is down would keep a clean leave waiting forever. */

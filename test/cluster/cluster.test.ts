@@ -367,7 +367,7 @@ test('killing a jvmlens node and a NATS server during ingestion and a report los
   }
 });
 
-test('without a JetStream majority a write is refused with 503 and Retry-After, and accepted again once it returns', { skip: missing && 'nats-server is not installed' }, async () => {
+test('without a JetStream majority a write is refused with 503 and Retry-After, health is DOWN on every node, and both recover once it returns', { skip: missing && 'nats-server is not installed' }, async () => {
   await nats[0].stop('SIGKILL');
   await nats[1].stop('SIGKILL');
   try {
@@ -380,6 +380,18 @@ test('without a JetStream majority a write is refused with 503 and Retry-After, 
       assert.ok(Number(refused.headers.get('retry-after')) > 0, 'Retry-After says when to retry');
     }
     assert.ok(Date.now() - started < 3 * 15_000, 'each refused within about 10 s');
+    // Health tells the load balancer: no node can serve without JetStream, whichever server it is connected to.
+    for (const node of nodes) {
+      for (;;) {
+        const health = await request(`${node.gatewayUrl}/opthub-health`);
+        if (health.status === 503) {
+          assert.match(health.body.note, /JetStream has not answered for the cluster log|not connected to any NATS server/, health.text);
+          break;
+        }
+        assert.ok(Date.now() - started < 3 * 15_000 + 15_000, `${node.gatewayUrl} health is DOWN without a JetStream majority: ${health.text}`);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
   } finally {
     await nats[0].start();
     await nats[1].start();
@@ -392,7 +404,7 @@ test('without a JetStream majority a write is refused with 503 and Retry-After, 
     assert.ok(Date.now() < deadline, 'writes are accepted again once the servers are back');
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
-  // Every node serves reads again, with that write in them, once it has reconnected and caught up.
+  // Every node serves reads again, with that write in them, once it has reconnected and caught up; health is UP.
   const vmId = (fleetBatch(201)[0] as { vmId: string }).vmId;
   for (const node of nodes) {
     for (;;) {
@@ -402,6 +414,7 @@ test('without a JetStream majority a write is refused with 503 and Retry-After, 
       assert.ok(Date.now() < deadline, `${node.apiUrl} serves reads again: ${got.text}`);
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
+    assert.equal((await request(`${node.gatewayUrl}/opthub-health`)).status, 200, `${node.gatewayUrl} health is UP again`);
   }
 });
 
