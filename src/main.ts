@@ -3,6 +3,7 @@
 import { ConfigError, parseConfig, settingsHelp, unknownSettingMessage } from './config.ts';
 import { UsageError } from './cli/args.ts';
 import { backupCommand, BACKUP_USAGE } from './cli/backup.ts';
+import { clusterCommand, CLUSTER_USAGE } from './cli/cluster-status.ts';
 import { cveCommand, CVE_USAGE } from './cli/cve.ts';
 import { keysCommand, KEYS_USAGE } from './cli/keys.ts';
 import { ServiceError, UnreachableError } from './cli/client.ts';
@@ -24,13 +25,14 @@ ${REPORT_USAGE}
 ${INSTANCE_USAGE}
 ${SBOM_USAGE}
 ${BACKUP_USAGE}
+${CLUSTER_USAGE}
 
 settings (flag, environment variable; the flag wins):
 ${settingsHelp()}
 `;
 
 /** `jvmlens help TOPIC`: one command's options, with an example. */
-const HELP: Record<string, string> = { report: REPORT_USAGE, cve: CVE_USAGE, sbom: SBOM_USAGE, instance: INSTANCE_USAGE, keys: KEYS_USAGE, seed: SEED_USAGE, backup: BACKUP_USAGE };
+const HELP: Record<string, string> = { report: REPORT_USAGE, cve: CVE_USAGE, sbom: SBOM_USAGE, instance: INSTANCE_USAGE, keys: KEYS_USAGE, seed: SEED_USAGE, backup: BACKUP_USAGE, cluster: CLUSTER_USAGE };
 
 async function main(argv: readonly string[]): Promise<void> {
   const { config, rest } = parseConfig(argv, process.env);
@@ -55,6 +57,8 @@ async function main(argv: readonly string[]): Promise<void> {
       return sbomCommand(args, process.env);
     case 'backup':
       return backupCommand(config, args);
+    case 'cluster':
+      return clusterCommand(config, args);
     case 'help': {
       const topic = args[0] === undefined ? undefined : HELP[args[0]];
       if (args[0] !== undefined && topic === undefined) throw new UsageError(`no help on '${args[0]}'; topics: ${Object.keys(HELP).join(', ')}`);

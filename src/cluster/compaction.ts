@@ -3,7 +3,9 @@
 // how far it applied in a KV bucket; the lowest live node truncates below the lowest position.
 import { Kvm } from '@nats-io/kv';
 import type { KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { TRUNCATED_SUBJECTS } from './commands.ts';
+import { readBucket } from './buckets.ts';
 import type { ClusterLog } from './log.ts';
 
 const POSITIONS = 'jvmlens_positions';
@@ -11,11 +13,30 @@ const POSITIONS = 'jvmlens_positions';
  * A node that recorded no position this long loses its place: the log may be truncated past it, and it
  * then starts from a copy of a live node's data (restore.ts).
  */
-const POSITION_TTL_MS = 7 * 24 * 3_600_000;
+export const POSITION_TTL_MS = 7 * 24 * 3_600_000;
 
 /** How often nodes record their position and the lowest live node truncates: often enough for a short retention. */
 export function compactionRoundMs(retentionMs: number): number {
   return Math.min(3_000, Math.max(100, Math.floor(retentionMs / 4)));
+}
+
+/** How far a node applied the log when it last said so. */
+export interface RecordedPosition {
+  nodeId: string;
+  applied: number;
+  recordedAt: number;
+}
+
+/** Every node's recorded position, as `jvmlens cluster status` shows them; none before any node recorded one. */
+export function recordedPositions(nc: NatsConnection): Promise<RecordedPosition[]> {
+  return readBucket(nc, POSITIONS, async (kv) => {
+    const positions: RecordedPosition[] = [];
+    for await (const nodeId of await kv.keys()) {
+      const entry = await kv.get(nodeId);
+      if (entry !== null && entry.operation === 'PUT') positions.push({ nodeId, applied: Number(entry.string()), recordedAt: entry.created.getTime() });
+    }
+    return positions;
+  }, []);
 }
 
 export class LogCompaction {

@@ -4,6 +4,7 @@ import type { KV } from '@nats-io/kv';
 import { errors } from '@nats-io/transport-node';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../log.ts';
+import { readBucket } from './buckets.ts';
 
 const BUCKET = 'jvmlens_nodes';
 /** A node that missed heartbeats this long is gone: its reports are taken over. */
@@ -100,13 +101,19 @@ async function heartbeatIds(kv: KV): Promise<string[]> {
   return ids.sort();
 }
 
-/** The live nodes as seen from outside the membership (a node before it joins): none while the cluster has no bucket yet. */
-export async function liveNodeIds(nc: NatsConnection): Promise<string[]> {
-  try {
-    return await heartbeatIds(await new Kvm(nc).open(BUCKET));
-  } catch {
-    return [];
-  }
+/**
+ * The live nodes as seen from outside the membership (a node before it joins, `jvmlens cluster status`),
+ * sorted by id: none while the cluster has no bucket yet.
+ */
+export function liveNodes(nc: NatsConnection): Promise<NodeInfo[]> {
+  return readBucket(nc, BUCKET, async (kv) => {
+    const nodes: NodeInfo[] = [];
+    for (const nodeId of await heartbeatIds(kv)) {
+      const entry = await kv.get(nodeId);
+      if (entry !== null && entry.operation === 'PUT') nodes.push(JSON.parse(entry.string()) as NodeInfo);
+    }
+    return nodes;
+  }, []);
 }
 
 /**

@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { openStore, PAGES_DIR, STORE_FILE } from '../storage/store.ts';
 import { ClusterLog } from './log.ts';
-import { liveNodeIds } from './membership.ts';
+import { liveNodes } from './membership.ts';
 import { appliedSeq } from './replica.ts';
 import { fetchSnapshot } from './snapshot.ts';
 
@@ -58,7 +58,7 @@ export async function restoreIfTruncated(config: Config, logger: Logger): Promis
   }
   try {
     if (applied >= (await log.lastSeq()) || (await log.holds(applied + 1))) return;
-    const peers = (await liveNodeIds(log.nc)).filter((nodeId) => nodeId !== config.nodeId);
+    const peers = (await liveNodes(log.nc)).map((node) => node.nodeId).filter((nodeId) => nodeId !== config.nodeId);
     logger.info('the cluster log was truncated past this node: copying a live node\'s data first', { applied, peers });
     for (const peer of peers) {
       const started = Date.now();

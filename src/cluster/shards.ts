@@ -4,6 +4,7 @@
 import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { fnv1a } from '../engine/reports/vm-shards.ts';
+import { readBucket } from './buckets.ts';
 
 const BUCKET = 'jvmlens_cluster';
 const SHAPE_KEY = 'shape';
@@ -40,6 +41,14 @@ export async function agreeOnShape(nc: NatsConnection, replicas: number, shape: 
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
+}
+
+/** The shape the cluster was created with, or null before its first node started. */
+export function clusterShape(nc: NatsConnection): Promise<ClusterShape | null> {
+  return readBucket(nc, BUCKET, async (kv) => {
+    const entry = await kv.get(SHAPE_KEY);
+    return entry === null || entry.operation !== 'PUT' ? null : (JSON.parse(entry.string()) as ClusterShape);
+  }, null);
 }
 
 /** The live nodes in the order they take `shard`: the first owns it, the next takes it when the first fails. */

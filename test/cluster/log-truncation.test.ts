@@ -10,6 +10,7 @@ import { Kvm } from '@nats-io/kv';
 import { after, before, test } from 'node:test';
 import { STREAM } from '../../src/cluster/commands.ts';
 import { ClusterLog } from '../../src/cluster/log.ts';
+import type { ClusterStatus } from '../../src/cluster/status.ts';
 import { appliedSeq } from '../../src/cluster/replica.ts';
 import { fetchSnapshot } from '../../src/cluster/snapshot.ts';
 import { openStore } from '../../src/storage/store.ts';
@@ -74,7 +75,7 @@ after(async () => {
   await Promise.all(nats.map((server) => server.stop()));
 });
 
-test('the log drops what every node applied once the retention passed; keys stay listable; a stopped node keeps its place', { skip: missing && 'nats-server is not installed' }, async () => {
+test('the log drops what every node applied once the retention passed; keys stay listable; a stopped node keeps its place, and cluster status shows where', { skip: missing && 'nats-server is not installed' }, async () => {
   for (let index = 0; index < 6; index++) await ingestVm(nodes.n1, index);
   const created = await runCli(['keys', 'create', '--cluster', nats[0].url, '--user', 'ops', '--scopes', 'read']);
   assert.equal(created.code, 0, created.stderr);
@@ -88,6 +89,21 @@ test('the log drops what every node applied once the retention passed; keys stay
 
   // A stopped node keeps its place: what it has not applied stays in the log until it is back.
   await nodes.n2.stop({ keepData: true });
+  // The operator sees it: not live, where it stopped, and how long its place is kept.
+  const status = await runCli(['cluster', 'status', '--cluster', nats[0].url, '--format', 'json']);
+  assert.equal(status.code, 0, status.stderr);
+  const shown = JSON.parse(status.stdout) as ClusterStatus;
+  assert.equal(shown.log.lastSeq, (await streamState()).last_seq);
+  assert.equal(shown.vmShards, 64);
+  const [n1, n2] = ['n1', 'n2'].map((nodeId) => shown.nodes.find((node) => node.nodeId === nodeId)!);
+  assert.equal(n1.live, true);
+  assert.equal(n2.live, false);
+  assert.ok(n2.applied !== null && n2.applied <= shown.log.lastSeq, JSON.stringify(n2));
+  assert.ok(Math.abs(n2.placeKeptUntil! - Date.now() - 7 * 24 * 3_600_000) < 60_000, 'its place is kept seven days from its last record');
+  const table = await runCli(['cluster', 'status', '--cluster', nats[0].url]);
+  assert.match(table.stdout, /^log +JVMLENS_LOG: \d+ commands?, .*leader/m);
+  assert.match(table.stdout, /^n1 +live +\d+ +\d+ /m);
+  assert.match(table.stdout, /^n2 +not live +- +- +- +\d+ +(current|\d+ behind) +\d{4}-/m);
   for (let index = 6; index < 9; index++) await ingestVm(nodes.n1, index);
   await new Promise((resolve) => setTimeout(resolve, 3 * RETENTION_MS));
   assert.equal((await streamState()).messages, 4, 'the three batches n2 missed are still in the log');
