@@ -61,17 +61,14 @@ interface Copy {
   usedAt: number;
 }
 
-/** How to run this jvmlens again as a command: `deno run -A <main>` under Deno, `node <main>` under Node. */
-function selfCommand(): { command: string; args: string[] } {
-  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
-  return deno === undefined ? { command: process.execPath, args: [process.argv[1]] } : { command: deno.execPath(), args: ['run', '-A', process.argv[1]] };
-}
 
-/** `jvmlens backup --data-dir DATA DIR` as a child process. */
+/**
+ * `jvmlens backup --data-dir DATA DIR` as a child process of this runtime (Deno runs `process.execPath`
+ * with the script as `deno run` with this process's permissions).
+ */
 function backup(dataDir: string, target: string): Promise<void> {
-  const { command, args } = selfCommand();
   return new Promise((resolve, reject) => {
-    const child = spawn(command, [...args, 'backup', '--data-dir', dataDir, target], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [process.argv[1], 'backup', '--data-dir', dataDir, target], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.once('error', reject);

@@ -7,6 +7,8 @@ import { promisify } from 'node:util';
 import { ingest, vmStart } from '../helpers/events.ts';
 import { createReport, waitFinal } from '../helpers/reports.ts';
 import { request, ROOT, startService, tempDir } from '../helpers/service.ts';
+import { TRUNCATED_SUBJECTS } from '../../src/cluster/commands.ts';
+import { ClusterLog } from '../../src/cluster/log.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 
 test('`deno run -A src/main.ts serve` serves health, ingestion, the explorer, a report and the console', { timeout: 180_000 }, async () => {
@@ -44,7 +46,7 @@ test('`deno check` type-checks the source, the tests and the bench (deno.json gi
   assert.match(stderr, /Check .*src\/main\.ts/);
 });
 
-test('a cluster node runs under Deno too: NATS client, JetStream log, read your writes', { timeout: 180_000, skip: spawnSync('nats-server', ['--version']).error !== undefined && 'nats-server is not installed' }, async () => {
+test('a cluster node runs under Deno too: NATS client, JetStream log, read your writes, a copy of its data for a new node', { timeout: 180_000, skip: spawnSync('nats-server', ['--version']).error !== undefined && 'nats-server is not installed' }, async () => {
   const dir = tempDir('jvmlens-deno-cluster-');
   const [nats] = await startNatsServers(1, dir);
   const key = 'deno_cluster_key_0123456789';
@@ -55,6 +57,21 @@ test('a cluster node runs under Deno too: NATS client, JetStream log, read your 
       const accepted = await ingest(node.gatewayUrl, key, [vmStart(vmId, Date.now())]);
       assert.equal(accepted.status, 200, JSON.stringify(accepted.body));
       assert.equal((await request(`${node.apiUrl}/public/instance/${vmId}`, { key })).status, 200);
+      // Once the log dropped that write, a new node (under Node) copies the Deno node's data: the Deno node
+      // runs `jvmlens backup` as a child process of its own runtime.
+      const log = await ClusterLog.open([nats.url], 'deno-test', 'once');
+      try {
+        await log.purgeBelow((await log.lastSeq()) + 1, TRUNCATED_SUBJECTS);
+      } finally {
+        await log.close();
+      }
+      const added = await startService({ noStaticKey: true, dataDir: join(dir, 'n2'), args: ['--api-key', key, '--cluster', nats.url, '--node-id', 'node2'] });
+      try {
+        assert.match(added.stderr(), /this node starts from a copy of a live node's data","from":"deno1"/);
+        assert.equal((await request(`${added.apiUrl}/public/instance/${vmId}`, { key })).status, 200);
+      } finally {
+        await added.stop();
+      }
     } finally {
       assert.equal(await node.stop(), 0, 'a clean exit under Deno');
     }
