@@ -103,7 +103,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'vmShards', flag: '--vm-shards', env: 'JVMLENS_VM_SHARDS', parse: integer(1, 4096), describe: 'cluster: how many shards the VMs fall into; fixed when the cluster is created, and a node started with another count refuses to start' },
   { key: 'reportFanOutVms', flag: '--report-fan-out-vms', env: 'JVMLENS_REPORT_FAN_OUT_VMS', parse: integer(0), describe: 'cluster: a component report or a grouped JVM report fans out over the live nodes when the fleet has at least this many VMs (0: always); below, its coordinator generates it alone' },
   { key: 'apiFront', flag: '--api-front', env: 'JVMLENS_API_FRONT', parse: yesNo, describe: 'true: the API port answers HTTP/1.0 (nginx\'s default proxy_pass) and malformed requests too, as the gateway port does; costs about a third of its rate of small requests' },
-  { key: 'testFaults', flag: '--test-faults', env: 'JVMLENS_TEST_FAULTS', parse: (raw) => raw.split(',').filter(Boolean), describe: 'TEST ONLY: comma-separated report faults to inject' },
+  { key: 'testFaults', flag: '--test-faults', env: 'JVMLENS_TEST_FAULTS', parse: (raw) => raw.split(',').filter(Boolean), describe: 'TEST ONLY: comma-separated report and cluster faults to inject' },
 ];
 
 export function defaultConfig(): Config {

@@ -37,6 +37,13 @@ const DEGRADATION_CHECK_MS = 2_000;
  * and reads give up after as long. Shorter silences are the leader elections that follow a server's death.
  */
 const JETSTREAM_SILENT_MS = 10_000;
+/**
+ * A node this far behind the log is DOWN for the load balancer until it caught up: its reads wait until it
+ * applied every acknowledged write, and give up after as long. (Its own gateway cannot run ahead of it: a
+ * write first waits for the node to apply the log, as a read does; writes through other nodes can.)
+ */
+const HEALTH_BEHIND_MS = 10_000;
+const SLOW_APPLY_MS = 100;
 /** The longest a coordinator waits for another node's report partition before running it itself. */
 const PARTITION_WAIT_MS = 60_000;
 export const CLUSTER_STEP = 'cluster log';
@@ -166,7 +173,10 @@ export class ClusterNode {
     this.#membership ??= await Membership.join(log.nc, { nodeId: config.nodeId, ...ports, startedAt: Date.now() }, replicas, logger);
     if (this.#replica === null) {
       this.reports.attach(jobs, this.#membership);
-      this.#replica = new Replica({ log, store, writes: local, applyReport: (command) => this.reports.apply(command), rematch, logger });
+      this.#replica = new Replica({
+        log, store, writes: local, applyReport: (command) => this.reports.apply(command), rematch, logger,
+        ...(config.testFaults.includes('slow-apply') ? { slowApplyMs: SLOW_APPLY_MS } : {}),
+      });
       this.#target = await log.lastSeq();
       logger.info('replaying the cluster log', { from: this.#replica.applied + 1, to: this.#target });
       this.#replica.start();
@@ -246,6 +256,8 @@ export class ClusterNode {
     if (this.#replica?.problem) return this.#replica.problem;
     if (log.nc.isClosed()) return 'the connection to NATS is closed';
     if (!log.connected) return 'not connected to any NATS server (reconnecting)';
+    const behindMs = this.#replica?.behindMs() ?? 0;
+    if (behindMs > HEALTH_BEHIND_MS) return `catching up: this node needs about ${Math.round(behindMs / 1000)} s to apply what the cluster log holds`;
     const silentMs = Date.now() - log.answeredAt;
     if (this.#logSilence !== null && silentMs > JETSTREAM_SILENT_MS) {
       return `JetStream has not answered for the cluster log for ${Math.round(silentMs / 1000)} s (${this.#logSilence}): no write or read can be served until a majority of the NATS servers is back`;

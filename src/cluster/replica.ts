@@ -46,6 +46,8 @@ export interface ReplicaOptions {
   /** Re-matches the fleet's components against the vulnerability data just stored. */
   rematch: () => Promise<void>;
   logger: Logger;
+  /** Test only (`--test-faults slow-apply`): every command takes this much longer to apply. */
+  slowApplyMs?: number;
 }
 
 export class Replica {
@@ -66,10 +68,26 @@ export class Replica {
   #watchdog: ReturnType<typeof setInterval> | null = null;
   /** Why this node can no longer follow the log (it was truncated past it), or null. */
   #problem: string | null = null;
+  /**
+   * The highest log sequence this node knows of: from the last-sequence questions, from reads waiting, and
+   * from each delivered command with JetStream's count of those after it (as of its delivery).
+   */
+  #knownLast = 0;
+  /** How long applying a command takes here, averaged over the recent ones. */
+  #applyMs = 0;
 
   constructor(options: ReplicaOptions) {
     this.#options = options;
     this.#applied = appliedSeq(options.store);
+  }
+
+  /**
+   * About how long this node needs to apply the commands it knows the log holds beyond its last applied one
+   * (their count times its recent time per command): reads here wait about as long.
+   */
+  behindMs(): number {
+    // Counted here rather than from the log's timestamps: those are the servers' clocks, not this one's.
+    return Math.max(0, this.#knownLast - this.#applied) * this.#applyMs;
   }
 
   /** Why this replica cannot follow the log any more, or null: health's note. */
@@ -100,6 +118,7 @@ export class Replica {
       if (Date.now() - this.#askedAt < IDLE_CHECK_MS) return;
       this.#askedAt = Date.now();
       last = await this.#options.log.lastSeq().catch(() => -1);
+      this.#knownLast = Math.max(this.#knownLast, last);
       if (last <= this.#applied || Date.now() - this.#receivedAt < this.#stallMs) return;
     }
     this.#options.logger.warn('the cluster log consumer stalled; starting a new one', { applied: this.#applied, last, silentMs: Date.now() - this.#receivedAt });
@@ -111,6 +130,7 @@ export class Replica {
   /** Resolves once everything up to `seq` is applied here. */
   waitFor(seq: number): Promise<void> {
     if (this.#applied >= seq) return Promise.resolve();
+    this.#knownLast = Math.max(this.#knownLast, seq);
     return new Promise((resolve) => this.#waiters.push({ seq, resolve }));
   }
 
@@ -134,7 +154,10 @@ export class Replica {
     const done = (): void => {
       if (this.#asking === asking) this.#asking = null;
     };
-    asking.then(done, done);
+    asking.then((last) => {
+      this.#knownLast = Math.max(this.#knownLast, last);
+      done();
+    }, done);
     return asking;
   }
 
@@ -184,6 +207,7 @@ export class Replica {
             messages.stop();
             return this.#truncated(message.seq);
           }
+          this.#knownLast = Math.max(this.#knownLast, message.seq + message.info.pending);
           await this.#applyReceived(message.seq, message.data);
         }
       } catch (error) {
@@ -211,11 +235,14 @@ export class Replica {
 
   async #applyReceived(seq: number, data: Uint8Array): Promise<void> {
     this.#applying = true;
+    const started = performance.now();
     try {
+      if (this.#options.slowApplyMs !== undefined) await new Promise((resolve) => setTimeout(resolve, this.#options.slowApplyMs));
       await this.#apply(seq, decodeCommand(data));
     } finally {
       this.#applying = false;
       this.#receivedAt = Date.now();
+      this.#applyMs = this.#applyMs === 0 ? performance.now() - started : 0.9 * this.#applyMs + 0.1 * (performance.now() - started);
     }
   }
 

@@ -1,0 +1,70 @@
+// A node that applies the log slower than the others (a slow disk) falls behind the writes taken through
+// them, and its reads, which wait until it applied every acknowledged write, would wait 10 s and fail. What a
+// user relies on: its health turns DOWN and says it is catching up, so the load balancer sends reads
+// elsewhere; once caught up it is UP with every write. Real processes: one nats-server, a node whose applies
+// are 100 ms slower (`--test-faults slow-apply`), and a normal node that takes the writes.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { after, before, test } from 'node:test';
+import { startNatsServers } from '../../src/cluster/nats-servers.ts';
+import type { NatsServer } from '../../src/cluster/nats-servers.ts';
+import { ingest, vmStart } from '../helpers/events.ts';
+import { request, startService, tempDir } from '../helpers/service.ts';
+import type { RunningService } from '../helpers/service.ts';
+
+const missing = spawnSync('nats-server', ['--version']).error !== undefined;
+if (missing && process.env.CI === 'true') throw new Error('nats-server is not installed (apt-get install nats-server)');
+const KEY = 'slow_node_test_key_0123456789';
+/** At 100 ms more per command, about 20 s of work for the slow node. */
+const WRITES = 200;
+
+let nats: NatsServer[] = [];
+let slow: RunningService;
+let fast: RunningService;
+
+before(async () => {
+  if (missing) return;
+  const dir = tempDir('jvmlens-slow-node-');
+  nats = await startNatsServers(1, dir);
+  const args = (nodeId: string) => ['--api-key', KEY, '--cluster', nats[0].url, '--node-id', nodeId];
+  slow = await startService({ noStaticKey: true, dataDir: `${dir}/slow`, args: [...args('slow'), '--test-faults', 'slow-apply'] });
+  fast = await startService({ noStaticKey: true, dataDir: `${dir}/fast`, args: args('fast') });
+});
+
+after(async () => {
+  await Promise.all([slow?.stop(), fast?.stop()]);
+  await Promise.all(nats.map((server) => server.stop()));
+});
+
+function vmId(index: number): string {
+  return `5104e000-0000-4000-8000-${String(index).padStart(12, '0')}`;
+}
+
+test('a node far behind the log is DOWN (catching up) instead of keeping reads waiting, and UP with every write once caught up', { skip: missing && 'nats-server is not installed' }, async () => {
+  for (let index = 0; index < WRITES; index++) {
+    const result = await ingest(fast.gatewayUrl, KEY, [vmStart(vmId(index), Date.now() - 1_000)]);
+    assert.equal(result.status, 200, JSON.stringify(result.body));
+  }
+  // It learns how far the log goes with the commands it is given (a few seconds late at most: it reads ahead).
+  const down = Date.now() + 10_000;
+  let health = await request(`${slow.gatewayUrl}/opthub-health`);
+  while (health.status === 200 && Date.now() < down) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    health = await request(`${slow.gatewayUrl}/opthub-health`);
+  }
+  assert.equal(health.status, 503, health.text);
+  assert.match(health.body.note, /^catching up: this node needs about \d+ s to apply what the cluster log holds$/);
+  // Its data routes say so at once too (503 NOT_READY with Retry-After), rather than wait 10 s and give up.
+  const started = Date.now();
+  const read = await request(`${slow.apiUrl}/public/instance/${vmId(0)}`, { key: KEY });
+  assert.equal(read.status, 503, read.text);
+  assert.equal(read.body.error, 'NOT_READY', read.text);
+  assert.ok(Date.now() - started < 2_000, 'answered at once');
+
+  const deadline = Date.now() + 60_000;
+  while ((await request(`${slow.gatewayUrl}/opthub-health`)).status !== 200) {
+    assert.ok(Date.now() < deadline, 'UP again once caught up');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  for (const index of [0, WRITES - 1]) assert.equal((await request(`${slow.apiUrl}/public/instance/${vmId(index)}`, { key: KEY })).status, 200, vmId(index));
+});
