@@ -3,12 +3,13 @@
 import type { Config } from '../config.ts';
 import { clusterStatus } from '../cluster/status.ts';
 import type { ClusterStatus, NodeStatus } from '../cluster/status.ts';
+import type { ClusterLog } from '../cluster/log.ts';
 import { UnreachableError } from './client.ts';
 import { openClusterLog } from './cluster.ts';
 import { parseArgs, UsageError } from './args.ts';
 
 export const CLUSTER_USAGE = `jvmlens cluster status --cluster URLS [--format text|json]    the cluster's log, shard count and nodes
-                                                              (live or not, how far each applied the log)`;
+                                                              (UP, DOWN and why, or not live; how far each applied the log)`;
 
 const FORMATS = ['text', 'json'];
 
@@ -16,10 +17,27 @@ function iso(time: number | null): string {
   return time === null ? '-' : new Date(time).toISOString();
 }
 
+/** How far a node applied the log: its own answer if it gave one, else its last recorded position. */
+function applied(node: NodeStatus): number | null {
+  return node.health !== null && 'applied' in node.health ? node.health.applied : node.applied;
+}
+
 function behind(node: NodeStatus, lastSeq: number): string {
-  if (node.applied === null) return '-';
-  const lag = lastSeq - node.applied;
+  const position = applied(node);
+  if (position === null) return '-';
+  const lag = lastSeq - position;
   return lag <= 0 ? 'current' : `${lag} behind`;
+}
+
+function state(node: NodeStatus): string {
+  if (node.health === null) return 'not live';
+  if ('unanswered' in node.health) return 'no answer';
+  return node.health.up ? 'UP' : 'DOWN';
+}
+
+function note(node: NodeStatus): string | null {
+  if (node.health === null) return null;
+  return 'unanswered' in node.health ? node.health.unanswered : node.health.note;
 }
 
 function table(rows: readonly string[][]): string {
@@ -36,13 +54,33 @@ function text(status: ClusterStatus): string {
     '',
   ];
   const rows = [['NODE', 'STATE', 'GATEWAY', 'API', 'STARTED', 'APPLIED', 'LOG', 'PLACE KEPT UNTIL']];
+  const notes: string[] = [];
   for (const node of status.nodes) {
+    const position = applied(node);
     rows.push([
-      node.nodeId, node.live ? 'live' : 'not live', node.gatewayPort === null ? '-' : String(node.gatewayPort), node.apiPort === null ? '-' : String(node.apiPort),
-      iso(node.startedAt), node.applied === null ? '-' : String(node.applied), behind(node, log.lastSeq), node.live ? '-' : iso(node.placeKeptUntil),
+      node.nodeId, state(node), node.gatewayPort === null ? '-' : String(node.gatewayPort), node.apiPort === null ? '-' : String(node.apiPort),
+      iso(node.startedAt), position === null ? '-' : String(position), behind(node, log.lastSeq), node.live ? '-' : iso(node.placeKeptUntil),
     ]);
+    const said = note(node);
+    if (said !== null && said !== '') notes.push(`${node.nodeId}: ${said}`);
   }
-  return lines.join('\n') + '\n' + (status.nodes.length === 0 ? 'no nodes\n' : table(rows));
+  if (status.nodes.length === 0) return lines.join('\n') + '\nno nodes\n';
+  return lines.join('\n') + '\n' + table(rows) + (notes.length === 0 ? '' : `\n${notes.join('\n')}\n`);
+}
+
+/** JetStream elects a leader for a few seconds after a server died: the status is asked again meanwhile. */
+const ANSWER_WAIT_MS = 10_000;
+
+async function statusWithin(log: ClusterLog, ms: number): Promise<ClusterStatus> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      return await clusterStatus(log);
+    } catch (error) {
+      if (Date.now() > deadline) throw new UnreachableError(`the cluster's JetStream did not answer within ${ms / 1000} s (${(error as Error).message}); retry once a majority of the NATS servers is up`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
 }
 
 export async function clusterCommand(config: Config, args: readonly string[]): Promise<void> {
@@ -54,9 +92,7 @@ export async function clusterCommand(config: Config, args: readonly string[]): P
   if (!FORMATS.includes(format)) throw new UsageError(`--format takes ${FORMATS.join(', ')}, not '${format}'`);
   const log = await openClusterLog(config.cluster);
   try {
-    const status = await clusterStatus(log).catch((error: Error) => {
-      throw new UnreachableError(`the cluster's JetStream did not answer (${error.message}); while it elects a leader after a server died, retry in a few seconds`);
-    });
+    const status = await statusWithin(log, ANSWER_WAIT_MS);
     process.stdout.write(format === 'json' ? `${JSON.stringify(status, null, 2)}\n` : text(status));
   } finally {
     await log.close();

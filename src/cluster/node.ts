@@ -1,5 +1,6 @@
 // A jvmlens node of a cluster: its writes go through the JetStream log, its reads wait until its replica
 // has applied every write acknowledged before them, and its reports are coordinated through the log.
+import type { Subscription } from '@nats-io/transport-node';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import type { Placement, ReportJobs } from '../engine/reports/jobs.ts';
@@ -27,6 +28,7 @@ import { ReportFanOut } from './fan-out.ts';
 import type { FanOutCounts } from './fan-out.ts';
 import { agreeOnShape, ClusterShapeError } from './shards.ts';
 import { SnapshotSource } from './snapshot.ts';
+import { serveNodeHealth } from './status.ts';
 
 const RETRY_AFTER_S = '5';
 const JOIN_RETRY_MS = 1_000;
@@ -78,6 +80,8 @@ export class ClusterNode {
   #fanOut: ReportFanOut | null = null;
   /** Gives nodes the log was truncated past a copy of this node's data (restore.ts). */
   #snapshots: SnapshotSource | null = null;
+  /** This node's answers to `jvmlens cluster status` (status.ts). */
+  #healthAnswers: Subscription | null = null;
   /** The log's last sequence when this node joined: health is UP once it is applied. */
   #target = 0;
   #joinProblem: string | null = null;
@@ -177,6 +181,11 @@ export class ClusterNode {
         log, store, writes: local, applyReport: (command) => this.reports.apply(command), rematch, logger,
         ...(config.testFaults.includes('slow-apply') ? { slowApplyMs: SLOW_APPLY_MS } : {}),
       });
+      const replica = this.#replica;
+      // From now on, so that `jvmlens cluster status` shows a node replaying the log too.
+      this.#healthAnswers = serveNodeHealth(log.nc, config.nodeId, () => ({
+        up: readiness.reason() === null, note: readiness.reason() ?? readiness.degradation(), applied: replica.applied, behindMs: replica.behindMs(),
+      }));
       this.#target = await log.lastSeq();
       logger.info('replaying the cluster log', { from: this.#replica.applied + 1, to: this.#target });
       this.#replica.start();
@@ -272,6 +281,7 @@ export class ClusterNode {
     if (this.#compaction !== null) clearInterval(this.#compaction);
     this.reports.close();
     this.#fanOut?.close();
+    this.#healthAnswers?.unsubscribe();
     await this.#snapshots?.close();
     const leave = (async () => {
       await this.#membership?.leave();

@@ -1,5 +1,8 @@
 // What an operator asks of a cluster (`jvmlens cluster status`): the log's stream, the shape the cluster was
-// created with, and each node: live or not, and how far it has applied the log.
+// created with, and each node: live or not, its health as it would answer a load balancer, and how far it
+// has applied the log. Each node answers for itself on `jvmlens.status.<node-id>`.
+import { errors } from '@nats-io/transport-node';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { STREAM } from './commands.ts';
 import { recordedPositions, POSITION_TTL_MS } from './compaction.ts';
 import type { ClusterLog } from './log.ts';
@@ -12,10 +15,43 @@ export interface LogReplicaStatus {
   offline: boolean;
 }
 
+const SUBJECT = 'jvmlens.status';
+const ANSWER_WAIT_MS = 2_000;
+
+/** What a node says of itself: its health as its `/opthub-health` gives it, and how far it applied the log. */
+export interface NodeHealth {
+  up: boolean;
+  /** Why it is DOWN, or what is degraded while UP; null when all is well. */
+  note: string | null;
+  applied: number;
+  /** About how long it needs to apply what it knows the log holds (Replica.behindMs). */
+  behindMs: number;
+}
+
+/** Answers `jvmlens cluster status` for this node. */
+export function serveNodeHealth(nc: NatsConnection, nodeId: string, health: () => NodeHealth): Subscription {
+  return nc.subscribe(`${SUBJECT}.${nodeId}`, { callback: (error, message) => {
+    if (error === null) message.respond(JSON.stringify(health()));
+  } });
+}
+
+/** A live node's own answer; or why there is none (a node too busy to answer in time, say). */
+async function askHealth(nc: NatsConnection, nodeId: string): Promise<NodeHealth | string> {
+  try {
+    return JSON.parse((await nc.request(`${SUBJECT}.${nodeId}`, undefined, { timeout: ANSWER_WAIT_MS })).string()) as NodeHealth;
+  } catch (error) {
+    if (error instanceof errors.RequestError && error.isNoResponders()) return 'no process answers for it (gone, or still joining)';
+    if (error instanceof errors.TimeoutError) return `no answer within ${ANSWER_WAIT_MS / 1000} s`;
+    throw error;
+  }
+}
+
 export interface NodeStatus {
   nodeId: string;
   /** Its heartbeat is renewed; a node that stopped or crashed is not live. */
   live: boolean;
+  /** What a live node says of itself, or why it said nothing; null for a node that is not live. */
+  health: NodeHealth | { unanswered: string } | null;
   gatewayPort: number | null;
   apiPort: number | null;
   startedAt: number | null;
@@ -38,12 +74,19 @@ export async function clusterStatus(log: ClusterLog): Promise<ClusterStatus> {
   const status = (nodeId: string): NodeStatus => {
     let node = nodes.get(nodeId);
     if (node === undefined) {
-      node = { nodeId, live: false, gatewayPort: null, apiPort: null, startedAt: null, applied: null, recordedAt: null, placeKeptUntil: null };
+      node = { nodeId, live: false, health: null, gatewayPort: null, apiPort: null, startedAt: null, applied: null, recordedAt: null, placeKeptUntil: null };
       nodes.set(nodeId, node);
     }
     return node;
   };
-  for (const info of live) Object.assign(status(info.nodeId), { live: true, gatewayPort: info.gatewayPort, apiPort: info.apiPort, startedAt: info.startedAt });
+  const answers = await Promise.all(live.map((info) => askHealth(log.nc, info.nodeId)));
+  live.forEach((info, index) => {
+    const answer = answers[index];
+    Object.assign(status(info.nodeId), {
+      live: true, gatewayPort: info.gatewayPort, apiPort: info.apiPort, startedAt: info.startedAt,
+      health: typeof answer === 'string' ? { unanswered: answer } : answer,
+    });
+  });
   for (const position of positions) {
     Object.assign(status(position.nodeId), { applied: position.applied, recordedAt: position.recordedAt, placeKeptUntil: position.recordedAt + POSITION_TTL_MS });
   }

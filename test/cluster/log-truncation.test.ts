@@ -97,12 +97,14 @@ test('the log drops what every node applied once the retention passed; keys stay
   assert.equal(shown.vmShards, 64);
   const [n1, n2] = ['n1', 'n2'].map((nodeId) => shown.nodes.find((node) => node.nodeId === nodeId)!);
   assert.equal(n1.live, true);
+  assert.ok(n1.health !== null && 'up' in n1.health && n1.health.up && n1.health.applied === shown.log.lastSeq, `n1 answers for itself: ${JSON.stringify(n1.health)}`);
   assert.equal(n2.live, false);
+  assert.equal(n2.health, null);
   assert.ok(n2.applied !== null && n2.applied <= shown.log.lastSeq, JSON.stringify(n2));
   assert.ok(Math.abs(n2.placeKeptUntil! - Date.now() - 7 * 24 * 3_600_000) < 60_000, 'its place is kept seven days from its last record');
   const table = await runCli(['cluster', 'status', '--cluster', nats[0].url]);
   assert.match(table.stdout, /^log +JVMLENS_LOG: \d+ commands?, .*leader/m);
-  assert.match(table.stdout, /^n1 +live +\d+ +\d+ /m);
+  assert.match(table.stdout, /^n1 +UP +\d+ +\d+ +\S+ +\d+ +current +-$/m);
   assert.match(table.stdout, /^n2 +not live +- +- +- +\d+ +(current|\d+ behind) +\d{4}-/m);
   for (let index = 6; index < 9; index++) await ingestVm(nodes.n1, index);
   await new Promise((resolve) => setTimeout(resolve, 3 * RETENTION_MS));

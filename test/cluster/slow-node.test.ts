@@ -8,8 +8,9 @@ import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
+import type { ClusterStatus } from '../../src/cluster/status.ts';
 import { ingest, vmStart } from '../helpers/events.ts';
-import { request, startService, tempDir } from '../helpers/service.ts';
+import { request, runCli, startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
 
 const missing = spawnSync('nats-server', ['--version']).error !== undefined;
@@ -54,6 +55,11 @@ test('a node far behind the log is DOWN (catching up) instead of keeping reads w
   }
   assert.equal(health.status, 503, health.text);
   assert.match(health.body.note, /^catching up: this node needs about \d+ s to apply what the cluster log holds$/);
+  // The operator sees it in the cluster's status, as the node itself says it.
+  const status = await runCli(['cluster', 'status', '--cluster', nats[0].url, '--format', 'json']);
+  assert.equal(status.code, 0, status.stderr);
+  const shown = (JSON.parse(status.stdout) as ClusterStatus).nodes.find((node) => node.nodeId === 'slow')!;
+  assert.ok(shown.health !== null && 'up' in shown.health && !shown.health.up && /^catching up/.test(shown.health.note ?? '') && shown.health.behindMs > 10_000, JSON.stringify(shown));
   // Its data routes say so at once too (503 NOT_READY with Retry-After), rather than wait 10 s and give up.
   const started = Date.now();
   const read = await request(`${slow.apiUrl}/public/instance/${vmId(0)}`, { key: KEY });
