@@ -1,5 +1,5 @@
 // Cluster mode (issue 15) beside a single node in the same run: three nats-server processes (JetStream, R3)
-// and three jvmlens nodes on this one machine. Ingestion acknowledged and applied, component reports (fanned
+// and three jvmlens nodes on this one machine. Ingestion acknowledged and applied (and a read meanwhile), component reports (fanned
 // out over the nodes by VM shard), CVE event pages, a killed node back UP, a new node copying a live node's
 // data once the log was truncated, and the write pause when a NATS server dies.
 import { ClusterLog } from '../../src/cluster/log.ts';
@@ -27,6 +27,8 @@ function largestRssMb(deployment: Deployment): number {
 
 const NAME = 'cluster';
 const INGEST = 'cluster: ingestion, NDJSON batches of 10,000 code items, acknowledged';
+/** Read your writes has a price while writes stream in: a read waits until its node applied every acknowledged write. */
+const READ_DURING_INGEST = 'cluster: an instance read while that ingestion runs';
 const REPORT = 'cluster: component report, groupBy tags.env: POST to SUCCEEDED';
 /** Where a library runs: 50k hosts, so the nodes' partials are large and every host is in several shards. */
 const REPORT_BY_HOST = 'cluster: component report, log4j-core by hostName: POST to SUCCEEDED';
@@ -111,7 +113,24 @@ async function caughtUp(node: JvmlensService): Promise<void> {
   }
 }
 
-async function ingestRow(deployment: Deployment, size: FleetSize, plan: (typeof PLAN)['quick']): Promise<BenchRow> {
+/**
+ * One reader asking for a VM every 50 ms on the last node's API until `done`: the price of read-your-writes
+ * while writes stream in (each read waits until its node applied every write acknowledged before it).
+ */
+async function readWhile(node: JvmlensService, vmId: string, done: () => boolean): Promise<number[]> {
+  const latencies: number[] = [];
+  while (!done()) {
+    const started = performance.now();
+    const response = await fetch(`${node.apiUrl}/public/instance/${vmId}`, { headers: { 'x-api-key': KEY } });
+    await response.arrayBuffer();
+    if (response.status !== 200) throw new Error(`a read during ingestion answered ${response.status}`);
+    latencies.push(performance.now() - started);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return latencies;
+}
+
+async function ingestRows(deployment: Deployment, size: FleetSize, plan: (typeof PLAN)['quick']): Promise<BenchRow[]> {
   const payloads = buildIngestPayloads(fleetSpec(size), 10_000, plan.bodies);
   const gateways = deployment.nodes.map((node) => `${node.gatewayUrl}/agent/v1/events`);
   for (const setup of payloads.setup) {
@@ -130,14 +149,18 @@ async function ingestRow(deployment: Deployment, size: FleetSize, plan: (typeof 
   const cpuBefore = { nodes: cpu(pids.nodes), nats: cpu(pids.nats) };
   const shares = gateways.map((_, index) => Math.floor(CONNECTIONS / gateways.length) + (index < CONNECTIONS % gateways.length ? 1 : 0));
   const started = performance.now();
+  let loading = true;
+  const reader = readWhile(deployment.nodes[deployment.nodes.length - 1], (JSON.parse(payloads.setup[0]) as { vmId: string }[])[0].vmId, () => !loading);
   const results: PostLoadResult[] = await Promise.all(gateways.map((url, index) => runPostLoad({ url, headers: { 'x-api-key': KEY, 'content-type': 'application/x-ndjson' }, connections: shares[index], seconds: plan.seconds, next: send })));
   const loadSeconds = (performance.now() - started) / 1000;
+  loading = false;
+  const reads = summarize(await reader);
   await Promise.all(deployment.nodes.map((node) => caughtUp(node)));
   const appliedSeconds = (performance.now() - started) / 1000;
   const items = results.reduce((sum, result) => sum + result.items, 0);
   const cpuPerItem = (seconds: number) => round1((seconds / items) * 1e6);
   const latencies = summarize(results.flatMap((result) => [...result.latencies.values()]));
-  return {
+  const ingestion: BenchRow = {
     suite: NAME, name: `${INGEST}, ${deployment.label}`, size: `${describeFleet(size)}, ${plan.seconds} s of batches`,
     rate: items / loadSeconds, unit: 'items/s', meanMs: latencies.mean, p50Ms: latencies.p50, p99Ms: latencies.p99,
     rssMb: largestRssMb(deployment),
@@ -146,6 +169,12 @@ async function ingestRow(deployment: Deployment, size: FleetSize, plan: (typeof 
       jvmlensCpuUsPerItem: cpuPerItem(cpu(pids.nodes) - cpuBefore.nodes), natsCpuUsPerItem: cpuPerItem(cpu(pids.nats) - cpuBefore.nats),
       load: `node:http, ${CONNECTIONS} connections over ${gateways.length} gateway(s)` },
   };
+  const read: BenchRow = {
+    suite: NAME, name: `${READ_DURING_INGEST}, ${deployment.label}`, size: `${reads.count} reads during the ingestion above`,
+    rate: reads.count / loadSeconds, unit: 'ops/s', meanMs: reads.mean, p50Ms: reads.p50, p99Ms: reads.p99, rssMb: 0,
+    extra: { maxMs: round1(reads.max), note: 'one reader on the last node, a read every 50 ms' },
+  };
+  return [ingestion, read];
 }
 
 async function seedFleet(deployment: Deployment, size: FleetSize): Promise<void> {
@@ -385,17 +414,18 @@ async function pauseRows(deployment: Deployment): Promise<BenchRow[]> {
 
 export const suite: Suite = {
   name: NAME,
-  rows: [INGEST, REPORT, REPORT_BY_HOST, CVE, CVE_LOAD, TAKEOVER, REJOIN, NEW_NODE, PAUSE, READ_PAUSE],
+  rows: [INGEST, READ_DURING_INGEST, REPORT, REPORT_BY_HOST, CVE, CVE_LOAD, TAKEOVER, REJOIN, NEW_NODE, PAUSE, READ_PAUSE],
   async run(options: BenchOptions) {
     const plan = options.quick ? PLAN.quick : PLAN.full;
     const rows: BenchRow[] = [];
     const want = (row: string) => wanted(options, NAME, row);
-    if (want(INGEST)) {
+    if (want(INGEST) || want(READ_DURING_INGEST)) {
       const size = fleetSize(options, INGEST_FLEET);
       for (const start of [singleNode, threeNodes]) {
         const deployment = await start();
         try {
-          rows.push(await ingestRow(deployment, size, plan));
+          // In the order ingestRows gives them.
+          rows.push(...(await ingestRows(deployment, size, plan)).filter((_, index) => want([INGEST, READ_DURING_INGEST][index])));
         } finally {
           await deployment.stop();
         }
