@@ -53,7 +53,8 @@ export class ClusterLog {
   readonly #followJs: JetStreamClient;
   /** Direct gets (commandAt): answered within milliseconds where a server has them, so waited for briefly. */
   #directJsm: JetStreamManager | null = null;
-  #connected = true;
+  /** Since when no NATS server is connected (the client reconnects by itself), or null while one is. */
+  #disconnectedAt: number | null = null;
   /** When JetStream last answered this client (an acknowledged append, the stream's state): health's evidence. */
   #answeredAt = Date.now();
 
@@ -67,14 +68,14 @@ export class ClusterLog {
 
   async #watchStatus(): Promise<void> {
     for await (const status of this.nc.status()) {
-      if (status.type === 'disconnect') this.#connected = false;
-      else if (status.type === 'reconnect') this.#connected = true;
+      if (status.type === 'disconnect') this.#disconnectedAt ??= Date.now();
+      else if (status.type === 'reconnect') this.#disconnectedAt = null;
     }
   }
 
-  /** Whether a NATS server is connected now (the client reconnects by itself). */
-  get connected(): boolean {
-    return this.#connected;
+  /** How long no NATS server has been connected: 0 while one is. */
+  disconnectedMs(): number {
+    return this.#disconnectedAt === null ? 0 : Date.now() - this.#disconnectedAt;
   }
 
   /**
@@ -258,7 +259,7 @@ export class ClusterLog {
 
   async close(): Promise<void> {
     // Draining needs a server; without one, close at once.
-    if (this.#connected) await this.nc.drain().catch(() => this.nc.close());
+    if (this.#disconnectedAt === null) await this.nc.drain().catch(() => this.nc.close());
     else await this.nc.close();
   }
 }

@@ -46,6 +46,7 @@ const JETSTREAM_SILENT_MS = 10_000;
  */
 const HEALTH_BEHIND_MS = 10_000;
 const SLOW_APPLY_MS = 100;
+const RECONNECT_GRACE_MS = 3_000;
 /** The longest a coordinator waits for another node's report partition before running it itself. */
 const PARTITION_WAIT_MS = 60_000;
 export const CLUSTER_STEP = 'cluster log';
@@ -92,6 +93,8 @@ export class ClusterNode {
   #logSilence: string | null = null;
   #watch: ReturnType<typeof setInterval> | null = null;
   #compaction: ReturnType<typeof setInterval> | null = null;
+  /** Rounds of truncation failed in a row (logged at the first, and when one works again). */
+  #compactionFailures = 0;
   readonly reports: ClusterReports;
   /** The writes routes make: into the log. */
   readonly writes: Writes;
@@ -245,11 +248,13 @@ export class ClusterNode {
     const { config, logger } = this.#options;
     try {
       await compaction.record(config.nodeId, this.#requireReplica().applied);
-      if ((await this.#membership?.live())?.[0] !== config.nodeId) return;
-      await compaction.truncate(Date.now());
+      if ((await this.#membership?.live())?.[0] === config.nodeId) await compaction.truncate(Date.now());
+      if (this.#compactionFailures > 0) logger.info('truncating the cluster log works again', { failedRounds: this.#compactionFailures });
+      this.#compactionFailures = 0;
     } catch (error) {
-      // The next round tries again: a truncation that waits costs only disk on the NATS servers.
-      logger.warn('truncating the cluster log failed', { reason: (error as Error).message });
+      // The next round tries again: a truncation that waits costs only disk on the NATS servers. Said once
+      // per run of failures (every round fails while JetStream elects a leader), not every few seconds.
+      if (this.#compactionFailures++ === 0) logger.warn('truncating the cluster log failed; trying again every round', { reason: (error as Error).message });
     }
   }
 
@@ -264,7 +269,9 @@ export class ClusterNode {
     if (log === null) return this.#joinProblem;
     if (this.#replica?.problem) return this.#replica.problem;
     if (log.nc.isClosed()) return 'the connection to NATS is closed';
-    if (!log.connected) return 'not connected to any NATS server (reconnecting)';
+    // A node whose server died reconnects to another within a second: requests meanwhile wait (the client
+    // sends them once reconnected) rather than be refused.
+    if (log.disconnectedMs() > RECONNECT_GRACE_MS) return `not connected to any NATS server for ${Math.round(log.disconnectedMs() / 1000)} s (reconnecting)`;
     const behindMs = this.#replica?.behindMs() ?? 0;
     if (behindMs > HEALTH_BEHIND_MS) return `catching up: this node needs about ${Math.round(behindMs / 1000)} s to apply what the cluster log holds`;
     const silentMs = Date.now() - log.answeredAt;

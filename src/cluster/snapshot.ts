@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../log.ts';
 import { decodeMessage, encodeMessage } from './commands.ts';
 
@@ -93,6 +93,7 @@ export class SnapshotSource {
   readonly #sweep: ReturnType<typeof setInterval>;
   /** One copy at a time: each is as large as the data directory. */
   #making: Promise<unknown> = Promise.resolve();
+  #subscription: Subscription | null = null;
 
   constructor(options: SnapshotSourceOptions) {
     this.#options = options;
@@ -102,20 +103,27 @@ export class SnapshotSource {
 
   /** Removes the copies a previous process left, then answers. */
   async serve(): Promise<void> {
-    const { nc, nodeId, dataDir, logger } = this.#options;
+    const { nc, nodeId, dataDir } = this.#options;
     await rm(join(dataDir, COPIES_DIR), { recursive: true, force: true });
-    nc.subscribe(`${SUBJECT}.${nodeId}`, { callback: (error, message) => {
-      if (error !== null) return;
-      this.#answer(decodeMessage(message.data) as SnapshotAsk).then(
-        (answer) => message.respond(encodeMessage(answer)),
-        (failure: Error) => {
-          logger.warn('giving a copy of this node\'s data failed', { reason: failure.message });
-          message.respond(encodeMessage({ ok: false, message: failure.message } satisfies SnapshotAnswer));
-        },
-      );
-    } });
+    this.#subscription = nc.subscribe(`${SUBJECT}.${nodeId}`, { callback: (error, message) => (error === null ? void this.#reply(message) : undefined) });
     // Known to the servers once this resolves: a node asking right after is answered.
     await nc.flush();
+  }
+
+  /** Answers one request; never throws (a request it cannot read or serve is answered as a failure, and logged). */
+  async #reply(message: Msg): Promise<void> {
+    let answer: SnapshotAnswer;
+    try {
+      answer = await this.#answer(decodeMessage(message.data) as SnapshotAsk);
+    } catch (error) {
+      this.#options.logger.warn('giving a copy of this node\'s data failed', { reason: (error as Error).message });
+      answer = { ok: false, message: (error as Error).message };
+    }
+    try {
+      message.respond(encodeMessage(answer));
+    } catch (error) {
+      this.#options.logger.warn('a copy request could not be answered', { reason: (error as Error).message });
+    }
   }
 
   async #answer(ask: SnapshotAsk): Promise<SnapshotAnswer> {
@@ -152,7 +160,10 @@ export class SnapshotSource {
       const id = randomUUID();
       const dir = join(dataDir, COPIES_DIR, id);
       const started = Date.now();
-      await backup(dataDir, dir);
+      await backup(dataDir, dir).catch(async (error: unknown) => {
+        await rm(dir, { recursive: true, force: true });
+        throw error;
+      });
       const files = await listFiles(dir);
       this.#copies.set(id, { dir, files: new Map(files.map((file) => [file.path, file.size])), usedAt: Date.now() });
       logger.info('copied this node\'s data for another node', { nodeId, bytes: files.reduce((sum, file) => sum + file.size, 0), ms: Date.now() - started });
@@ -172,6 +183,7 @@ export class SnapshotSource {
 
   async close(): Promise<void> {
     clearInterval(this.#sweep);
+    this.#subscription?.unsubscribe();
     await Promise.all([...this.#copies.values()].map((copy) => rm(copy.dir, { recursive: true, force: true }).catch(() => undefined)));
     this.#copies.clear();
   }

@@ -31,7 +31,12 @@ export interface NodeHealth {
 /** Answers `jvmlens cluster status` for this node. */
 export function serveNodeHealth(nc: NatsConnection, nodeId: string, health: () => NodeHealth): Subscription {
   return nc.subscribe(`${SUBJECT}.${nodeId}`, { callback: (error, message) => {
-    if (error === null) message.respond(JSON.stringify(health()));
+    if (error !== null) return;
+    try {
+      message.respond(JSON.stringify(health()));
+    } catch {
+      // The connection closed meanwhile (shutting down): nothing to answer; a throw here would end the process.
+    }
   } });
 }
 
