@@ -13,6 +13,9 @@ import { decodeMessage, encodeMessage } from './commands.ts';
 const SUBJECT = 'jvmlens.snapshot';
 /** Copying a data directory of gigabytes takes a while: the joining node waits this long for it. */
 const COPY_WAIT_MS = 10 * 60_000;
+/** Every request is answered at once (the copy is made meanwhile): a node silent this long is hung or gone. */
+const ANSWER_WAIT_MS = 5_000;
+const POLL_MS = 250;
 const CHUNK_WAIT_MS = 30_000;
 /** Chunks asked for at once: the next is on its way while one is written. */
 const CHUNKS_IN_FLIGHT = 4;
@@ -31,13 +34,17 @@ export interface SnapshotFile {
   size: number;
 }
 
+/** Open a copy (it is made meanwhile), ask whether it is made, read a chunk of one of its files, close it. */
 type SnapshotAsk =
   | { op: 'open'; nodeId: string }
+  | { op: 'made'; id: string }
   | { op: 'chunk'; id: string; path: string; offset: number; length: number }
   | { op: 'close'; id: string };
 
 type SnapshotAnswer =
-  | { ok: true; id: string; files: SnapshotFile[]; applied: number }
+  | { ok: true; id: string }
+  | { ok: true; made: false }
+  | { ok: true; made: true; files: SnapshotFile[]; applied: number }
   | { ok: true; bytes: Uint8Array }
   | { ok: true }
   | { ok: false; message: string };
@@ -57,7 +64,11 @@ export interface SnapshotSourceOptions {
 
 interface Copy {
   dir: string;
-  files: Map<string, number>;
+  /** The log sequence the copy holds at least. */
+  applied: number;
+  /** Its files once made; why it could not be made. */
+  files: Map<string, number> | null;
+  failure: string | null;
   usedAt: number;
 }
 
@@ -91,8 +102,8 @@ export class SnapshotSource {
   readonly #options: SnapshotSourceOptions;
   readonly #copies = new Map<string, Copy>();
   readonly #sweep: ReturnType<typeof setInterval>;
-  /** One copy at a time: each is as large as the data directory. */
-  #making: Promise<unknown> = Promise.resolve();
+  /** One copy made at a time: each is as large as the data directory. */
+  #making: Promise<void> = Promise.resolve();
   #subscription: Subscription | null = null;
 
   constructor(options: SnapshotSourceOptions) {
@@ -136,6 +147,9 @@ export class SnapshotSource {
       await rm(copy.dir, { recursive: true, force: true });
       return { ok: true };
     }
+    if (copy.failure !== null) return { ok: false, message: copy.failure };
+    if (copy.files === null) return { ok: true, made: false };
+    if (ask.op === 'made') return { ok: true, made: true, files: [...copy.files].map(([path, size]) => ({ path, size })), applied: copy.applied };
     const size = copy.files.get(ask.path);
     if (size === undefined) return { ok: false, message: `the copy has no file ${ask.path}` };
     const length = Math.max(0, Math.min(ask.length, size - ask.offset));
@@ -149,33 +163,37 @@ export class SnapshotSource {
     return { ok: true, bytes };
   }
 
-  #open(nodeId: string): Promise<SnapshotAnswer> {
-    const made = this.#making.then(async (): Promise<SnapshotAnswer> => {
-      const { dataDir, logger } = this.#options;
-      const reason = this.#options.unavailable();
-      if (reason !== null) return { ok: false, message: `node ${this.#options.nodeId} cannot give a copy now: ${reason}` };
-      // Held before the copy is made: the copy holds at least this much, so the log keeps what comes after it.
-      const applied = this.#options.applied();
-      await this.#options.holdLog(nodeId, applied);
-      const id = randomUUID();
-      const dir = join(dataDir, COPIES_DIR, id);
+  /** Answered at once; the copy is made after the ones already asked for (each is as large as the data directory). */
+  async #open(nodeId: string): Promise<SnapshotAnswer> {
+    const { dataDir, logger } = this.#options;
+    const reason = this.#options.unavailable();
+    if (reason !== null) return { ok: false, message: `node ${this.#options.nodeId} cannot give a copy now: ${reason}` };
+    // Held before the copy is made: the copy holds at least this much, so the log keeps what comes after it.
+    const applied = this.#options.applied();
+    await this.#options.holdLog(nodeId, applied);
+    const id = randomUUID();
+    const copy: Copy = { dir: join(dataDir, COPIES_DIR, id), applied, files: null, failure: null, usedAt: Date.now() };
+    this.#copies.set(id, copy);
+    this.#making = this.#making.then(async () => {
       const started = Date.now();
-      await backup(dataDir, dir).catch(async (error: unknown) => {
-        await rm(dir, { recursive: true, force: true });
-        throw error;
-      });
-      const files = await listFiles(dir);
-      this.#copies.set(id, { dir, files: new Map(files.map((file) => [file.path, file.size])), usedAt: Date.now() });
-      logger.info('copied this node\'s data for another node', { nodeId, bytes: files.reduce((sum, file) => sum + file.size, 0), ms: Date.now() - started });
-      return { ok: true, id, files, applied };
+      try {
+        await backup(dataDir, copy.dir);
+        const files = await listFiles(copy.dir);
+        copy.files = new Map(files.map((file) => [file.path, file.size]));
+        logger.info('copied this node\'s data for another node', { nodeId, bytes: files.reduce((sum, file) => sum + file.size, 0), ms: Date.now() - started });
+      } catch (error) {
+        copy.failure = `making the copy failed: ${(error as Error).message}`;
+        logger.warn('making a copy of this node\'s data failed', { nodeId, reason: (error as Error).message });
+        await rm(copy.dir, { recursive: true, force: true });
+      }
     });
-    this.#making = made.catch(() => undefined);
-    return made;
+    return { ok: true, id };
   }
 
   async #removeIdle(): Promise<void> {
     for (const [id, copy] of this.#copies) {
-      if (Date.now() - copy.usedAt < IDLE_MS) continue;
+      // One still being made is removed once made, if still unread.
+      if (Date.now() - copy.usedAt < IDLE_MS || (copy.files === null && copy.failure === null)) continue;
       this.#copies.delete(id);
       await rm(copy.dir, { recursive: true, force: true }).catch(() => undefined);
     }
@@ -204,7 +222,15 @@ async function ask(nc: NatsConnection, peer: string, question: SnapshotAsk, time
  * copy holds at least. `nodeId` is this node: the peer keeps the log from being truncated past the copy for it.
  */
 export async function fetchSnapshot(nc: NatsConnection, peer: string, nodeId: string, into: string, logger: Logger): Promise<{ applied: number; bytes: number }> {
-  const opened = (await ask(nc, peer, { op: 'open', nodeId }, COPY_WAIT_MS)) as { id: string; files: SnapshotFile[]; applied: number };
+  const { id } = (await ask(nc, peer, { op: 'open', nodeId }, ANSWER_WAIT_MS)) as { id: string };
+  const deadline = Date.now() + COPY_WAIT_MS;
+  let opened: { files: SnapshotFile[]; applied: number } | null = null;
+  while (opened === null) {
+    const made = (await ask(nc, peer, { op: 'made', id }, ANSWER_WAIT_MS)) as { made: false } | { made: true; files: SnapshotFile[]; applied: number };
+    if (made.made) opened = made;
+    else if (Date.now() > deadline) throw new SnapshotRefusedError(`${peer} did not make its copy within ${COPY_WAIT_MS / 60_000} minutes`);
+    else await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
   const total = opened.files.reduce((sum, file) => sum + file.size, 0);
   const chunk = Math.min(MAX_CHUNK, (nc.info?.max_payload ?? 1024 * 1024) - CHUNK_SLACK);
   let copied = 0;
@@ -222,7 +248,7 @@ export async function fetchSnapshot(nc: NatsConnection, peer: string, nodeId: st
         while (next < offsets.length) {
           const offset = offsets[next++];
           const length = Math.min(chunk, file.size - offset);
-          const { bytes } = (await ask(nc, peer, { op: 'chunk', id: opened.id, path: file.path, offset, length }, CHUNK_WAIT_MS)) as { bytes: Uint8Array };
+          const { bytes } = (await ask(nc, peer, { op: 'chunk', id, path: file.path, offset, length }, CHUNK_WAIT_MS)) as { bytes: Uint8Array };
           if (bytes.length !== length) throw new Error(`chunk at ${offset} of ${file.path} from ${peer} has ${bytes.length} bytes, not ${length}`);
           await handle.write(bytes, 0, length, offset);
           copied += length;
@@ -238,6 +264,6 @@ export async function fetchSnapshot(nc: NatsConnection, peer: string, nodeId: st
       await handle.close();
     }
   }
-  await ask(nc, peer, { op: 'close', id: opened.id }, CHUNK_WAIT_MS).catch(() => undefined);
+  await ask(nc, peer, { op: 'close', id }, ANSWER_WAIT_MS).catch(() => undefined);
   return { applied: opened.applied, bytes: total };
 }

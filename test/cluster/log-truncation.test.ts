@@ -164,7 +164,7 @@ test('a copy taken over NATS is a complete store, and the log is held for the no
   }
 });
 
-test('a node stopped longer than the log kept its place restarts from a copy: what it held is replaced by the cluster\'s data', { skip: missing && 'nats-server is not installed' }, async () => {
+test('a node stopped longer than the log kept its place restarts from a copy (from the next node when the first hangs): what it held is replaced by the cluster\'s data', { skip: missing && 'nats-server is not installed' }, async () => {
   const n3 = nodes.n3;
   await n3.stop({ keepData: true });
   delete nodes.n3;
@@ -174,8 +174,16 @@ test('a node stopped longer than the log kept its place restarts from a copy: wh
   await ingestVm(nodes.n2, 22);
   await eventually(async () => (await streamState()).messages === 1, () => 'truncated past n3');
 
-  nodes.n3 = await startNode('n3', n3.dataDir);
+  // n1, the first node it asks, hangs: it is asked for 5 s, then n2 gives the copy.
+  process.kill(nodes.n1.child.pid!, 'SIGSTOP');
+  try {
+    nodes.n3 = await startNode('n3', n3.dataDir);
+  } finally {
+    process.kill(nodes.n1.child.pid!, 'SIGCONT');
+  }
   assert.match(nodes.n3.stderr(), /the cluster log was truncated past this node: copying a live node's data first/);
+  assert.match(nodes.n3.stderr(), /a live node did not give a copy of its data","from":"n1"/);
+  assert.match(nodes.n3.stderr(), /this node starts from a copy of a live node's data","from":"n2"/);
   for (const index of [0, 21, 22]) assert.ok(await seesVm(nodes.n3, index), `VM ${index} through the restarted node`);
   const health = await request(`${nodes.n3.gatewayUrl}/opthub-health`);
   assert.equal(health.status, 200, JSON.stringify(health.body));

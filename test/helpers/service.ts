@@ -87,7 +87,14 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       return code;
     },
   };
-  if (options.waitReady !== false) await waitForHealth(service, 200);
+  if (options.waitReady !== false) {
+    // A service that never turns UP is stopped here: the failing test has no handle to stop it, and its
+    // process would keep the test file (and npm test) running.
+    await waitForHealth(service, 200).catch(async (error: unknown) => {
+      await service.stop({ signal: 'SIGKILL' });
+      throw new Error(`${(error as Error).message}; its log:\n${err}`);
+    });
+  }
   return service;
 }
 
