@@ -45,7 +45,9 @@ const JETSTREAM_SILENT_MS = 10_000;
  * write first waits for the node to apply the log, as a read does; writes through other nodes can.)
  */
 const HEALTH_BEHIND_MS = 10_000;
+/** Test only (`--test-faults slow-apply`): how much longer each command takes to apply. */
 const SLOW_APPLY_MS = 100;
+/** A node without a NATS server this long is DOWN; shorter, its requests wait for the reconnection. */
 const RECONNECT_GRACE_MS = 3_000;
 /** The longest a coordinator waits for another node's report partition before running it itself. */
 const PARTITION_WAIT_MS = 60_000;

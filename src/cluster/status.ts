@@ -9,14 +9,14 @@ import type { ClusterLog } from './log.ts';
 import { liveNodes } from './membership.ts';
 import { clusterShape } from './shards.ts';
 
+const SUBJECT = 'jvmlens.status';
+const ANSWER_WAIT_MS = 2_000;
+
 export interface LogReplicaStatus {
   server: string;
   current: boolean;
   offline: boolean;
 }
-
-const SUBJECT = 'jvmlens.status';
-const ANSWER_WAIT_MS = 2_000;
 
 /** What a node says of itself: its health as its `/opthub-health` gives it, and how far it applied the log. */
 export interface NodeHealth {
