@@ -305,7 +305,7 @@ async function rejoinRow(deployment: Deployment, size: FleetSize, bodies: number
 }
 
 function directoryBytes(dir: string): number {
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).reduce((sum, entry) => sum + statSync(join(entry.parentPath, entry.name)).size, 0);
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((path) => statSync(join(dir, path))).filter((stats) => stats.isFile()).reduce((sum, stats) => sum + stats.size, 0);
 }
 
 /**

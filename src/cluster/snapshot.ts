@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdir, open, readdir, rm, stat } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../log.ts';
 import { decodeMessage, encodeMessage } from './commands.ts';
@@ -72,7 +72,6 @@ interface Copy {
   usedAt: number;
 }
 
-
 /**
  * `jvmlens backup --data-dir DATA DIR` as a child process of this runtime (Deno runs `process.execPath`
  * with the script as `deno run` with this process's permissions).
@@ -89,10 +88,10 @@ function backup(dataDir: string, target: string): Promise<void> {
 
 async function listFiles(dir: string): Promise<SnapshotFile[]> {
   const files: SnapshotFile[] = [];
-  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const path = join(entry.parentPath, entry.name);
-    files.push({ path: relative(dir, path), size: (await stat(path)).size });
+  // Paths relative to `dir` (Dirent.parentPath, which would save the stat of directories, needs Node 20.12).
+  for (const path of await readdir(dir, { recursive: true })) {
+    const stats = await stat(join(dir, path));
+    if (stats.isFile()) files.push({ path, size: stats.size });
   }
   return files;
 }
