@@ -5,6 +5,7 @@ import { errors } from '@nats-io/transport-node';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../log.ts';
 import { readBucket } from './buckets.ts';
+import { respond } from './replies.ts';
 
 const BUCKET = 'jvmlens_nodes';
 /** A node that missed heartbeats this long is gone: its reports are taken over. */
@@ -43,7 +44,7 @@ export class Membership {
     await refuseTakenId(nc, kv, self.nodeId, logger);
     const membership = new Membership(nc, kv, self);
     membership.#presence = nc.subscribe(`${PRESENCE_SUBJECT}.${self.nodeId}`, { callback: (error, message) => {
-      if (error === null) message.respond(JSON.stringify(self));
+      if (error === null) respond(message, JSON.stringify(self));
     } });
     // A bucket just created on a JetStream cluster takes a moment to elect its leader.
     for (let attempt = 1; ; attempt++) {

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../log.ts';
 import { decodeMessage, encodeMessage } from './commands.ts';
+import { respond } from './replies.ts';
 
 const SUBJECT = 'jvmlens.snapshot';
 /** Copying a data directory of gigabytes takes a while: the joining node waits this long for it. */
@@ -129,11 +130,7 @@ export class SnapshotSource {
       this.#options.logger.warn('giving a copy of this node\'s data failed', { reason: (error as Error).message });
       answer = { ok: false, message: (error as Error).message };
     }
-    try {
-      message.respond(encodeMessage(answer));
-    } catch (error) {
-      this.#options.logger.warn('a copy request could not be answered', { reason: (error as Error).message });
-    }
+    if (!respond(message, encodeMessage(answer))) this.#options.logger.warn('a copy request could not be answered (it has no reply subject, or the connection is closing)');
   }
 
   async #answer(ask: SnapshotAsk): Promise<SnapshotAnswer> {

@@ -6,6 +6,7 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { STREAM } from './commands.ts';
 import { recordedPositions, POSITION_TTL_MS } from './compaction.ts';
 import type { ClusterLog } from './log.ts';
+import { respond } from './replies.ts';
 import { liveNodes } from './membership.ts';
 import { clusterShape } from './shards.ts';
 
@@ -31,12 +32,7 @@ export interface NodeHealth {
 /** Answers `jvmlens cluster status` for this node. */
 export function serveNodeHealth(nc: NatsConnection, nodeId: string, health: () => NodeHealth): Subscription {
   return nc.subscribe(`${SUBJECT}.${nodeId}`, { callback: (error, message) => {
-    if (error !== null) return;
-    try {
-      message.respond(JSON.stringify(health()));
-    } catch {
-      // The connection closed meanwhile (shutting down): nothing to answer; a throw here would end the process.
-    }
+    if (error === null) respond(message, JSON.stringify(health()));
   } });
 }
 
