@@ -137,6 +137,11 @@ async function refuseTakenId(nc: NatsConnection, kv: KV, nodeId: string, logger:
   throw inUse(nodeId, JSON.parse(again.string()) as NodeInfo);
 }
 
+/** Whether a live process answers for this node id now (a node that has not joined yet can ask). */
+export async function answersFor(nc: NatsConnection, nodeId: string): Promise<boolean> {
+  return typeof (await askFor(nc, nodeId)) === 'object';
+}
+
 /** Asks the node with this id for its info: 'absent' when no node holds the id (NATS answers that at once). */
 async function askFor(nc: NatsConnection, nodeId: string): Promise<NodeInfo | 'absent' | 'unanswered'> {
   try {

@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { openStore, PAGES_DIR, STORE_FILE } from '../storage/store.ts';
 import { ClusterLog } from './log.ts';
-import { liveNodes } from './membership.ts';
+import { answersFor, liveNodes } from './membership.ts';
 import { appliedSeq } from './replica.ts';
 import { fetchSnapshot } from './snapshot.ts';
 
@@ -58,6 +58,8 @@ export async function restoreIfTruncated(config: Config, logger: Logger): Promis
   }
   try {
     if (applied >= (await log.lastSeq()) || (await log.holds(applied + 1))) return;
+    // A second process with a live node's id: its join refuses the id; copying first would be for nothing.
+    if (await answersFor(log.nc, config.nodeId)) return;
     const peers = (await liveNodes(log.nc)).map((node) => node.nodeId).filter((nodeId) => nodeId !== config.nodeId);
     logger.info('the cluster log was truncated past this node: copying a live node\'s data first', { applied, peers });
     for (const peer of peers) {

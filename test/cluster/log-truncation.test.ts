@@ -144,6 +144,15 @@ test('a new node started once the log was truncated copies a live node\'s data, 
   }
 });
 
+test('a second process with a live node\'s id copies nothing and refuses to start', { skip: missing && 'nats-server is not installed' }, async () => {
+  const twin = await startNode('n3', tempDir('jvmlens-twin-'), false);
+  const code = await new Promise((resolve) => (twin.child.exitCode !== null ? resolve(twin.child.exitCode) : twin.child.once('exit', resolve)));
+  await twin.stop();
+  assert.equal(code, 1, twin.stderr());
+  assert.match(twin.stderr(), /cannot start: the node id 'n3' is in use by a live node/);
+  assert.doesNotMatch(twin.stderr(), /copying a live node's data/);
+});
+
 test('a copy taken over NATS is a complete store, and the log is held for the node that takes it until that node records its own place', { skip: missing && 'nats-server is not installed' }, async () => {
   const into = tempDir('jvmlens-copy-');
   const positions = await new Kvm(log.nc).open('jvmlens_positions');
