@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdir, open, readdir, rm, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../log.ts';
 import { decodeMessage, encodeMessage } from './commands.ts';
@@ -234,6 +234,7 @@ export async function fetchSnapshot(nc: NatsConnection, peer: string, nodeId: st
   logger.info('copying a live node\'s data', { from: peer, bytes: total, files: opened.files.length });
   for (const file of opened.files) {
     const target = join(into, file.path);
+    if (relative(into, target).startsWith('..')) throw new SnapshotRefusedError(`${peer} named a file outside the copy: ${file.path}`);
     await mkdir(dirname(target), { recursive: true });
     const handle = await open(target, 'w');
     try {
