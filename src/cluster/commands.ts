@@ -2,19 +2,13 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { Packr } from 'msgpackr';
 import type { ReportMeta } from '../engine/reports/report-types.ts';
-import type { AgentEvent } from '../ingest/events.ts';
 import type { AgentBatch } from '../writes.ts';
 import type { ApiKeyRecord } from '../storage/records.ts';
 import type { TagEdit } from '../storage/vms.ts';
 import type { Vulnerability } from '../vuln/osv.ts';
 
 export type Command =
-  /**
-   * An agent batch's events as its gateway validated them (packEvents), and when it received them. Each
-   * node unpacks them inside its write transaction, as a single node parses a body there.
-   */
-  | { kind: 'events'; events: Uint8Array; receivedAt: number }
-  /** An agent batch in a log written by an earlier jvmlens version: its bytes as received, parsed and validated by each node. */
+  /** An agent batch as its gateway received and validated it: each node decodes and validates it again against the same clock. */
   | { kind: 'events'; batch: AgentBatch }
   | { kind: 'tags'; edit: TagEdit }
   | { kind: 'key.put'; record: ApiKeyRecord }
@@ -48,20 +42,6 @@ export const TRUNCATED_SUBJECTS = ['events', 'tags', 'vulns', 'report'].map((fam
 
 // Records stay plain objects, so a value reads the same on every node and across versions.
 const packr = new Packr({ useRecords: false, moreTypes: false });
-/**
- * Events are many objects of a few shapes: msgpack records (each message defines its own, so any node
- * reads any message) unpack in a quarter of the time JSON takes to parse and validate the batch's body
- * (0.13 against 0.55 µs per code item, inflate included), which every node of the cluster paid.
- */
-const eventPackr = new Packr({ useRecords: true, moreTypes: false });
-
-export function packEvents(events: readonly AgentEvent[]): Uint8Array {
-  return eventPackr.pack(events);
-}
-
-export function unpackEvents(packed: Uint8Array): AgentEvent[] {
-  return eventPackr.unpack(packed) as AgentEvent[];
-}
 
 /** msgpack then raw deflate at level 1: code batches shrink about 3× for little CPU (research/scale-out.md). */
 export function encodeCommand(command: Command): Buffer {

@@ -7,9 +7,8 @@ import { putKey, revokeKey } from '../storage/keys.ts';
 import type { Store } from '../storage/store.ts';
 import { MissingTagError } from '../storage/vms.ts';
 import { putVulnerabilities } from '../storage/vulns.ts';
-import { batchEvents } from '../writes.ts';
-import type { LocalWrites } from '../writes.ts';
-import { decodeCommand, unpackEvents } from './commands.ts';
+import type { Writes } from '../writes.ts';
+import { decodeCommand } from './commands.ts';
 import type { Command } from './commands.ts';
 import { LogUnavailableError } from './log.ts';
 import type { ClusterLog } from './log.ts';
@@ -41,7 +40,7 @@ const CATCH_UP_MS = 10_000;
 export interface ReplicaOptions {
   log: ClusterLog;
   store: Store;
-  writes: LocalWrites;
+  writes: Writes;
   /** Applies report commands (src/cluster/reports.ts). */
   applyReport: (command: Command) => Promise<void>;
   /** Re-matches the fleet's components against the vulnerability data just stored. */
@@ -261,17 +260,13 @@ export class Replica {
     let seqWritten = false;
     try {
       switch (command.kind) {
-        case 'events': {
-          const events = 'batch' in command ? () => batchEvents(command.batch) : () => unpackEvents(command.events);
+        case 'events':
           // The sequence commits in the batch's own transaction: a restart never applies a batch twice.
-          await writes.decoded(() => {
-            const decoded = events();
+          await writes.events(command.batch, () => {
             store.meta.put(APPLIED_SEQ, seq);
             seqWritten = true;
-            return decoded;
-          }, 'batch' in command ? command.batch.now : command.receivedAt);
+          });
           break;
-        }
         case 'tags':
           await writes.tags(command.edit);
           break;
