@@ -34,6 +34,11 @@ const NAME = 'cluster';
 const INGEST_FIRST = 'cluster: ingestion, NDJSON batches of 10,000 code items first seen, acknowledged';
 /** Then the same bodies again for a fixed time (later event times): what a fleet restarting known applications sends. */
 const INGEST = 'cluster: ingestion, NDJSON batches of 10,000 code items already known, acknowledged';
+/**
+ * A node with the machine to itself: what each node of a cluster on separate machines applies, and so about
+ * what such a cluster acknowledges (a gateway takes a batch once its node applied the log so far).
+ */
+const APPLY_ALONE = 'cluster: known code applied by one node alone from the log (the others idle), spawn to UP';
 /** Read your writes has a price while writes stream in: a read waits until its node applied every acknowledged write. */
 const READ_DURING_INGEST = 'cluster: an instance read while the known-code ingestion runs';
 const REPORT = 'cluster: component report, groupBy tags.env: POST to SUCCEEDED';
@@ -64,8 +69,8 @@ const REPORT_FLEET: Record<'quick' | 'full', FleetSize> = {
   full: { vms: 100_000, componentsPerVm: 100, methods: 10_000 },
 };
 const PLAN = {
-  quick: { bodies: 6, seconds: 3, reportRuns: 2, pages: 50 },
-  full: { bodies: 60, seconds: 15, reportRuns: 5, pages: 500 },
+  quick: { bodies: 6, seconds: 3, reportRuns: 2, pages: 50, missedRounds: 1 },
+  full: { bodies: 60, seconds: 15, reportRuns: 5, pages: 500, missedRounds: 5 },
 };
 
 interface Deployment {
@@ -205,7 +210,26 @@ async function ingestRows(deployment: Deployment, size: FleetSize, plan: (typeof
     rate: reads.count / known.loadSeconds, unit: 'ops/s', meanMs: reads.mean, p50Ms: reads.p50, p99Ms: reads.p99, rssMb: 0,
     extra: { maxMs: round1(reads.max), note: 'one reader on the last node, a read every 50 ms' },
   };
-  return [first.row, known.row, read];
+  if (deployment.nats.length === 0) return [first.row, known.row, read];
+  // The last node stops; the others take the bodies again, round after round; then it applies them alone.
+  const last = deployment.nodes.length - 1;
+  await deployment.nodes[last].stop();
+  const missed = bodies * plan.missedRounds;
+  const others = gateways.slice(0, last);
+  const share = (total: number, index: number) => Math.floor(total / others.length) + (index < total % others.length ? 1 : 0);
+  const results = await Promise.all(others.map((url, index) =>
+    runPostLoad({ url, headers: { 'x-api-key': KEY, 'content-type': 'application/x-ndjson' }, connections: share(CONNECTIONS, index), next: send, requests: share(missed, index) })));
+  const items = results.reduce((sum, result) => sum + result.items, 0);
+  const restarted = await startJvmlens(nodeOptions(deployment.dir, deployment.nats.map((server) => server.url).join(','), last + 1));
+  deployment.nodes[last] = restarted;
+  const cpuSeconds = processCpuSeconds(restarted.pid) ?? Number.NaN;
+  const alone: BenchRow = {
+    suite: NAME, name: APPLY_ALONE, size: `${items.toLocaleString('en-US')} code items in ${missed} batches (${describeFleet(size)})`,
+    rate: items / (restarted.readyMs / 1000), unit: 'items/s', meanMs: restarted.readyMs, p50Ms: restarted.readyMs, p99Ms: restarted.readyMs,
+    rssMb: processRssMb(restarted.pid),
+    extra: { jvmlensCpuUsPerItem: round1((cpuSeconds / items) * 1e6), note: 'includes the node\'s start (spawn, join, opening its store)' },
+  };
+  return [first.row, known.row, read, alone];
 }
 
 async function seedFleet(deployment: Deployment, size: FleetSize): Promise<void> {
@@ -445,18 +469,18 @@ async function pauseRows(deployment: Deployment): Promise<BenchRow[]> {
 
 export const suite: Suite = {
   name: NAME,
-  rows: [INGEST_FIRST, INGEST, READ_DURING_INGEST, REPORT, REPORT_BY_HOST, CVE, CVE_LOAD, TAKEOVER, REJOIN, NEW_NODE, PAUSE, READ_PAUSE],
+  rows: [INGEST_FIRST, INGEST, READ_DURING_INGEST, APPLY_ALONE, REPORT, REPORT_BY_HOST, CVE, CVE_LOAD, TAKEOVER, REJOIN, NEW_NODE, PAUSE, READ_PAUSE],
   async run(options: BenchOptions) {
     const plan = options.quick ? PLAN.quick : PLAN.full;
     const rows: BenchRow[] = [];
     const want = (row: string) => wanted(options, NAME, row);
-    if (want(INGEST_FIRST) || want(INGEST) || want(READ_DURING_INGEST)) {
+    if (want(INGEST_FIRST) || want(INGEST) || want(READ_DURING_INGEST) || want(APPLY_ALONE)) {
       const size = fleetSize(options, INGEST_FLEET);
       for (const start of [singleNode, threeNodes]) {
         const deployment = await start();
         try {
           // In the order ingestRows gives them.
-          rows.push(...(await ingestRows(deployment, size, plan)).filter((_, index) => want([INGEST_FIRST, INGEST, READ_DURING_INGEST][index])));
+          rows.push(...(await ingestRows(deployment, size, plan)).filter((_, index) => want([INGEST_FIRST, INGEST, READ_DURING_INGEST, APPLY_ALONE][index])));
         } finally {
           await deployment.stop();
         }
