@@ -1,22 +1,46 @@
-// The hardening campaign's long kill -9 loop: 100 SIGKILLs during ingestion (3 with --quick); the figures
-// that matter are acknowledged batches and lost ones (always 0), not speed.
+// The hardening campaign's long kill -9 loop: 100 SIGKILLs during ingestion (3 with --quick); and the
+// cluster's, nodes and nats-servers SIGKILLed for 8 minutes (30 s with --quick). The figures that matter are
+// acknowledged writes and lost ones (always 0), not speed.
+import { runClusterChaos } from '../cluster-chaos.ts';
 import { runKillLoop } from '../kill-loop.ts';
-import type { Suite } from '../harness.ts';
-import { progress } from '../harness.ts';
+import type { BenchRow, Suite } from '../harness.ts';
+import { progress, wanted } from '../harness.ts';
 
 const NAME = 'chaos';
 const ROW = 'kill -9 during ingestion, restart, check every acknowledged batch';
+const CLUSTER_ROW = 'SIGKILL of cluster nodes and nats-servers every 10-20 s during ingestion and tag edits, then every acknowledged write checked on every node';
+
+async function clusterRow(seconds: number): Promise<BenchRow> {
+  const started = performance.now();
+  const result = await runClusterChaos(seconds, (line) => progress(`${NAME}: ${line}`));
+  if (result.lost > 0 || result.wrongTags > 0 || new Set(result.vmsPerNode).size !== 1) throw new Error(`the cluster lost acknowledged writes or its nodes differ: ${JSON.stringify(result)}`);
+  return {
+    suite: NAME,
+    name: CLUSTER_ROW,
+    size: `${seconds} s, ${result.kills} kills`,
+    rate: result.acknowledged / seconds,
+    unit: 'ops/s',
+    meanMs: (performance.now() - started) / Math.max(1, result.kills),
+    p50Ms: 0,
+    p99Ms: 0,
+    rssMb: 0,
+    extra: { ...result, vmsPerNode: result.vmsPerNode.join(' ') },
+  };
+}
 
 export const suite: Suite = {
   name: NAME,
-  rows: [ROW],
+  rows: [ROW, CLUSTER_ROW],
   async run(options) {
+    const rows: BenchRow[] = [];
+    if (wanted(options, NAME, CLUSTER_ROW)) rows.push(await clusterRow(options.quick ? 30 : 480));
+    if (!wanted(options, NAME, ROW)) return rows;
     const kills = options.quick ? 3 : 100;
     const started = performance.now();
     const result = await runKillLoop(kills, (line) => progress(`${NAME}: ${line}`));
     if (result.lost > 0 || result.partial > 0) throw new Error(`acknowledged data lost or partial: ${JSON.stringify(result)}`);
     const seconds = (performance.now() - started) / 1000;
-    return [{
+    return [...rows, {
       suite: NAME,
       name: ROW,
       size: `${result.kills} kills`,

@@ -1,0 +1,149 @@
+// The cluster's kill loop: three nats-server and three nodes on loopback; two writers ingest new VMs and one
+// edits tags, each through a random live node, while every 10-20 s a random node or nats-server is SIGKILLed
+// and started again a few seconds later. Then every node must hold every acknowledged batch and the last
+// acknowledged tags of every VM, and the nodes must count the same VMs.
+import { randomUUID } from 'node:crypto';
+import { startNatsServers } from '../src/cluster/nats-servers.ts';
+import { temporaryDir } from './fleet.ts';
+import { startJvmlens } from './service.ts';
+import type { JvmlensService } from './service.ts';
+
+export interface ClusterChaosResult {
+  /** Nodes and nats-servers SIGKILLed. */
+  kills: number;
+  /** Batches answered 200. */
+  acknowledged: number;
+  /** Batches answered otherwise, or not at all (stored or not). */
+  unanswered: number;
+  tagEdits: number;
+  /** Acknowledged batches a node does not have once every node is UP again. */
+  lost: number;
+  /** VMs whose tags on a node are not the last acknowledged edit's. */
+  wrongTags: number;
+  /** The VMs each node counts (a JVM report): equal on every node. */
+  vmsPerNode: number[];
+}
+
+const KEY = 'bench_cluster_chaos_key_0123456789';
+const WRITERS = 2;
+const TAG_EDIT_MS = 200;
+/** A gap in which the writers keep going between two kills, and how long a victim stays down. */
+const KILL_EVERY_MS = [10_000, 20_000];
+const DOWN_MS = [2_000, 8_000];
+
+function between([low, high]: number[]): number {
+  return low + Math.random() * (high - low);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A new VM, its component and some code: one batch. */
+function batch(vmId: string, time: number): unknown[] {
+  return [
+    { type: 'vm.start', vmId, time, agentVersion: '1', agentRevision: 'r', inventory: { hostName: `host-${vmId.slice(0, 8)}` }, tags: { env: 'chaos' } },
+    { type: 'components', vmId, time: time + 1, items: [{ componentName: 'chaos-lib', componentVersion: '1.0' }] },
+    { type: 'code', vmId, time: time + 2, items: Array.from({ length: 200 }, (_, k) => ({ sourceName: 'app.jar', className: `com.acme.C${k % 20}`, methodName: `m${k}()` })) },
+  ];
+}
+
+async function call(url: string, init: RequestInit = {}): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(url, { ...init, headers: { 'x-api-key': KEY, 'content-type': 'application/json', ...init.headers } });
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? null : (JSON.parse(text) as unknown) };
+}
+
+/** The VMs a node counts: a JVM report's total. */
+async function countVms(node: JvmlensService): Promise<number> {
+  const created = await call(`${node.apiUrl}/public/report/jvmInventory`, { method: 'POST', body: JSON.stringify({}) });
+  if (created.status !== 202) throw new Error(`a JVM report answered ${created.status}: ${JSON.stringify(created.body)}`);
+  const { reportId } = created.body as { reportId: string };
+  for (;;) {
+    const report = await call(`${node.apiUrl}/public/report/jvmInventory/${reportId}`);
+    const { state, totalCount } = report.body as { state: string; totalCount: number };
+    if (state === 'SUCCEEDED') return totalCount;
+    if (state !== 'PROCESSING') throw new Error(`a JVM report ended ${state}`);
+    await sleep(100);
+  }
+}
+
+export async function runClusterChaos(seconds: number, log: (line: string) => void = () => undefined): Promise<ClusterChaosResult> {
+  const dir = temporaryDir('cluster-chaos-');
+  const nats = await startNatsServers(3, dir);
+  const urls = nats.map((server) => server.url).join(',');
+  const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`] });
+  const nodes: (JvmlensService | null)[] = [];
+  const result: ClusterChaosResult = { kills: 0, acknowledged: 0, unanswered: 0, tagEdits: 0, lost: 0, wrongTags: 0, vmsPerNode: [] };
+  // Each acknowledged VM's tags as last acknowledged; null once an edit's outcome is unknown (no answer).
+  const expected = new Map<string, Record<string, string> | null>();
+  try {
+    for (const index of [0, 1, 2]) nodes.push(await start(index));
+    let running = true;
+    const live = () => nodes.filter((node): node is JvmlensService => node !== null);
+    const anyNode = () => live()[Math.floor(Math.random() * live().length)];
+    const writer = async () => {
+      while (running) {
+        const vmId = randomUUID();
+        try {
+          const answer = await call(`${anyNode().gatewayUrl}/agent/v1/events`, { method: 'POST', body: JSON.stringify(batch(vmId, Date.now() - 1_000)) });
+          if (answer.status === 200) {
+            expected.set(vmId, { env: 'chaos' });
+            result.acknowledged++;
+            continue;
+          }
+        } catch {
+          // The node died with the request: stored or not.
+        }
+        result.unanswered++;
+      }
+    };
+    const tagger = async () => {
+      for (let round = 0; running; round++) {
+        await sleep(TAG_EDIT_MS);
+        const vms = [...expected.keys()];
+        if (vms.length === 0) continue;
+        const vmId = vms[Math.floor(Math.random() * vms.length)];
+        const tags = { env: 'chaos', round: `r${round}` };
+        const answer = await call(`${anyNode().apiUrl}/public/instance/${vmId}/tags`, { method: 'PUT', body: JSON.stringify(tags) }).catch(() => null);
+        expected.set(vmId, answer?.status === 200 ? tags : null);
+        if (answer?.status === 200) result.tagEdits++;
+      }
+    };
+    const load = [...Array.from({ length: WRITERS }, writer), tagger()];
+    const end = performance.now() + seconds * 1000;
+    while (performance.now() + KILL_EVERY_MS[0] < end) {
+      await sleep(between(KILL_EVERY_MS));
+      const index = Math.floor(Math.random() * 3);
+      if (Math.random() < 0.5) {
+        const victim = nodes[index]!;
+        nodes[index] = null;
+        await victim.kill();
+        log(`SIGKILL node n${index + 1}`);
+        await sleep(between(DOWN_MS));
+        nodes[index] = await start(index);
+      } else {
+        await nats[index].stop('SIGKILL');
+        log(`SIGKILL nats-server ${nats[index].name}`);
+        await sleep(between(DOWN_MS));
+        await nats[index].start();
+      }
+      result.kills++;
+    }
+    running = false;
+    await Promise.all(load);
+    log(`${result.kills} kills, ${result.acknowledged} batches and ${result.tagEdits} tag edits acknowledged; checking every node`);
+    for (const node of live()) {
+      for (const [vmId, tags] of expected) {
+        const instance = await call(`${node.apiUrl}/public/instance/${vmId}`);
+        if (instance.status !== 200) result.lost++;
+        else if (tags !== null && JSON.stringify((instance.body as { tags: unknown }).tags) !== JSON.stringify(tags)) result.wrongTags++;
+      }
+      result.vmsPerNode.push(await countVms(node));
+    }
+  } finally {
+    await Promise.all(nodes.map((node) => node?.stop()));
+    await Promise.all(nats.map((server) => server.stop()));
+  }
+  return result;
+}
