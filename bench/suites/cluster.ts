@@ -15,7 +15,7 @@ import type { BenchOptions, BenchRow, Suite } from '../harness.ts';
 import { buildIngestPayloads, stampTime } from '../ingest-payloads.ts';
 import { loadNote, loadPlan, runLoad } from '../load.ts';
 import { runPostLoad } from '../post-load.ts';
-import type { PostLoadResult } from '../post-load.ts';
+import type { PostBody, PostLoadResult } from '../post-load.ts';
 import { MAIN, processCpuSeconds, processRssMb, spawnChild, startJvmlens } from '../service.ts';
 import type { JvmlensService } from '../service.ts';
 import { round1, summarize } from '../stats.ts';
@@ -38,7 +38,7 @@ const INGEST = 'cluster: ingestion, NDJSON batches of 10,000 code items already 
  * A node with the machine to itself: what each node of a cluster on separate machines applies, and so about
  * what such a cluster acknowledges (a gateway takes a batch once its node applied the log so far).
  */
-const APPLY_ALONE = 'cluster: known code applied by one node alone from the log (the others idle), spawn to UP';
+const APPLY_ALONE = 'cluster: known code applied by one node alone from the log (the others idle), its start excluded';
 /** Read your writes has a price while writes stream in: a read waits until its node applied every acknowledged write. */
 const READ_DURING_INGEST = 'cluster: an instance read while the known-code ingestion runs';
 const REPORT = 'cluster: component report, groupBy tags.env: POST to SUCCEEDED';
@@ -174,6 +174,22 @@ async function ingestRow(deployment: Deployment, name: string, size: string, loa
   };
 }
 
+/** Part `index` of `total` spread over `parts` as evenly as whole numbers go. */
+function shareOf(total: number, parts: number, index: number): number {
+  return Math.floor(total / parts) + (index < total % parts ? 1 : 0);
+}
+
+/**
+ * `next`'s bodies posted through `gateways` with CONNECTIONS connections in all, spread as a load balancer
+ * would: for `seconds`, or `requests` in all.
+ */
+function postThrough(gateways: readonly string[], next: () => PostBody, limit: { seconds: number } | { requests: number }): Promise<PostLoadResult[]> {
+  return Promise.all(gateways.map((url, index) => runPostLoad({
+    url, headers: { 'x-api-key': KEY, 'content-type': 'application/x-ndjson' }, connections: shareOf(CONNECTIONS, gateways.length, index), next,
+    ...('seconds' in limit ? limit : { requests: shareOf(limit.requests, gateways.length, index) }),
+  })));
+}
+
 async function ingestRows(deployment: Deployment, size: FleetSize, plan: (typeof PLAN)['quick']): Promise<BenchRow[]> {
   const payloads = buildIngestPayloads(fleetSpec(size), 10_000, plan.bodies);
   const gateways = deployment.nodes.map((node) => `${node.gatewayUrl}/agent/v1/events`);
@@ -189,17 +205,13 @@ async function ingestRows(deployment: Deployment, size: FleetSize, plan: (typeof
     clock = Math.max(Date.now(), clock + 1);
     return { bytes: stampTime(body, clock), items: body.items };
   };
-  // The same 4 connections in total, spread over the gateways as a load balancer would.
-  const shareOf = (total: number, index: number) => Math.floor(total / gateways.length) + (index < total % gateways.length ? 1 : 0);
-  const post = (limit: { seconds: number } | { requests: (index: number) => number }) => Promise.all(gateways.map((url, index) =>
-    runPostLoad({ url, headers: { 'x-api-key': KEY, 'content-type': 'application/x-ndjson' }, connections: shareOf(CONNECTIONS, index), next: send, ...('seconds' in limit ? limit : { requests: limit.requests(index) }) })));
   const bodies = payloads.bodies.length;
-  const first = await ingestRow(deployment, INGEST_FIRST, `${describeFleet(size)}, each of ${bodies} bodies once`, () => post({ requests: (index) => shareOf(bodies, index) }));
+  const first = await ingestRow(deployment, INGEST_FIRST, `${describeFleet(size)}, each of ${bodies} bodies once`, () => postThrough(gateways, send, { requests: bodies }));
   let loading = true;
   const reader = readWhile(deployment.nodes[deployment.nodes.length - 1], (JSON.parse(payloads.setup[0]) as { vmId: string }[])[0].vmId, () => !loading);
   const known = await ingestRow(deployment, INGEST, `${describeFleet(size)}, the same ${bodies} bodies again for ${plan.seconds} s`, async () => {
     try {
-      return await post({ seconds: plan.seconds });
+      return await postThrough(gateways, send, { seconds: plan.seconds });
     } finally {
       loading = false;
     }
@@ -211,25 +223,35 @@ async function ingestRows(deployment: Deployment, size: FleetSize, plan: (typeof
     extra: { maxMs: round1(reads.max), note: 'one reader on the last node, a read every 50 ms' },
   };
   if (deployment.nats.length === 0) return [first.row, known.row, read];
-  // The last node stops; the others take the bodies again, round after round; then it applies them alone.
+  return [first.row, known.row, read, await applyAloneRow(deployment, size, send, bodies * plan.missedRounds)];
+}
+
+/** The last node stops, the others take `batches` of `send`'s bodies, and it restarts to apply them alone. */
+async function applyAloneRow(deployment: Deployment, size: FleetSize, send: () => PostBody, batches: number): Promise<BenchRow> {
   const last = deployment.nodes.length - 1;
   await deployment.nodes[last].stop();
-  const missed = bodies * plan.missedRounds;
-  const others = gateways.slice(0, last);
-  const share = (total: number, index: number) => Math.floor(total / others.length) + (index < total % others.length ? 1 : 0);
-  const results = await Promise.all(others.map((url, index) =>
-    runPostLoad({ url, headers: { 'x-api-key': KEY, 'content-type': 'application/x-ndjson' }, connections: share(CONNECTIONS, index), next: send, requests: share(missed, index) })));
-  const items = results.reduce((sum, result) => sum + result.items, 0);
-  const restarted = await startJvmlens(nodeOptions(deployment.dir, deployment.nats.map((server) => server.url).join(','), last + 1));
-  deployment.nodes[last] = restarted;
-  const cpuSeconds = processCpuSeconds(restarted.pid) ?? Number.NaN;
-  const alone: BenchRow = {
-    suite: NAME, name: APPLY_ALONE, size: `${items.toLocaleString('en-US')} code items in ${missed} batches (${describeFleet(size)})`,
-    rate: items / (restarted.readyMs / 1000), unit: 'items/s', meanMs: restarted.readyMs, p50Ms: restarted.readyMs, p99Ms: restarted.readyMs,
-    rssMb: processRssMb(restarted.pid),
-    extra: { jvmlensCpuUsPerItem: round1((cpuSeconds / items) * 1e6), note: 'includes the node\'s start (spawn, join, opening its store)' },
+  const others = deployment.nodes.slice(0, last).map((node) => `${node.gatewayUrl}/agent/v1/events`);
+  const items = (await postThrough(others, send, { requests: batches })).reduce((sum, result) => sum + result.items, 0);
+  const options = nodeOptions(deployment.dir, deployment.nats.map((server) => server.url).join(','), last + 1);
+  const restart = async () => {
+    const node = await startJvmlens(options);
+    deployment.nodes[last] = node;
+    return { node, cpuSeconds: processCpuSeconds(node.pid) ?? Number.NaN, rssMb: processRssMb(node.pid) };
   };
-  return [first.row, known.row, read, alone];
+  const replaying = await restart();
+  // Started again with nothing to apply: the part of the first start that is the start itself.
+  await replaying.node.stop();
+  const starting = await restart();
+  const applyMs = replaying.node.readyMs - starting.node.readyMs;
+  return {
+    suite: NAME, name: APPLY_ALONE, size: `${items.toLocaleString('en-US')} code items in ${batches} batches (${describeFleet(size)})`,
+    rate: items / (applyMs / 1000), unit: 'items/s', meanMs: applyMs, p50Ms: applyMs, p99Ms: applyMs, rssMb: replaying.rssMb,
+    extra: {
+      spawnToUpMs: Math.round(replaying.node.readyMs), startAloneMs: Math.round(starting.node.readyMs),
+      jvmlensCpuUsPerItem: round1(((replaying.cpuSeconds - starting.cpuSeconds) / items) * 1e6),
+      note: 'spawn to UP with the items to apply, less spawn to UP of the same node started again with nothing to apply',
+    },
+  };
 }
 
 async function seedFleet(deployment: Deployment, size: FleetSize): Promise<void> {
