@@ -23,11 +23,8 @@ export function batchEvents(batch: AgentBatch): AgentEvent[] {
 }
 
 export interface Writes {
-  /**
-   * Stores an agent batch (or throws its 400); the number of events accepted once durable. `inTransaction`
-   * runs inside the batch's write transaction (a cluster node records the log sequence there).
-   */
-  events(batch: AgentBatch, inTransaction?: () => void): Promise<number>;
+  /** Stores an agent batch (or throws its 400); the number of events accepted once durable. */
+  events(batch: AgentBatch): Promise<number>;
   /** Applies a tag edit; the VM's tags after it, undefined when there is no such VM. */
   tags(edit: TagEdit): Promise<TagRecord[] | undefined>;
 }
@@ -44,20 +41,26 @@ export interface LocalWriteParts {
   afterTagsChange: (vmId: string) => void;
 }
 
-export function localWrites(parts: LocalWriteParts): Writes {
+/** A node's own writes: also events decoded elsewhere (a cluster's log), applied as a batch is. */
+export interface LocalWrites extends Writes {
+  /**
+   * Stores the events `decode` gives inside the write transaction (see Ingestor.ingest), received at
+   * `receivedAt`; the number accepted once durable.
+   */
+  decoded(decode: () => readonly AgentEvent[], receivedAt: number): Promise<number>;
+}
+
+export function localWrites(parts: LocalWriteParts): LocalWrites {
+  const decoded = async (decode: () => readonly AgentEvent[], receivedAt: number): Promise<number> => {
+    const result = await parts.ingestor.ingest(decode, receivedAt);
+    for (const record of result.touched) parts.liveness.update(record);
+    parts.countEvents(result.eventCounts);
+    parts.afterIngest(result);
+    return result.accepted;
+  };
   return {
-    async events(batch, inTransaction) {
-      // Decoded inside the write transaction: see Ingestor.ingest.
-      const result = await parts.ingestor.ingest(() => {
-        const events = batchEvents(batch);
-        inTransaction?.();
-        return events;
-      }, batch.now);
-      for (const record of result.touched) parts.liveness.update(record);
-      parts.countEvents(result.eventCounts);
-      parts.afterIngest(result);
-      return result.accepted;
-    },
+    decoded,
+    events: (batch) => decoded(() => batchEvents(batch), batch.now),
     async tags(edit) {
       const tags = await editTags(parts.store, parts.dict, edit);
       if (tags !== undefined) parts.afterTagsChange(edit.vmId);

@@ -17,7 +17,8 @@ import type { Store } from '../storage/store.ts';
 import { readTags } from '../storage/vm-tags.ts';
 import { findVm, MissingTagError, vmTags } from '../storage/vms.ts';
 import { batchEvents } from '../writes.ts';
-import type { Writes } from '../writes.ts';
+import type { LocalWrites, Writes } from '../writes.ts';
+import { packEvents } from './commands.ts';
 import type { Command } from './commands.ts';
 import { compactionRoundMs, LogCompaction } from './compaction.ts';
 import { ClusterLog, CommandTooLargeError, LogUnavailableError } from './log.ts';
@@ -58,7 +59,7 @@ export interface ClusterNodeOptions {
   store: Store;
   dict: Dictionary;
   /** How this node applies commands to its own store (the single node's code). */
-  local: Writes;
+  local: LocalWrites;
   readiness: Readiness;
   logger: Logger;
 }
@@ -112,16 +113,16 @@ export class ClusterNode {
     });
     this.writes = {
       events: async (batch) => {
-        // The 400s of a single node, before anything is published; the log then carries the bytes as received.
+        // The 400s of a single node, before anything is published; the log then carries the validated events.
         const events = batchEvents(batch);
         checkKnownVms(options.store, events);
         const log = this.#requireLog();
+        const part = (slice: readonly AgentEvent[]): Command => ({ kind: 'events', events: packEvents(slice), receivedAt: batch.now });
         try {
-          await log.append({ kind: 'events', batch });
+          await log.append(part(events));
         } catch (error) {
           if (!(error instanceof CommandTooLargeError)) unavailable(error);
-          // Over the servers' max_payload even compressed: consecutive NDJSON parts, applied in log order.
-          const part = (slice: readonly AgentEvent[]) => ({ kind: 'events' as const, batch: { ...batch, contentType: 'application/x-ndjson', body: Buffer.from(slice.map((event) => JSON.stringify(event)).join('\n')) } });
+          // Over the servers' max_payload even compressed: consecutive parts, applied in log order.
           // Refused before any part is appended: one event alone over the limit would leave the batch half stored.
           const index = events.findIndex((event) => !log.fits(part([event])));
           if (index >= 0) throw new ApiError('PAYLOAD_TOO_LARGE', `event ${index + 1} of this batch does not fit one message of the cluster's log even compressed (max_payload ${log.maxPayload} bytes): send fewer items per event`);

@@ -7,8 +7,9 @@ import { putKey, revokeKey } from '../storage/keys.ts';
 import type { Store } from '../storage/store.ts';
 import { MissingTagError } from '../storage/vms.ts';
 import { putVulnerabilities } from '../storage/vulns.ts';
-import type { Writes } from '../writes.ts';
-import { decodeCommand } from './commands.ts';
+import { batchEvents } from '../writes.ts';
+import type { LocalWrites } from '../writes.ts';
+import { decodeCommand, unpackEvents } from './commands.ts';
 import type { Command } from './commands.ts';
 import { LogUnavailableError } from './log.ts';
 import type { ClusterLog } from './log.ts';
@@ -40,7 +41,7 @@ const CATCH_UP_MS = 10_000;
 export interface ReplicaOptions {
   log: ClusterLog;
   store: Store;
-  writes: Writes;
+  writes: LocalWrites;
   /** Applies report commands (src/cluster/reports.ts). */
   applyReport: (command: Command) => Promise<void>;
   /** Re-matches the fleet's components against the vulnerability data just stored. */
@@ -260,13 +261,17 @@ export class Replica {
     let seqWritten = false;
     try {
       switch (command.kind) {
-        case 'events':
+        case 'events': {
+          const events = 'batch' in command ? () => batchEvents(command.batch) : () => unpackEvents(command.events);
           // The sequence commits in the batch's own transaction: a restart never applies a batch twice.
-          await writes.events(command.batch, () => {
+          await writes.decoded(() => {
+            const decoded = events();
             store.meta.put(APPLIED_SEQ, seq);
             seqWritten = true;
-          });
+            return decoded;
+          }, 'batch' in command ? command.batch.now : command.receivedAt);
           break;
+        }
         case 'tags':
           await writes.tags(command.edit);
           break;

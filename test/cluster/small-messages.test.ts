@@ -85,6 +85,23 @@ test('a batch with one event too large for a message of the log is refused with 
   }
 });
 
+test('a batch in a log written by an earlier version (its bytes as received) applies on every node', { skip: missing && 'nats-server is not installed' }, async () => {
+  const vmId = '5a11e000-0000-4000-8000-000000000003';
+  const time = Date.now() - 60_000;
+  const body = Buffer.from(JSON.stringify([startEvent(vmId, time, 'host-of-an-older-log'), componentsEvent(vmId, time + 1, [{ componentName: 'older-lib', componentVersion: '2.0' }])]));
+  const log = await ClusterLog.open([nats[0].url], 'small-messages-older-batch', 'once');
+  try {
+    await log.append({ kind: 'events', batch: { body, contentType: 'application/json', now: Date.now() } });
+  } finally {
+    await log.close();
+  }
+  for (const node of nodes) {
+    const instance = await request(`${node.apiUrl}/public/instance/${vmId}`, { key: KEY });
+    assert.equal(instance.status, 200, instance.text);
+    assert.equal(instance.body.inventory.hostName, 'host-of-an-older-log');
+  }
+});
+
 test('a fanned-out report whose node partial does not fit one message runs on its coordinator, with every item, and health names no failing node', { skip: missing && 'nats-server is not installed' }, async () => {
   const time = Date.now() - 60_000;
   const vms = 6_000;
