@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { Packr } from 'msgpackr';
 import type { ReportMeta } from '../engine/reports/report-types.ts';
 import type { AgentEvent } from '../ingest/events.ts';
+import { batchEvents } from '../writes.ts';
 import type { AgentBatch } from '../writes.ts';
 import type { ApiKeyRecord } from '../storage/records.ts';
 import type { TagEdit } from '../storage/vms.ts';
@@ -66,8 +67,11 @@ export function packEvents(events: readonly AgentEvent[]): Uint8Array {
   return eventPackr.pack(events);
 }
 
-export function unpackEvents(packed: Uint8Array): AgentEvent[] {
-  return eventPackr.unpack(packed) as AgentEvent[];
+/** An events command's events, decoded when `decode` is called, and when its batch was received. */
+export function loggedEvents(command: Extract<Command, { kind: 'events' }>): { decode: () => AgentEvent[]; receivedAt: number } {
+  // Commands of logs written by earlier versions carry the body as received.
+  if ('batch' in command) return { decode: () => batchEvents(command.batch), receivedAt: command.batch.now };
+  return { decode: () => eventPackr.unpack(command.events) as AgentEvent[], receivedAt: command.receivedAt };
 }
 
 /** msgpack then raw deflate at level 1: code batches shrink about 3× for little CPU (research/scale-out.md). */

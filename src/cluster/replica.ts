@@ -7,9 +7,8 @@ import { putKey, revokeKey } from '../storage/keys.ts';
 import type { Store } from '../storage/store.ts';
 import { MissingTagError } from '../storage/vms.ts';
 import { putVulnerabilities } from '../storage/vulns.ts';
-import { batchEvents } from '../writes.ts';
 import type { LocalWrites } from '../writes.ts';
-import { decodeCommand, unpackEvents } from './commands.ts';
+import { decodeCommand, loggedEvents } from './commands.ts';
 import type { Command } from './commands.ts';
 import { LogUnavailableError } from './log.ts';
 import type { ClusterLog } from './log.ts';
@@ -262,14 +261,14 @@ export class Replica {
     try {
       switch (command.kind) {
         case 'events': {
-          const events = 'batch' in command ? () => batchEvents(command.batch) : () => unpackEvents(command.events);
+          const { decode, receivedAt } = loggedEvents(command);
           // The sequence commits in the batch's own transaction: a restart never applies a batch twice.
           await writes.decoded(() => {
-            const decoded = events();
+            const events = decode();
             store.meta.put(APPLIED_SEQ, seq);
             seqWritten = true;
-            return decoded;
-          }, 'batch' in command ? command.batch.now : command.receivedAt);
+            return events;
+          }, receivedAt);
           break;
         }
         case 'tags':
