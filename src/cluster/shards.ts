@@ -3,7 +3,7 @@
 // every node computes the same owners from the same membership and a node leaving moves only its shards.
 import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { fnv1a } from '../engine/reports/vm-shards.ts';
+import { fnv1a } from '../hash.ts';
 import { readBucket } from './buckets.ts';
 
 const BUCKET = 'jvmlens_cluster';
