@@ -1,5 +1,7 @@
 // Applies a validated batch of agent events in one LMDB write transaction (decisions §4).
 import type { AgentEvent, VmStartEvent } from '../ingest/events.ts';
+import { ALL_CODE, ClassFilter } from './code-groups.ts';
+import type { CodeGroup } from './code-groups.ts';
 import { CodeBatch, CodeIndex } from './code-sightings.ts';
 import { ComponentIds } from './components.ts';
 import type { Dictionary } from './dictionary.ts';
@@ -66,6 +68,8 @@ class BatchState {
   readonly sources = new Map<number, Set<number>>();
   readonly appEnvs = new Map<number, string>();
   readonly code: CodeBatch;
+  /** The classes this store holds (a cluster node of a code group: its group's only). */
+  readonly classes: ClassFilter;
   readonly newComponents: number[] = [];
   readonly componentsChanged = new Set<number>();
   readonly sourcesChanged = new Set<number>();
@@ -77,10 +81,11 @@ class BatchState {
   readonly #store: Store;
   readonly #dict: Dictionary;
 
-  constructor(store: Store, dict: Dictionary, codeIndex: CodeIndex, receivedAt: number) {
+  constructor(store: Store, dict: Dictionary, codeIndex: CodeIndex, classes: ClassFilter, receivedAt: number) {
     this.#store = store;
     this.#dict = dict;
     this.code = new CodeBatch(store, codeIndex);
+    this.classes = classes;
     this.receivedAt = receivedAt;
   }
 
@@ -185,7 +190,7 @@ function applyEvent(store: Store, dict: Dictionary, components: ComponentIds, ba
       const known = sources.size;
       let lastSource = '';
       for (const item of event.items) {
-        batch.code.add(item, appEnv, event.time);
+        if (batch.classes.holds(item.sourceName, item.className)) batch.code.add(item, appEnv, event.time);
         // Items of a class, and often of a JAR, come together: intern a sourceName once per run of it.
         if (item.sourceName !== lastSource) {
           lastSource = item.sourceName;
@@ -242,11 +247,14 @@ export class Ingestor {
   readonly dict: Dictionary;
   readonly components: ComponentIds;
   readonly #codeIndex = new CodeIndex();
+  readonly #classes: ClassFilter;
 
-  constructor(store: Store, dict: Dictionary) {
+  /** `codeGroup`: the classes whose code this store keeps (code-groups.ts); every VM-side change applies whatever the group. */
+  constructor(store: Store, dict: Dictionary, codeGroup: CodeGroup = ALL_CODE) {
     this.store = store;
     this.dict = dict;
     this.components = new ComponentIds(store);
+    this.#classes = new ClassFilter(codeGroup);
   }
 
   /**
@@ -265,7 +273,7 @@ export class Ingestor {
       await store.env.childTransaction(() => {
         const events = decode();
         checkKnownVms(store, events);
-        batch = new BatchState(store, dict, this.#codeIndex, receivedAt);
+        batch = new BatchState(store, dict, this.#codeIndex, this.#classes, receivedAt);
         for (const event of events) {
           applyEvent(store, dict, components, batch, event);
           eventCounts.set(event.type, (eventCounts.get(event.type) ?? 0) + 1);

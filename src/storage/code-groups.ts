@@ -1,0 +1,53 @@
+// Code groups (README "Running a cluster"): a cluster may split the fleet's classes into a fixed number of
+// groups by a hash of (sourceName, className), each node storing the code of one group only, so that a
+// node applies a share of the code items the fleet sends rather than all of them. Every node still stores
+// every VM, its tags, components and the sourceNames it loaded: only code reports read the classes.
+import { fnv1a } from '../hash.ts';
+import type { Store } from './store.ts';
+
+/** Group `of` of `count`; a single node, or a cluster without groups, holds group 0 of 1: every class. */
+export interface CodeGroup {
+  count: number;
+  of: number;
+}
+
+export const ALL_CODE: CodeGroup = { count: 1, of: 0 };
+
+/** The group of a class: FNV-1a over sourceName, a NUL, then className (part of the cluster's format). */
+export function codeGroupOf(sourceName: string, className: string, count: number): number {
+  return fnv1a(className, fnv1a('\u0000', fnv1a(sourceName))) % count;
+}
+
+/** Whether a class belongs to a group: the last class's answer is kept, as an agent sends a class's methods together. */
+export class ClassFilter {
+  readonly #group: CodeGroup;
+  #sourceName = '';
+  #className = '';
+  #holds = true;
+
+  constructor(group: CodeGroup) {
+    this.#group = group;
+  }
+
+  holds(sourceName: string, className: string): boolean {
+    if (this.#group.count === 1) return true;
+    if (sourceName !== this.#sourceName || className !== this.#className) {
+      this.#sourceName = sourceName;
+      this.#className = className;
+      this.#holds = codeGroupOf(sourceName, className, this.#group.count) === this.#group.of;
+    }
+    return this.#holds;
+  }
+}
+
+const GROUP_KEY = 'codeGroup';
+
+/** The code group a data directory holds, as `of/count`: recorded by the cluster node that uses it; a store without a record holds every class. */
+export function storedCodeGroup(store: Store): CodeGroup {
+  const [of, count] = String(store.meta.get(GROUP_KEY) ?? '0/1').split('/').map(Number);
+  return { count, of };
+}
+
+export async function recordCodeGroup(store: Store, group: CodeGroup): Promise<void> {
+  await store.meta.put(GROUP_KEY, `${group.of}/${group.count}`);
+}
