@@ -309,7 +309,8 @@ export class ReportJobs implements Reports {
     const finish: FinishHere | undefined = placement === null && partitions.length === 1
       ? { pageBytes: this.#config.pageBytes, reserve: Math.max(envelopeReserve(succeeded(meta)), envelopeReserve(this.#timedOut(meta, STOPPED_WRITING, []))), cancel: job.cancelFlag }
       : undefined;
-    const early = finish === undefined && codeItemsEncoded(meta)
+    // Partitions placed elsewhere (a cluster's code groups) give classes, which merge before pages are cut.
+    const early = finish === undefined && placement === null && codeItemsEncoded(meta)
       ? { writer: new EncodedPageWriter(this.#store, reportId, this.#config.pageBytes, envelopeReserve(succeeded(meta))), consumed: Promise.resolve() }
       : null;
     let timedOut = false;

@@ -53,10 +53,14 @@ export interface ReportMeta {
   coordinator?: string;
 }
 
-/** A slice of the work: a range of VM rows (in a cluster, only the VMs of some shards), or a range of code keys. */
+/**
+ * A slice of the work: a range of VM rows (in a cluster, only the VMs of some shards), or a range of code
+ * keys; `classes`: the partition gives its classes (ClassMethods[]), never encoded items, as a cluster's
+ * code groups do, whose classes interleave in key order (src/cluster/code-reports.ts).
+ */
 export type Partition =
   | { kind: 'rows'; start: number; end: number; shards?: VmShards }
-  | { kind: 'keys'; start: string[] | null; end: string[] | null };
+  | { kind: 'keys'; start: string[] | null; end: string[] | null; classes?: true };
 
 /** A value of a group field as it appears in report items. */
 export type GroupValue = string | number | null;

@@ -80,7 +80,7 @@ async function runPartition(task: PartitionTask): Promise<PartialResult | Finish
   const finishes = (): FinishHere | null => (task.finish !== undefined && !isCancelled(task.cancel) ? task.finish : null);
   if (partition.kind === 'keys') {
     const times = slotTimes(ctx, task.reportId);
-    if (!codeItemsInKeyOrder(request)) {
+    if (!codeItemsInKeyOrder(request) || partition.classes === true) {
       const partial = codePartition(ctx, request, times, partition.start, partition.end);
       const finish = finishes();
       return finish === null ? partial : finishHere(ctx.store, task, finish, [partial]);
@@ -91,7 +91,7 @@ async function runPartition(task: PartitionTask): Promise<PartialResult | Finish
       const encoder = new CodeItemEncoder(withCount, pages);
       if (!encodesRecords(request)) {
         return streamPages(task, task.finish, pages, () => {
-          scanCode(ctx, request, times, partition.start, partition.end, (cls) => encoder.add(cls));
+          scanCode(ctx.store, request, times, partition.start, partition.end, (cls) => encoder.add(cls));
           return true;
         });
       }
@@ -116,7 +116,7 @@ async function runPartition(task: PartitionTask): Promise<PartialResult | Finish
     const chunks = new ChunkedItems();
     const encoder = new CodeItemEncoder(withCount, chunks);
     if (encodesRecords(request)) encodeCode(ctx, request, times, partition.start, partition.end, encoder);
-    else scanCode(ctx, request, times, partition.start, partition.end, (cls) => encoder.add(cls));
+    else scanCode(ctx.store, request, times, partition.start, partition.end, (cls) => encoder.add(cls));
     return moved(chunks.finish());
   }
   if (request.family === 'jvmInventory' && task.finish !== undefined && jvmItemsInDefaultOrder(request)) {

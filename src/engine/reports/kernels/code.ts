@@ -115,9 +115,11 @@ function keyRange(start: string[] | null, end: string[] | null): { start?: strin
 /**
  * Calls `emit` with each class of the key range that has methods passing the filter and the window,
  * in key order. With an AppEnv condition, the records of one class (one per AppEnv) are consecutive keys
- * and merge before the window.
+ * and merge before the window. With `resume`, it starts after the class `resume.after` (when not null)
+ * and stops at the end of the first class that brings the methods emitted to `resume.methods`, giving
+ * that class's key; null once the range is done.
  */
-export function scanCode(context: KernelContext, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null, emit: (cls: ClassMethods) => void): void {
+export function scanCode(store: Store, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null, emit: (cls: ClassMethods) => void, resume?: { after: string[] | null; methods: number }): string[] | null {
   const conditions = codeConditions(request);
   const onSource = conditions.sourceName.map(lastValueTest);
   const onClass = conditions.className.map(lastValueTest);
@@ -125,6 +127,8 @@ export function scanCode(context: KernelContext, request: ReportRequest, times: 
   const onMethod = conditions.methodName;
   const keep = onMethod.length === 0 ? null : (method: string) => onMethod.every((c) => c.test(method));
   const window = { from: request.from, to: request.to ?? request.now };
+  const after = resume?.after ?? null;
+  let emitted = 0;
   // The records of the class being read, one per AppEnv.
   const records: (ClassCode | FleetClassCode)[] = [];
   let sourceName = '';
@@ -132,17 +136,24 @@ export function scanCode(context: KernelContext, request: ReportRequest, times: 
   const flush = () => {
     const merged = records.length === 1 ? recordTimes(records[0], times, keep, window) : inWindow(records.map((code) => recordTimes(code, times, keep, null)).reduce(merge), window);
     records.length = 0;
-    if (merged.methods.length > 0) emit({ sourceName, className, ...merged });
+    if (merged.methods.length === 0) return;
+    emit({ sourceName, className, ...merged });
+    emitted += merged.methods.length;
   };
-  for (const { key, value } of classRecords(context.store, request).getRange(keyRange(start, end))) {
+  for (const { key, value } of classRecords(store, request).getRange(keyRange(after ?? start, end))) {
     const [source, cls, appEnv] = key;
+    if (after !== null && source === after[0] && cls === after[1]) continue;
     if (!onSource.every((test) => test(source)) || !onClass.every((test) => test(cls)) || !onAppEnv.every((test) => test(appEnv === '' ? null : appEnv))) continue;
-    if (records.length > 0 && (source !== sourceName || cls !== className)) flush();
+    if (records.length > 0 && (source !== sourceName || cls !== className)) {
+      flush();
+      if (resume !== undefined && emitted >= resume.methods) return [sourceName, className];
+    }
     sourceName = source;
     className = cls;
     records.push(value);
   }
   if (records.length > 0) flush();
+  return null;
 }
 
 /**
@@ -224,7 +235,7 @@ export function encodesRecords(request: ReportRequest): boolean {
 
 export function codePartition(context: KernelContext, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null): ClassMethods[] {
   const classes: ClassMethods[] = [];
-  scanCode(context, request, times, start, end, (cls) => classes.push(cls));
+  scanCode(context.store, request, times, start, end, (cls) => classes.push(cls));
   return classes;
 }
 
@@ -270,30 +281,52 @@ function collationOf(field: string): Collation {
   return field === 'count' || field === 'firstSeen' || field === 'lastSeen' ? 'number' : 'string';
 }
 
-/** Items in report order; partitions arrive in key order, which is the default order. */
+/**
+ * The classes of every partial in key order, each partial being in key order: key ranges follow one another;
+ * a cluster's code groups (src/storage/code-groups.ts) interleave. Keys compare as LMDB orders them, by
+ * code point (its keys are UTF-8), the first name then the second.
+ */
+function* inKeyOrder(partials: readonly ClassMethods[][]): Generator<ClassMethods> {
+  const next = partials.map(() => 0);
+  for (;;) {
+    let lowest = -1;
+    for (let p = 0; p < partials.length; p++) {
+      if (next[p] === partials[p].length) continue;
+      if (lowest < 0) {
+        lowest = p;
+        continue;
+      }
+      const cls = partials[p][next[p]];
+      const other = partials[lowest][next[lowest]];
+      if ((compareCodePoints(cls.sourceName, other.sourceName) || compareCodePoints(cls.className, other.className)) < 0) lowest = p;
+    }
+    if (lowest < 0) return;
+    yield partials[lowest][next[lowest]++];
+  }
+}
+
+/** Items in report order; the partials' classes merge in key order, which is the default order. */
 export function codeFinalize(request: ReportRequest, partials: readonly ClassMethods[][]): Record<string, unknown>[] {
   const depth = request.groupBy.length;
   const items: Record<string, unknown>[] = [];
   let last: Record<string, unknown> | null = null;
-  for (const partial of partials) {
-    for (const cls of partial) {
-      for (let m = 0; m < cls.methods.length; m++) {
-        if (depth === 0 || depth === 3) {
-          const item: Record<string, unknown> = { sourceName: cls.sourceName, className: cls.className, methodName: cls.methods[m], firstSeen: cls.firstSeen[m], lastSeen: cls.lastSeen[m] };
-          if (depth === 3) item.count = 1;
-          items.push(item);
-          continue;
-        }
-        // Grouped by sourceName or by class: consecutive methods of one group merge, across partitions too.
-        if (last !== null && last.sourceName === cls.sourceName && (depth === 1 || last.className === cls.className)) {
-          last.firstSeen = Math.min(last.firstSeen as number, cls.firstSeen[m]);
-          last.lastSeen = Math.max(last.lastSeen as number, cls.lastSeen[m]);
-          (last.count as number)++;
-        } else {
-          last = depth === 1 ? { sourceName: cls.sourceName } : { sourceName: cls.sourceName, className: cls.className };
-          Object.assign(last, { firstSeen: cls.firstSeen[m], lastSeen: cls.lastSeen[m], count: 1 });
-          items.push(last);
-        }
+  for (const cls of inKeyOrder(partials)) {
+    for (let m = 0; m < cls.methods.length; m++) {
+      if (depth === 0 || depth === 3) {
+        const item: Record<string, unknown> = { sourceName: cls.sourceName, className: cls.className, methodName: cls.methods[m], firstSeen: cls.firstSeen[m], lastSeen: cls.lastSeen[m] };
+        if (depth === 3) item.count = 1;
+        items.push(item);
+        continue;
+      }
+      // Grouped by sourceName or by class: consecutive methods of one group merge, across partitions too.
+      if (last !== null && last.sourceName === cls.sourceName && (depth === 1 || last.className === cls.className)) {
+        last.firstSeen = Math.min(last.firstSeen as number, cls.firstSeen[m]);
+        last.lastSeen = Math.max(last.lastSeen as number, cls.lastSeen[m]);
+        (last.count as number)++;
+      } else {
+        last = depth === 1 ? { sourceName: cls.sourceName } : { sourceName: cls.sourceName, className: cls.className };
+        Object.assign(last, { firstSeen: cls.firstSeen[m], lastSeen: cls.lastSeen[m], count: 1 });
+        items.push(last);
       }
     }
   }

@@ -1,0 +1,122 @@
+// Code groups (src/storage/code-groups.ts): a class's group is a fixed function of its names; a store of one
+// group keeps that group's classes and every VM-side fact; the groups' classes, scanned in chunks and
+// merged, give the items one store of every class gives.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { codeFinalize, codePartition, scanCode } from '../../src/engine/reports/kernels/code.ts';
+import type { ClassMethods } from '../../src/engine/reports/kernels/class-methods.ts';
+import { RowOrder } from '../../src/engine/reports/kernels/row-order.ts';
+import { parseReportRequest } from '../../src/engine/reports/report-request.ts';
+import type { ReportRequest } from '../../src/engine/reports/report-types.ts';
+import { validateEvents } from '../../src/ingest/events.ts';
+import { ClassFilter, codeGroupOf } from '../../src/storage/code-groups.ts';
+import { readClassTimes, SlotTimes } from '../../src/storage/code-times.ts';
+import { Dictionary } from '../../src/storage/dictionary.ts';
+import { FleetColumns } from '../../src/storage/fleet-columns.ts';
+import { Ingestor } from '../../src/storage/ingest.ts';
+import { openStore } from '../../src/storage/store.ts';
+import type { Store } from '../../src/storage/store.ts';
+import { tempDir } from '../helpers/service.ts';
+
+const DAY = 86_400_000;
+const NOW = Date.UTC(2026, 10, 25, 12, 0, 0);
+
+interface Opened {
+  store: Store;
+  dict: Dictionary;
+}
+
+/** The store of every class, then those of groups 0 and 1 of 2, fed the same events. */
+const stores: Opened[] = [];
+
+before(async () => {
+  const events: unknown[] = [];
+  for (let v = 0; v < 6; v++) {
+    const vmId = `vm-${v}`;
+    const time = NOW - (v + 1) * DAY;
+    events.push({ type: 'vm.start', vmId, time, agentVersion: '1', agentRevision: 'r', inventory: { hostName: vmId }, tags: { AppEnv: `env-${v % 2}` } });
+    const items = [];
+    for (let c = v * 40; c < v * 40 + 120; c++) for (let m = 0; m < 1 + (c % 5); m++) items.push({ sourceName: `lib-${c % 9}.jar`, className: `com/acme/C${c}`, methodName: `m${m}()` });
+    events.push({ type: 'code', vmId, time: time + 1, items });
+  }
+  for (const group of [undefined, { count: 2, of: 0 }, { count: 2, of: 1 }]) {
+    const store = openStore(tempDir());
+    const dict = new Dictionary(store);
+    await new Ingestor(store, dict, group).ingest(() => validateEvents(events, NOW));
+    stores.push({ store, dict });
+  }
+});
+after(async () => {
+  for (const { store } of stores) await store.close();
+});
+
+const classKeys = (store: Store): string[] => [...store.fleetCode.getKeys()].map((key) => (key as string[]).join(' '));
+
+test('a class\'s group is a fixed function of its names (the cluster\'s format), and groups share the classes about evenly', () => {
+  // FNV-1a 32-bit over sourceName, NUL, className: changing it would move classes between groups across versions.
+  assert.equal(codeGroupOf('a.jar', 'com/acme/A', 1_000_003), 879_310);
+  assert.equal(codeGroupOf('', '', 7), 0x050c5d1f % 7);
+  const counts = [0, 0, 0];
+  for (let c = 0; c < 3000; c++) counts[codeGroupOf(`lib-${c % 40}.jar`, `com/acme/C${c}`, 3)]++;
+  for (const count of counts) assert.ok(count > 850 && count < 1150, counts.join(', '));
+  const filter = new ClassFilter({ count: 3, of: 1 });
+  for (let c = 0; c < 100; c++) assert.equal(filter.holds('x.jar', `C${c}`), codeGroupOf('x.jar', `C${c}`, 3) === 1);
+});
+
+test('a store of one group keeps that group\'s classes, with the same times, and every VM-side fact', () => {
+  const [all, group0, group1] = stores;
+  const keys = [classKeys(group0.store), classKeys(group1.store)];
+  keys.forEach((held, of) => {
+    assert.ok(held.length > 50, `group ${of}: ${held.length} classes`);
+    for (const key of held) assert.equal(codeGroupOf(key.split(' ')[0], key.split(' ')[1], 2), of);
+  });
+  assert.deepEqual([...keys[0], ...keys[1]].sort(), classKeys(all.store).sort());
+  for (const [of, { store }] of [group0, group1].entries()) {
+    for (const key of keys[of].slice(0, 40)) assert.deepEqual(readClassTimes(store, key.split(' ')), readClassTimes(all.store, key.split(' ')), key);
+  }
+  // The VMs, and the sourceNames each loaded code from, are every store's.
+  for (const { store, dict } of [group0, group1]) {
+    assert.equal(store.vms.getKeysCount(), all.store.vms.getKeysCount());
+    for (let row = 0; row < 6; row++) {
+      const sources = (opened: Opened) => [...new Uint32Array(Uint8Array.from(opened.store.usedSources.getBinary(row)!).buffer)].map((id) => opened.dict.lookup(id)).sort();
+      assert.deepEqual(sources({ store, dict }), sources(all));
+    }
+  }
+});
+
+function request(body: Record<string, unknown>): ReportRequest {
+  return parseReportRequest('codeInventory', { from: new Date(NOW - 60 * DAY).toISOString(), ...body }, NOW, 300_000).request;
+}
+
+function context({ store, dict }: Opened) {
+  const fleet = new FleetColumns(store);
+  fleet.reload();
+  return { store, dict, fleet: fleet.view(), rowOrder: new RowOrder() };
+}
+
+/** A store's classes, scanned in chunks of about `methods` methods, each resuming after the last class of the one before. */
+function inChunks({ store }: Opened, report: ReportRequest, methods: number): { classes: ClassMethods[]; chunks: number } {
+  const times = new SlotTimes(store);
+  const classes: ClassMethods[] = [];
+  let after: string[] | null = null;
+  let chunks = 0;
+  do {
+    chunks++;
+    after = scanCode(store, report, times, null, null, (cls) => classes.push(cls), { after, methods });
+  } while (after !== null);
+  return { classes, chunks };
+}
+
+for (const body of [{}, { groupBy: ['sourceName'] }, { filter: ["AppEnv = 'env-1'"] }, { groupBy: ['sourceName', 'className'], sortBy: ['count=DESC'] }]) {
+  test(`the groups' classes in chunks, merged, give one store's items: ${JSON.stringify(body)}`, () => {
+    const report = request(body);
+    const [all, group0, group1] = stores;
+    const whole = codePartition(context(all), report, new SlotTimes(all.store), null, null);
+    const chunked = inChunks(all, report, 50);
+    assert.ok(chunked.chunks > 10, `${chunked.chunks} chunks`);
+    assert.deepEqual(chunked.classes, whole, 'chunks resume where the last stopped, without a class twice or missed');
+    const groups = [inChunks(group0, report, 37).classes, inChunks(group1, report, 1_000_000).classes];
+    assert.deepEqual(codeFinalize(report, groups), codeFinalize(report, [whole]));
+    assert.deepEqual(codeFinalize(report, [groups[1], groups[0]]), codeFinalize(report, [whole]), 'whatever the order of the groups');
+  });
+}
