@@ -32,6 +32,10 @@ export interface Config {
   logRetentionMs: number;
   /** Cluster mode: how many shards the fleet's VMs fall into, fixed when the cluster is created (src/cluster/shards.ts). */
   vmShards: number;
+  /** Cluster mode: how many code groups the fleet's classes fall into, fixed when the cluster is created (src/storage/code-groups.ts). */
+  codeGroups: number;
+  /** Cluster mode: the code group whose classes this node stores (0 to codeGroups - 1). */
+  codeGroup: number;
   /** Cluster mode: a grouped report fans out over the live nodes from this many VMs on (src/cluster/fan-out.ts). */
   reportFanOutVms: number;
 }
@@ -101,6 +105,8 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'nodeId', flag: '--node-id', env: 'JVMLENS_NODE_ID', parse: nodeName, describe: 'this node\'s unique, stable name in the cluster (default: the host name)' },
   { key: 'logRetentionMs', flag: '--log-retention-ms', env: 'JVMLENS_LOG_RETENTION_MS', parse: integer(1), describe: 'cluster: how long the log keeps commands every node has applied (a node restored from a copy of another\'s data directory must start within it)' },
   { key: 'vmShards', flag: '--vm-shards', env: 'JVMLENS_VM_SHARDS', parse: integer(1, 4096), describe: 'cluster: how many shards the VMs fall into; fixed when the cluster is created, and a node started with another count refuses to start' },
+  { key: 'codeGroups', flag: '--code-groups', env: 'JVMLENS_CODE_GROUPS', parse: integer(1, 64), describe: 'cluster: how many groups the fleet\'s classes fall into, each node storing one group\'s code (1: every node stores all code); fixed when the cluster is created' },
+  { key: 'codeGroup', flag: '--code-group', env: 'JVMLENS_CODE_GROUP', parse: integer(0, 63), describe: 'cluster: the code group this node stores, 0 to --code-groups - 1 (give each group two nodes or more: a group with no live node leaves code reports PARTIALLY_FAILED)' },
   { key: 'reportFanOutVms', flag: '--report-fan-out-vms', env: 'JVMLENS_REPORT_FAN_OUT_VMS', parse: integer(0), describe: 'cluster: a component report or a grouped JVM report fans out over the live nodes when the fleet has at least this many VMs (0: always); below, its coordinator generates it alone' },
   { key: 'apiFront', flag: '--api-front', env: 'JVMLENS_API_FRONT', parse: yesNo, describe: 'true: the API port answers HTTP/1.0 (nginx\'s default proxy_pass) and malformed requests too, as the gateway port does; costs about a third of its rate of small requests' },
   { key: 'testFaults', flag: '--test-faults', env: 'JVMLENS_TEST_FAULTS', parse: (raw) => raw.split(',').filter(Boolean), describe: 'TEST ONLY: comma-separated report and cluster faults to inject' },
@@ -127,6 +133,8 @@ export function defaultConfig(): Config {
     apiFront: false,
     logRetentionMs: 3_600_000,
     vmShards: 64,
+    codeGroups: 1,
+    codeGroup: 0,
     reportFanOutVms: 250_000,
   };
 }

@@ -50,15 +50,15 @@ function text(status: ClusterStatus): string {
   const replicas = log.replicas.map((replica) => `${replica.server} (${replica.offline ? 'offline' : replica.current ? 'current' : 'catching up'})`).join(', ');
   const lines = [
     `log     ${log.stream}: ${log.commands} command${log.commands === 1 ? '' : 's'}, ${(log.bytes / 1e6).toFixed(1)} MB, sequences ${log.firstSeq}-${log.lastSeq}; leader ${log.leader ?? 'none (JetStream is electing one)'}${replicas === '' ? '' : `; other replicas ${replicas}`}`,
-    `shards  ${status.vmShards === null ? 'not fixed yet (no node has started)' : `${status.vmShards} VM shards`}`,
+    `shards  ${status.vmShards === null ? 'not fixed yet (no node has started)' : `${status.vmShards} VM shards, ${status.codeGroups} code group${status.codeGroups === 1 ? '' : 's'}`}`,
     '',
   ];
-  const rows = [['NODE', 'STATE', 'GATEWAY', 'API', 'STARTED', 'APPLIED', 'LOG', 'PLACE KEPT UNTIL']];
+  const rows = [['NODE', 'STATE', 'CODE GROUP', 'GATEWAY', 'API', 'STARTED', 'APPLIED', 'LOG', 'PLACE KEPT UNTIL']];
   const notes: string[] = [];
   for (const node of status.nodes) {
     const position = applied(node);
     rows.push([
-      node.nodeId, state(node), node.gatewayPort === null ? '-' : String(node.gatewayPort), node.apiPort === null ? '-' : String(node.apiPort),
+      node.nodeId, state(node), node.codeGroup === null ? '-' : String(node.codeGroup), node.gatewayPort === null ? '-' : String(node.gatewayPort), node.apiPort === null ? '-' : String(node.apiPort),
       iso(node.startedAt), position === null ? '-' : String(position), behind(node, log.lastSeq), node.live ? '-' : iso(node.placeKeptUntil),
     ]);
     const said = note(node);

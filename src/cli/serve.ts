@@ -1,4 +1,5 @@
 // `jvmlens serve`: runs the service until SIGTERM/SIGINT, then shuts down gracefully (decisions §1).
+import { ConfigError } from '../config.ts';
 import type { Config } from '../config.ts';
 import { logger } from '../log.ts';
 import { startService } from '../service.ts';
@@ -7,6 +8,7 @@ import { startService } from '../service.ts';
 const FAILED_START_STOP_MS = 10_000;
 
 export async function serveCommand(config: Config): Promise<void> {
+  if (config.codeGroup >= config.codeGroups) throw new ConfigError(`--code-group ${config.codeGroup} is not one of the ${config.codeGroups} code groups (0 to ${config.codeGroups - 1})`);
   const service = await startService(config, logger);
   const shown = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
   const lines = [

@@ -17,13 +17,12 @@ import { decodeMessage, encodeMessage } from './commands.ts';
 import { NODE_TTL_MS } from './membership.ts';
 import type { Membership } from './membership.ts';
 import { assignShards } from './shards.ts';
+import { caughtUp, unlessStopped, within } from './waits.ts';
 
 const SUBJECT = 'jvmlens.partitions';
 const CANCEL_SUBJECT = 'jvmlens.partitions.cancel';
 /** Room left in a reply for the protocol's own bytes. */
 const REPLY_SLACK = 4096;
-/** A node still catching up on the log declines rather than keep the coordinator waiting. */
-const CATCH_UP_MS = 2_000;
 /** The longest a placement waits to read the membership (JetStream may be electing a leader). */
 const MEMBERSHIP_WAIT_MS = 2_000;
 /** How long health names a node that did not give a partition, unless it gives one since. */
@@ -223,27 +222,4 @@ export class ReportFanOut {
   close(): void {
     for (const subscription of this.#subscriptions) subscription.unsubscribe();
   }
-}
-
-/** `applied`, or an error once it took CATCH_UP_MS. */
-function caughtUp(applied: Promise<void>): Promise<void> {
-  return within(applied, CATCH_UP_MS, `not caught up on the log within ${CATCH_UP_MS} ms`);
-}
-
-/** `work`, or an error with `message` once it took `ms`. */
-function within<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(message)), ms);
-    work.then(resolve, reject).finally(() => clearTimeout(timer)).catch(() => undefined);
-  });
-}
-
-/** `work`, or an error as soon as `stopped` aborts; `work` settling after that is ignored, not left unhandled. */
-function unlessStopped<T>(work: Promise<T>, stopped: AbortSignal): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => reject(new Error('the report stopped'));
-    if (stopped.aborted) onAbort();
-    else stopped.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => stopped.removeEventListener('abort', onAbort)).catch(() => undefined);
-  });
 }

@@ -21,6 +21,8 @@ export interface NodeInfo {
   gatewayPort: number;
   apiPort: number;
   startedAt: number;
+  /** The code group whose classes the node stores (src/storage/code-groups.ts); 0 in a heartbeat of a version before them. */
+  codeGroup: number;
 }
 
 /** Another live node already uses this node id: two nodes with one id would each act as the other. */
@@ -72,6 +74,11 @@ export class Membership {
     return heartbeatIds(this.#kv);
   }
 
+  /** The nodes whose heartbeat has not expired, sorted by id. */
+  members(): Promise<NodeInfo[]> {
+    return heartbeats(this.#kv);
+  }
+
   /**
    * The live nodes still connected to NATS: a node that crashed stays in `live()` until its heartbeat
    * expires, but no node answers for its id at once. Absent twice, a second apart (a node reconnecting to
@@ -107,14 +114,16 @@ async function heartbeatIds(kv: KV): Promise<string[]> {
  * sorted by id: none while the cluster has no bucket yet.
  */
 export function liveNodes(nc: NatsConnection): Promise<NodeInfo[]> {
-  return readBucket(nc, BUCKET, async (kv) => {
-    const nodes: NodeInfo[] = [];
-    for (const nodeId of await heartbeatIds(kv)) {
-      const entry = await kv.get(nodeId);
-      if (entry !== null && entry.operation === 'PUT') nodes.push(JSON.parse(entry.string()) as NodeInfo);
-    }
-    return nodes;
-  }, []);
+  return readBucket(nc, BUCKET, heartbeats, []);
+}
+
+async function heartbeats(kv: KV): Promise<NodeInfo[]> {
+  const nodes: NodeInfo[] = [];
+  for (const nodeId of await heartbeatIds(kv)) {
+    const entry = await kv.get(nodeId);
+    if (entry !== null && entry.operation === 'PUT') nodes.push({ codeGroup: 0, ...(JSON.parse(entry.string()) as Partial<NodeInfo>) } as NodeInfo);
+  }
+  return nodes;
 }
 
 /**

@@ -23,11 +23,14 @@ import type { Command } from './commands.ts';
 import { compactionRoundMs, LogCompaction } from './compaction.ts';
 import { ClusterLog, CommandTooLargeError, LogUnavailableError } from './log.ts';
 import { Membership, NodeIdInUseError } from './membership.ts';
-import { Replica } from './replica.ts';
+import { appliedSeq, Replica } from './replica.ts';
 import { ClusterReports } from './reports.ts';
 import { ReportFanOut } from './fan-out.ts';
 import type { FanOutCounts } from './fan-out.ts';
 import { agreeOnShape, ClusterShapeError } from './shards.ts';
+import { CodeReports } from './code-reports.ts';
+import { recordCodeGroup, storedCodeGroup } from '../storage/code-groups.ts';
+import type { CodeGroup } from '../storage/code-groups.ts';
 import { SnapshotSource } from './snapshot.ts';
 import { serveNodeHealth } from './status.ts';
 
@@ -82,6 +85,8 @@ export class ClusterNode {
   #replica: Replica | null = null;
   #membership: Membership | null = null;
   #fanOut: ReportFanOut | null = null;
+  /** Code reports over the cluster's code groups (code-reports.ts). */
+  #codeReports: CodeReports | null = null;
   /** Gives nodes the log was truncated past a copy of this node's data (restore.ts). */
   #snapshots: SnapshotSource | null = null;
   /** This node's answers to `jvmlens cluster status` (status.ts). */
@@ -179,9 +184,11 @@ export class ClusterNode {
     this.#log ??= await ClusterLog.open(config.cluster, `jvmlens-${config.nodeId}`);
     const log = this.#log;
     const replicas = Math.min(3, config.cluster.length);
-    await agreeOnShape(log.nc, replicas, { vmShards: config.vmShards });
-    this.#membership ??= await Membership.join(log.nc, { nodeId: config.nodeId, ...ports, startedAt: Date.now() }, replicas, logger);
+    await agreeOnShape(log.nc, replicas, { vmShards: config.vmShards, codeGroups: config.codeGroups });
+    const group: CodeGroup = { count: config.codeGroups, of: config.codeGroup };
+    this.#membership ??= await Membership.join(log.nc, { nodeId: config.nodeId, ...ports, startedAt: Date.now(), codeGroup: group.of }, replicas, logger);
     if (this.#replica === null) {
+      await holdCodeGroup(store, group);
       this.reports.attach(jobs, this.#membership);
       this.#replica = new Replica({
         log, store, writes: local, applyReport: (command) => this.reports.apply(command), rematch, logger,
@@ -206,9 +213,11 @@ export class ClusterNode {
         timeoutMs: Math.min(config.reportTimeoutMs, PARTITION_WAIT_MS), minVms: config.reportFanOutVms, faults: config.testFaults as TestFault[], logger,
       });
       this.#fanOut.serve();
+      this.#codeReports = new CodeReports({ nc: log.nc, nodeId: config.nodeId, group, membership: this.#membership, store, applied: () => replica.applied, waitFor: (seq) => replica.waitFor(seq), logger });
+      this.#codeReports.serve();
     }
     readiness.done(CLUSTER_STEP);
-    readiness.setDegradation(() => [this.#degradation, this.#fanOut?.degradation() ?? null].filter((note) => note !== null).join('; ') || null);
+    readiness.setDegradation(() => [this.#degradation, this.#fanOut?.degradation() ?? null, this.#codeReports?.degradation() ?? null].filter((note) => note !== null).join('; ') || null);
     this.#watch ??= setInterval(() => {
       log.degradation().then(
         (degradation) => {
@@ -236,9 +245,12 @@ export class ClusterNode {
     }
   }
 
-  /** Where a report's partitions run: spread over the live nodes by shard, or null (all here) before this node joined. */
+  /**
+   * Where a report's partitions run: a code report over the code groups, a grouped report spread over the
+   * live nodes by VM shard, or null (all here) before this node joined.
+   */
   async place(meta: ReportMeta): Promise<Placement | null> {
-    return this.#fanOut === null ? null : this.#fanOut.place(meta);
+    return this.#codeReports?.place(meta) ?? (this.#fanOut === null ? null : this.#fanOut.place(meta));
   }
 
   /** Report partitions served for others (and stopped by their coordinator), sent to others, and run here after another node failed to give one. */
@@ -291,6 +303,7 @@ export class ClusterNode {
     if (this.#compaction !== null) clearInterval(this.#compaction);
     this.reports.close();
     this.#fanOut?.close();
+    this.#codeReports?.close();
     this.#healthAnswers?.unsubscribe();
     await this.#snapshots?.close();
     const leave = (async () => {
@@ -300,4 +313,17 @@ export class ClusterNode {
     await Promise.race([leave, new Promise((resolve) => setTimeout(resolve, STOP_WAIT_MS))]);
     await this.#log?.close();
   }
+}
+
+/**
+ * A data directory stores the classes of one code group: a node started with another would mix groups
+ * (its code reports would count classes twice, or miss some). One that applied nothing yet takes the group.
+ */
+async function holdCodeGroup(store: Store, group: CodeGroup): Promise<void> {
+  const held = storedCodeGroup(store);
+  if (held.count === group.count && held.of === group.of) return;
+  if (appliedSeq(store) > 0) {
+    throw new ClusterShapeError(`this data directory stores code group ${held.of} of ${held.count}; this node was started with --code-group ${group.of} --code-groups ${group.count}: start it with --code-group ${held.of}, or give it an empty --data-dir`);
+  }
+  await recordCodeGroup(store, group);
 }

@@ -1,6 +1,6 @@
 // A node the cluster's log was truncated past (a new node once the log dropped its beginning, or one stopped
 // longer than the log keeps a stopped node's place) starts from a copy of a live node's data
-// (snapshot.ts), taken before it opens its store; it then applies the log from where the copy stands.
+// (snapshot.ts), a node of its own code group, taken before it opens its store; it then applies the log from where the copy stands.
 import { existsSync } from 'node:fs';
 import { readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -60,7 +60,8 @@ export async function restoreIfTruncated(config: Config, logger: Logger): Promis
     if (applied >= (await log.lastSeq()) || (await log.holds(applied + 1))) return;
     // A second process with a live node's id: its join refuses the id; copying first would be for nothing.
     if (await answersFor(log.nc, config.nodeId)) return;
-    const peers = (await liveNodes(log.nc)).map((node) => node.nodeId).filter((nodeId) => nodeId !== config.nodeId);
+    // A node of another code group stores other classes: only one of this node's group can give its data.
+    const peers = (await liveNodes(log.nc)).filter((node) => node.nodeId !== config.nodeId && node.codeGroup === config.codeGroup).map((node) => node.nodeId);
     logger.info('the cluster log was truncated past this node: copying a live node\'s data first', { applied, peers });
     for (const peer of peers) {
       const started = Date.now();
@@ -74,7 +75,7 @@ export async function restoreIfTruncated(config: Config, logger: Logger): Promis
         await rm(incoming, { recursive: true, force: true });
       }
     }
-    logger.error('no live node gave a copy of its data; this node starts as it is and cannot follow the log', { applied, peers });
+    logger.error('no live node of this node\'s code group gave a copy of its data; this node starts as it is and cannot follow the log', { applied, codeGroup: config.codeGroup, peers });
   } catch (error) {
     logger.warn('restoring this node from a live node failed; starting as it is', { reason: (error as Error).message });
   } finally {

@@ -1,5 +1,5 @@
-// The cluster's shards: how many there are is fixed when the cluster is created (a bucket of the
-// cluster's own settings), and which live node takes a shard is decided by rendezvous hashing, so that
+// The cluster's shards: how many VM shards and code groups there are is fixed when the cluster is created
+// (a bucket of the cluster's own settings), and which live node takes a shard is decided by rendezvous hashing, so that
 // every node computes the same owners from the same membership and a node leaving moves only its shards.
 import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -11,9 +11,11 @@ const SHAPE_KEY = 'shape';
 
 export interface ClusterShape {
   vmShards: number;
+  /** src/storage/code-groups.ts; a cluster created before code groups existed has 1. */
+  codeGroups: number;
 }
 
-/** This node's shard count is not the cluster's: its partitions would not fit the others'. */
+/** This node's shard or code group count is not the cluster's: its partitions would not fit the others'. */
 export class ClusterShapeError extends Error {}
 
 /**
@@ -31,9 +33,11 @@ export async function agreeOnShape(nc: NatsConnection, replicas: number, shape: 
         await kv.create(SHAPE_KEY, JSON.stringify(shape)).catch(() => undefined);
         continue;
       }
-      const cluster = JSON.parse(entry.string()) as ClusterShape;
-      if (cluster.vmShards !== shape.vmShards) {
-        throw new ClusterShapeError(`this cluster was created with --vm-shards ${cluster.vmShards}; this node was started with ${shape.vmShards}: start it with --vm-shards ${cluster.vmShards} (the count cannot change once a cluster exists)`);
+      const cluster = readShape(entry.string());
+      for (const [key, flag] of [['vmShards', '--vm-shards'], ['codeGroups', '--code-groups']] as const) {
+        if (cluster[key] !== shape[key]) {
+          throw new ClusterShapeError(`this cluster was created with ${flag} ${cluster[key]}; this node was started with ${shape[key]}: start it with ${flag} ${cluster[key]} (the count cannot change once a cluster exists)`);
+        }
       }
       return;
     } catch (error) {
@@ -47,8 +51,12 @@ export async function agreeOnShape(nc: NatsConnection, replicas: number, shape: 
 export function clusterShape(nc: NatsConnection): Promise<ClusterShape | null> {
   return readBucket(nc, BUCKET, async (kv) => {
     const entry = await kv.get(SHAPE_KEY);
-    return entry === null || entry.operation !== 'PUT' ? null : (JSON.parse(entry.string()) as ClusterShape);
+    return entry === null || entry.operation !== 'PUT' ? null : readShape(entry.string());
   }, null);
+}
+
+function readShape(json: string): ClusterShape {
+  return { codeGroups: 1, ...(JSON.parse(json) as Partial<ClusterShape>) } as ClusterShape;
 }
 
 /** The live nodes in the order they take `shard`: the first owns it, the next takes it when the first fails. */

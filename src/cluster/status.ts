@@ -56,6 +56,8 @@ export interface NodeStatus {
   gatewayPort: number | null;
   apiPort: number | null;
   startedAt: number | null;
+  /** The code group whose classes a live node stores. */
+  codeGroup: number | null;
   /** The log sequence it last recorded as applied (every few seconds), and when; null before its first. */
   applied: number | null;
   recordedAt: number | null;
@@ -66,6 +68,7 @@ export interface NodeStatus {
 export interface ClusterStatus {
   log: { stream: string; commands: number; bytes: number; firstSeq: number; lastSeq: number; leader: string | null; replicas: LogReplicaStatus[] };
   vmShards: number | null;
+  codeGroups: number | null;
   nodes: NodeStatus[];
 }
 
@@ -75,7 +78,7 @@ export async function clusterStatus(log: ClusterLog): Promise<ClusterStatus> {
   const status = (nodeId: string): NodeStatus => {
     let node = nodes.get(nodeId);
     if (node === undefined) {
-      node = { nodeId, live: false, health: null, gatewayPort: null, apiPort: null, startedAt: null, applied: null, recordedAt: null, placeKeptUntil: null };
+      node = { nodeId, live: false, health: null, gatewayPort: null, apiPort: null, startedAt: null, codeGroup: null, applied: null, recordedAt: null, placeKeptUntil: null };
       nodes.set(nodeId, node);
     }
     return node;
@@ -84,7 +87,7 @@ export async function clusterStatus(log: ClusterLog): Promise<ClusterStatus> {
   live.forEach((info, index) => {
     const answer = answers[index];
     Object.assign(status(info.nodeId), {
-      live: true, gatewayPort: info.gatewayPort, apiPort: info.apiPort, startedAt: info.startedAt,
+      live: true, gatewayPort: info.gatewayPort, apiPort: info.apiPort, startedAt: info.startedAt, codeGroup: info.codeGroup,
       health: typeof answer === 'string' ? { unanswered: answer } : answer,
     });
   });
@@ -99,6 +102,7 @@ export async function clusterStatus(log: ClusterLog): Promise<ClusterStatus> {
       replicas: (cluster?.replicas ?? []).map((peer) => ({ server: peer.name, current: peer.current, offline: peer.offline === true })),
     },
     vmShards: shape?.vmShards ?? null,
+    codeGroups: shape?.codeGroups ?? null,
     nodes: [...nodes.values()].sort((a, b) => (a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : 0)),
   };
 }

@@ -34,7 +34,7 @@ after(async () => {
 async function join(nodeId: string): Promise<{ nc: NatsConnection; membership: Membership }> {
   const nc = await connect({ servers: nats[0].url });
   connections.push(nc);
-  const info: NodeInfo = { nodeId, gatewayPort: 1, apiPort: 2, startedAt: Date.now() };
+  const info: NodeInfo = { nodeId, gatewayPort: 1, apiPort: 2, startedAt: Date.now(), codeGroup: 0 };
   return { nc, membership: await Membership.join(nc, info, 1, logger) };
 }
 

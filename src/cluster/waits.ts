@@ -1,0 +1,28 @@
+// Bounded waits of the requests between nodes: a node that is slow or gone costs a bounded delay, and a
+// report that stops does not wait for its requests.
+
+/** A node still catching up on the log declines rather than keep the coordinator waiting. */
+const CATCH_UP_MS = 2_000;
+
+/** `applied`, or an error once it took CATCH_UP_MS. */
+export function caughtUp(applied: Promise<void>): Promise<void> {
+  return within(applied, CATCH_UP_MS, `not caught up on the log within ${CATCH_UP_MS} ms`);
+}
+
+/** `work`, or an error with `message` once it took `ms`. */
+export function within<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(message)), ms);
+    work.then(resolve, reject).finally(() => clearTimeout(timer)).catch(() => undefined);
+  });
+}
+
+/** `work`, or an error as soon as `stopped` aborts; `work` settling after that is ignored, not left unhandled. */
+export function unlessStopped<T>(work: Promise<T>, stopped: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => reject(new Error('the report stopped'));
+    if (stopped.aborted) onAbort();
+    else stopped.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => stopped.removeEventListener('abort', onAbort)).catch(() => undefined);
+  });
+}
