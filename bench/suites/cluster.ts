@@ -1,5 +1,6 @@
 // Cluster mode (issue 15) beside a single node in the same run: three nats-server processes (JetStream, R3)
-// and three jvmlens nodes on this one machine. Ingestion acknowledged and applied (and a read meanwhile), component reports (fanned
+// and three jvmlens nodes on this one machine, storing every class or in code groups. Ingestion acknowledged
+// and applied (and a read meanwhile), a code report over what it sent, component reports (fanned
 // out over the nodes by VM shard), CVE event pages, a killed node back UP, a new node copying a live node's
 // data once the log was truncated, and the write pause when a NATS server dies.
 import { ClusterLog } from '../../src/cluster/log.ts';
@@ -44,10 +45,19 @@ const READ_DURING_INGEST = 'cluster: an instance read while the known-code inges
 const REPORT = 'cluster: component report, groupBy tags.env: POST to SUCCEEDED';
 /** Where a library runs: 50k hosts, so the nodes' partials are large and every host is in several shards. */
 const REPORT_BY_HOST = 'cluster: component report, log4j-core by hostName: POST to SUCCEEDED';
-const REPORT_BODIES: Record<string, Record<string, unknown>> = {
-  [REPORT]: { groupBy: ['tags.env'], filter: ["componentName = 'log4j-core'"] },
-  [REPORT_BY_HOST]: { groupBy: ['hostName'], filter: ["componentName = 'log4j-core'"] },
+/**
+ * Every method the ingestion rows sent: with code groups, the coordinator gathers the other groups' classes
+ * from their nodes; without, it reads its own.
+ */
+const CODE_REPORT = 'cluster: code report, every method seen in 30 days, on the ingestion rows\' fleet: POST to SUCCEEDED';
+/** Where each report is created and read, and its body. */
+const REPORTS: Record<string, { path: string; body: Record<string, unknown> }> = {
+  [REPORT]: { path: '/public/component/report', body: { groupBy: ['tags.env'], filter: ["componentName = 'log4j-core'"] } },
+  [REPORT_BY_HOST]: { path: '/public/component/report', body: { groupBy: ['hostName'], filter: ["componentName = 'log4j-core'"] } },
+  [CODE_REPORT]: { path: '/public/report/codeInventory', body: { from: '30d' } },
 };
+/** How a report is created: the component family schedules under its own path. */
+const createPath = (path: string): string => (path === '/public/component/report' ? `${path}/schedule` : path);
 const CVE = 'cluster: CVE events page of 100, tag filter';
 const CVE_LOAD = 'cluster: CVE events page of 100, tag filter, 10 connections on one node';
 const REJOIN = 'cluster: a killed node restarted to UP, having replayed what it missed';
@@ -75,6 +85,8 @@ const PLAN = {
 
 interface Deployment {
   label: string;
+  /** The code groups its nodes store (1: every node stores every class). */
+  codeGroups: number;
   /** Where the nodes' data directories are. */
   dir: string;
   nodes: JvmlensService[];
@@ -84,27 +96,31 @@ interface Deployment {
 
 async function singleNode(): Promise<Deployment> {
   const node = await startJvmlens({ dataDir: temporaryDir('single-'), workers: 1, apiKey: KEY });
-  return { label: 'single node', dir: '', nodes: [node], nats: [], stop: () => node.stop() };
+  return { label: 'single node', codeGroups: 1, dir: '', nodes: [node], nats: [], stop: () => node.stop() };
 }
 
-function nodeOptions(dir: string, urls: string, index: number) {
-  return { dataDir: `${dir}/n${index}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index}`] };
+/** Node `index` (from 1) of a cluster with `codeGroups` groups: nodes take the groups in turn. */
+function nodeOptions(dir: string, urls: string, index: number, codeGroups = 1) {
+  const groups = codeGroups === 1 ? [] : ['--code-groups', String(codeGroups), '--code-group', String((index - 1) % codeGroups)];
+  return { dataDir: `${dir}/n${index}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index}`, ...groups] };
 }
 
-async function threeNodes(): Promise<Deployment> {
+/** Three nodes that store every class, or whose classes fall into `codeGroups` groups. */
+async function threeNodes(codeGroups = 1): Promise<Deployment> {
   const dir = temporaryDir('cluster-');
   const nats = await startNatsServers(3, dir);
   const urls = nats.map((server) => server.url).join(',');
   const nodes: JvmlensService[] = [];
   try {
-    for (const index of [1, 2, 3]) nodes.push(await startJvmlens(nodeOptions(dir, urls, index)));
+    for (const index of [1, 2, 3]) nodes.push(await startJvmlens(nodeOptions(dir, urls, index, codeGroups)));
   } catch (error) {
     await Promise.all(nodes.map((node) => node.stop()));
     await Promise.all(nats.map((server) => server.stop()));
     throw error;
   }
   return {
-    label: '3 nodes, 3 nats-server (R3)',
+    label: codeGroups === 1 ? '3 nodes, 3 nats-server (R3)' : `3 nodes in ${codeGroups} code groups, 3 nats-server (R3)`,
+    codeGroups,
     dir,
     nodes,
     nats,
@@ -233,6 +249,12 @@ async function ingestRows(deployment: Deployment, size: FleetSize, plan: (typeof
   return [first.row, known.row, read, await applyAloneRow(deployment, size, send, bodies * plan.missedRounds)];
 }
 
+/** The rows ingestRows gives, in its order (a single node has no APPLY_ALONE). */
+const INGEST_ROWS = [INGEST_FIRST, INGEST, READ_DURING_INGEST, APPLY_ALONE];
+
+/** The deployments the ingestion rows compare: code groups are the cluster's way to apply a share of the code each. */
+const INGEST_DEPLOYMENTS = [singleNode, () => threeNodes(1), () => threeNodes(3), () => threeNodes(2)];
+
 /**
  * The last node is paused (SIGSTOP) while the others take `batches` of `send`'s bodies, then resumed to
  * apply them alone: paused rather than restarted, it keeps the caches a running node has (a restarted one
@@ -254,7 +276,7 @@ async function applyAloneRow(deployment: Deployment, size: FleetSize, send: () =
   await caughtUp(last);
   const applyMs = performance.now() - resumed;
   return {
-    suite: NAME, name: APPLY_ALONE, size: `${items.toLocaleString('en-US')} code items in ${batches} batches (${describeFleet(size)})`,
+    suite: NAME, name: `${APPLY_ALONE}, ${deployment.label}`, size: `${items.toLocaleString('en-US')} code items in ${batches} batches (${describeFleet(size)})`,
     rate: items / (applyMs / 1000), unit: 'items/s', meanMs: applyMs, p50Ms: applyMs, p99Ms: applyMs, rssMb: processRssMb(last.pid),
     extra: { jvmlensCpuUsPerItem: round1((((processCpuSeconds(last.pid) ?? Number.NaN) - cpuBefore) / items) * 1e6), note: 'resumed (SIGCONT) until it answers a read: applied every acknowledged batch' },
   };
@@ -274,16 +296,19 @@ async function seedFleet(deployment: Deployment, size: FleetSize): Promise<void>
 async function reportRow(deployment: Deployment, size: FleetSize, runs: number, name: string): Promise<BenchRow> {
   const coordinator = deployment.nodes[1 % deployment.nodes.length];
   const headers = { 'x-api-key': KEY, 'content-type': 'application/json' };
+  const { path, body: request } = REPORTS[name];
   const ms: number[] = [];
   const everywhere: number[] = [];
+  let totalCount = 0;
   for (let run = 0; run < runs; run++) {
     const started = performance.now();
-    const created = await fetch(`${coordinator.apiUrl}/public/component/report/schedule`, { method: 'POST', headers, body: JSON.stringify(REPORT_BODIES[name]) });
+    const created = await fetch(`${coordinator.apiUrl}${createPath(path)}`, { method: 'POST', headers, body: JSON.stringify(request) });
     if (created.status !== 202) throw new Error(`POST answered ${created.status}: ${await created.text()}`);
     const { reportId } = (await created.json()) as { reportId: string };
     for (const [index, node] of [coordinator, ...deployment.nodes.filter((other) => other !== coordinator)].entries()) {
       for (;;) {
-        const body = (await (await fetch(`${node.apiUrl}/public/component/report/${reportId}`, { headers })).json()) as { state: string };
+        const body = (await (await fetch(`${node.apiUrl}${path}/${reportId}`, { headers })).json()) as { state: string; totalCount: number };
+        totalCount = body.totalCount;
         if (body.state === 'SUCCEEDED') break;
         if (body.state !== 'PROCESSING') throw new Error(`report ${reportId} ended ${body.state}`);
         await new Promise((resolve) => setTimeout(resolve, 5));
@@ -297,7 +322,7 @@ async function reportRow(deployment: Deployment, size: FleetSize, runs: number, 
     suite: NAME, name: `${name}, ${deployment.label}`, size: describeFleet(size),
     rate: 1000 / summary.mean, unit: 'ops/s', meanMs: summary.mean, p50Ms: summary.p50, p99Ms: summary.max,
     rssMb: largestRssMb(deployment),
-    extra: { servedByEveryNodeMeanMs: round1(summarize(everywhere).mean), runs },
+    extra: { servedByEveryNodeMeanMs: round1(summarize(everywhere).mean), runs, totalCount },
   };
 }
 
@@ -344,7 +369,7 @@ async function takeoverRow(deployment: Deployment, size: FleetSize): Promise<Ben
   await deployment.nodes[2].stop();
   const slow = await startJvmlens({ ...options, args: [...options.args, '--test-faults', 'slow-partition'] });
   const headers = { 'x-api-key': KEY, 'content-type': 'application/json' };
-  const created = await fetch(`${slow.apiUrl}/public/component/report/schedule`, { method: 'POST', headers, body: JSON.stringify(REPORT_BODIES[REPORT]) });
+  const created = await fetch(`${slow.apiUrl}${createPath(REPORTS[REPORT].path)}`, { method: 'POST', headers, body: JSON.stringify(REPORTS[REPORT].body) });
   if (created.status !== 202) throw new Error(`POST answered ${created.status}: ${await created.text()}`);
   const { reportId } = (await created.json()) as { reportId: string };
   await new Promise((resolve) => setTimeout(resolve, 100));
@@ -497,18 +522,19 @@ async function pauseRows(deployment: Deployment): Promise<BenchRow[]> {
 
 export const suite: Suite = {
   name: NAME,
-  rows: [INGEST_FIRST, INGEST, READ_DURING_INGEST, APPLY_ALONE, REPORT, REPORT_BY_HOST, CVE, CVE_LOAD, TAKEOVER, REJOIN, NEW_NODE, PAUSE, READ_PAUSE],
+  rows: [...INGEST_ROWS, CODE_REPORT, REPORT, REPORT_BY_HOST, CVE, CVE_LOAD, TAKEOVER, REJOIN, NEW_NODE, PAUSE, READ_PAUSE],
   async run(options: BenchOptions) {
     const plan = options.quick ? PLAN.quick : PLAN.full;
     const rows: BenchRow[] = [];
     const want = (row: string) => wanted(options, NAME, row);
-    if (want(INGEST_FIRST) || want(INGEST) || want(READ_DURING_INGEST) || want(APPLY_ALONE)) {
+    if (INGEST_ROWS.some(want) || want(CODE_REPORT)) {
       const size = fleetSize(options, INGEST_FLEET);
-      for (const start of [singleNode, threeNodes]) {
+      for (const start of INGEST_DEPLOYMENTS) {
         const deployment = await start();
         try {
           // In the order ingestRows gives them.
-          rows.push(...(await ingestRows(deployment, size, plan)).filter((_, index) => want([INGEST_FIRST, INGEST, READ_DURING_INGEST, APPLY_ALONE][index])));
+          rows.push(...(await ingestRows(deployment, size, plan)).filter((_, index) => want(INGEST_ROWS[index])));
+          if (want(CODE_REPORT)) rows.push(await reportRow(deployment, size, plan.reportRuns, CODE_REPORT));
         } finally {
           await deployment.stop();
         }
@@ -516,7 +542,7 @@ export const suite: Suite = {
     }
     if (want(REPORT) || want(REPORT_BY_HOST) || want(CVE) || want(CVE_LOAD) || want(TAKEOVER) || want(REJOIN) || want(NEW_NODE) || want(PAUSE) || want(READ_PAUSE)) {
       const size = fleetSize(options, REPORT_FLEET);
-      for (const start of [singleNode, threeNodes]) {
+      for (const start of [singleNode, () => threeNodes()]) {
         const deployment = await start();
         try {
           await seedFleet(deployment, size);
