@@ -251,7 +251,7 @@ export class Replica {
    * another node's data helps, which a node takes at its start (restore.ts).
    */
   #truncated(next: number): void {
-    this.#problem = `this node applied the cluster log up to ${this.#applied}, but the log now goes on at ${next}: the commands between were truncated once every other node had applied them; restart this node while another node is UP (it then starts from a copy of that node's data; README "Running a cluster")`;
+    this.#problem = `this node applied the cluster log up to ${this.#applied}, but the log now goes on at ${next}: the commands between were truncated once every other node had applied them; restart this node while another node of its code group is UP (it then starts from a copy of that node's data; README "Running a cluster")`;
     this.#options.logger.error('the cluster log was truncated past this node', { applied: this.#applied, next });
   }
 

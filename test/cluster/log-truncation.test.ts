@@ -95,6 +95,7 @@ test('the log drops what every node applied once the retention passed; keys stay
   const shown = JSON.parse(status.stdout) as ClusterStatus;
   assert.equal(shown.log.lastSeq, (await streamState()).last_seq);
   assert.equal(shown.vmShards, 64);
+  assert.equal(shown.codeGroups, 1);
   const [n1, n2] = ['n1', 'n2'].map((nodeId) => shown.nodes.find((node) => node.nodeId === nodeId)!);
   assert.equal(n1.live, true);
   assert.ok(n1.health !== null && 'up' in n1.health && n1.health.up && n1.health.applied === shown.log.lastSeq, `n1 answers for itself: ${JSON.stringify(n1.health)}`);
@@ -104,8 +105,9 @@ test('the log drops what every node applied once the retention passed; keys stay
   assert.ok(Math.abs(n2.placeKeptUntil! - Date.now() - 7 * 24 * 3_600_000) < 60_000, 'its place is kept seven days from its last record');
   const table = await runCli(['cluster', 'status', '--cluster', nats[0].url]);
   assert.match(table.stdout, /^log +JVMLENS_LOG: \d+ commands?, .*leader/m);
-  assert.match(table.stdout, /^n1 +UP +\d+ +\d+ +\S+ +\d+ +current +-$/m);
-  assert.match(table.stdout, /^n2 +not live +- +- +- +\d+ +(current|\d+ behind) +\d{4}-/m);
+  assert.match(table.stdout, /^shards +64 VM shards, 1 code group$/m);
+  assert.match(table.stdout, /^n1 +UP +0 +\d+ +\d+ +\S+ +\d+ +current +-$/m);
+  assert.match(table.stdout, /^n2 +not live +- +- +- +- +\d+ +(current|\d+ behind) +\d{4}-/m);
   for (let index = 6; index < 9; index++) await ingestVm(nodes.n1, index);
   await new Promise((resolve) => setTimeout(resolve, 3 * RETENTION_MS));
   assert.equal((await streamState()).messages, 4, 'the three batches n2 missed are still in the log');
@@ -210,8 +212,8 @@ test('with no live node to copy from, a node the log was truncated past stays DO
       return health.status === 503 && /truncated/.test(health.body.note ?? '');
     }, () => `health answers 503 and names the truncation; log:\n${lonely.stderr()}`);
     const health = await request(`${lonely.gatewayUrl}/opthub-health`);
-    assert.match(health.body.note, /this node applied the cluster log up to 0, but the log now goes on at \d+: .*restart this node while another node is UP/);
-    assert.match(lonely.stderr(), /no live node gave a copy of its data/);
+    assert.match(health.body.note, /this node applied the cluster log up to 0, but the log now goes on at \d+: .*restart this node while another node of its code group is UP/);
+    assert.match(lonely.stderr(), /no live node of this node's code group gave a copy of its data/);
   } finally {
     await lonely.stop();
   }

@@ -46,7 +46,7 @@ function request(groupBy: string[]): ReportRequest {
 // Names that need JSON escapes, multi-byte UTF-8, and lengths past each msgpack string header (31, 255, 65,535 bytes).
 const NAMES = ['run()', 'say"hi"(\\)', 'tab\there', 'Zürich()', '東京()', '😀(int)', 'x'.repeat(31), 'y'.repeat(32), 'z'.repeat(255), 'w'.repeat(256), 'v'.repeat(70_000), '\u0001ctl'];
 
-/** Partitions of classes in key order, with random methods and times (some on day edges). */
+/** Partitions of classes in key order (sourceName, then className), with random methods and times (some on day edges). */
 function partitions(rnd: () => number, count: number, names: readonly string[]): ClassMethods[][] {
   const result: ClassMethods[][] = [];
   let cls = 0;
@@ -55,7 +55,7 @@ function partitions(rnd: () => number, count: number, names: readonly string[]):
     for (let c = Math.floor(rnd() * 6); c > 0; c--, cls++) {
       const methods = [...new Set(Array.from({ length: 1 + Math.floor(rnd() * 8) }, () => `${names[Math.floor(rnd() * names.length)]}${Math.floor(rnd() * 5)}`))].sort();
       const firstSeen = methods.map(() => NOW - Math.floor(rnd() * 40) * DAY - (rnd() < 0.3 ? 0 : Math.floor(rnd() * DAY)));
-      classes.push({ sourceName: `lib-${cls % 3}.jar`, className: `com/acme/C${String(cls).padStart(4, '0')}`, methods, firstSeen, lastSeen: firstSeen.map((t) => t + Math.floor(rnd() * 3 * DAY)) });
+      classes.push({ sourceName: `lib-${String(Math.floor(cls / 4)).padStart(3, '0')}.jar`, className: `com/acme/C${String(cls).padStart(4, '0')}`, methods, firstSeen, lastSeen: firstSeen.map((t) => t + Math.floor(rnd() * 3 * DAY)) });
     }
     result.push(classes);
   }
