@@ -40,6 +40,7 @@ function vmBatches(index: number, appEnv: string): unknown[][] {
 const REPORTS: Record<string, unknown>[] = [
   { from: '30d' },
   { from: '30d', groupBy: ['sourceName'] },
+  { from: '30d', groupBy: ['sourceName', 'className', 'methodName'] },
   { from: '30d', groupBy: ['sourceName', 'className'], sortBy: ['count=DESC'] },
   { from: '30d', filter: ["AppEnv = 'shop'"] },
   { from: '30d', filter: ["methodName = 'm3(I)V'", "sourceName = 'lib-7.jar'"] },

@@ -6,7 +6,7 @@ import { Dictionary } from '../../storage/dictionary.ts';
 import { openStore } from '../../storage/store.ts';
 import type { Store } from '../../storage/store.ts';
 import { rematchAll } from '../../storage/vulns.ts';
-import { codeFinalize, codeItemsInKeyOrder, codePartition, encodeCode, encodeKeptCode, encodesRecords, scanCode } from './kernels/code.ts';
+import { classesInKeyOrder, codeFinalize, codeItemsInKeyOrder, codePartition, encodeCode, encodeKeptCode, encodesRecords, scanCode } from './kernels/code.ts';
 import { ClassRecords } from './kernels/class-records.ts';
 import { CodeItemEncoder } from './kernels/code-items.ts';
 import { SlotTimes } from '../../storage/code-times.ts';
@@ -200,8 +200,22 @@ async function writeReport(store: Store, reportId: string, request: ReportReques
       return { ...(await writeEncodedPages(store, reportId, pageBytes, reserve, [merged])), summary: null };
     }
     items = jvmFinalize(request, jvmPartials);
-  } else if (request.family === 'codeInventory') items = codeFinalize(request, partials as ClassMethods[][]);
-  else {
+  } else if (request.family === 'codeInventory') {
+    if (codeItemsInKeyOrder(request)) {
+      // Partitions that gave classes (a cluster's code groups): their items encoded into pages in key order, as
+      // the fast path's are, without an object per method.
+      const pages = new PagedItems(store, reportId, pageBytes, reserve);
+      const encoder = new CodeItemEncoder(request.groupBy.length === 3, pages);
+      for (const cls of classesInKeyOrder(partials as ClassMethods[][])) {
+        encoder.add(cls);
+        if (!pages.ready) continue;
+        await pages.write();
+        throwIfCancelled(cancel);
+      }
+      return { ...(await pages.finish()), summary: null };
+    }
+    items = codeFinalize(request, partials as ClassMethods[][]);
+  } else {
     // Component items nest by their group fields; most are written as JSON, without objects.
     const result = componentFinalize(store, componentNames, request, partials as ComponentPartial[]);
     throwIfCancelled(cancel);

@@ -286,7 +286,7 @@ function collationOf(field: string): Collation {
  * a cluster's code groups (src/storage/code-groups.ts) interleave. Keys compare as LMDB orders them, by
  * code point (its keys are UTF-8), the first name then the second.
  */
-function* inKeyOrder(partials: readonly ClassMethods[][]): Generator<ClassMethods> {
+export function* classesInKeyOrder(partials: readonly ClassMethods[][]): Generator<ClassMethods> {
   const next = partials.map(() => 0);
   for (;;) {
     let lowest = -1;
@@ -310,7 +310,7 @@ export function codeFinalize(request: ReportRequest, partials: readonly ClassMet
   const depth = request.groupBy.length;
   const items: Record<string, unknown>[] = [];
   let last: Record<string, unknown> | null = null;
-  for (const cls of inKeyOrder(partials)) {
+  for (const cls of classesInKeyOrder(partials)) {
     for (let m = 0; m < cls.methods.length; m++) {
       if (depth === 0 || depth === 3) {
         const item: Record<string, unknown> = { sourceName: cls.sourceName, className: cls.className, methodName: cls.methods[m], firstSeen: cls.firstSeen[m], lastSeen: cls.lastSeen[m] };
