@@ -24,7 +24,6 @@ import { WorkerPool } from './engine/reports/pool.ts';
 import type { Logger } from './log.ts';
 import { Dictionary } from './storage/dictionary.ts';
 import { Ingestor } from './storage/ingest.ts';
-import { ALL_CODE } from './storage/code-groups.ts';
 import { createKey, listKeys } from './storage/keys.ts';
 import { Liveness } from './storage/liveness.ts';
 import { SCOPES } from './storage/records.ts';
@@ -73,8 +72,7 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   const liveness = new Liveness(store);
   const cveIndex = new CveIndex(store, dict);
   const instances = new InstanceCache();
-  // A cluster node of a code group stores its group's classes only (src/storage/code-groups.ts).
-  const ingestor = new Ingestor(store, dict, clustered ? { count: config.codeGroups, of: config.codeGroup } : ALL_CODE);
+  const ingestor = new Ingestor(store, dict);
   const local = localWrites({
     store, dict, ingestor, liveness,
     countEvents: (counts) => {

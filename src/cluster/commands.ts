@@ -3,7 +3,8 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { createRequire } from 'node:module';
 import { Packr } from 'msgpackr';
 import type { ReportMeta } from '../engine/reports/report-types.ts';
-import type { AgentEvent } from '../ingest/events.ts';
+import type { AgentEvent, CodeEvent, CodeItem } from '../ingest/events.ts';
+import { ClassGroups } from '../storage/code-groups.ts';
 import { batchEvents } from '../writes.ts';
 import type { AgentBatch } from '../writes.ts';
 import type { ApiKeyRecord } from '../storage/records.ts';
@@ -12,10 +13,12 @@ import type { Vulnerability } from '../vuln/osv.ts';
 
 export type Command =
   /**
-   * An agent batch's events as its gateway validated them (packEvents), and when it received them. Each
-   * node unpacks them inside its write transaction, as a single node parses a body there.
+   * An agent batch's events as its gateway validated them (eventsCommand), and when it received them. Each
+   * node unpacks them inside its write transaction, as a single node parses a body there. In a cluster
+   * with code groups, `code` holds each group's code items apart, and `events` the code events without
+   * them: a node unpacks its own group's.
    */
-  | { kind: 'events'; events: Uint8Array; receivedAt: number }
+  | { kind: 'events'; events: Uint8Array; receivedAt: number; code?: Uint8Array[] }
   /** An agent batch in a log written by an earlier jvmlens version: its bytes as received, parsed and validated by each node. */
   | { kind: 'events'; batch: AgentBatch }
   | { kind: 'tags'; edit: TagEdit }
@@ -63,15 +66,48 @@ const packr = new Packr({ useRecords: false, moreTypes: false });
 const { Packr: EventPackr } = createRequire(import.meta.url)('msgpackr') as { Packr: typeof Packr };
 const eventPackr = new EventPackr({ useRecords: true, moreTypes: false });
 
-export function packEvents(events: readonly AgentEvent[]): Uint8Array {
-  return eventPackr.pack(events);
+/** A code group's items of a batch: [index of their code event, the items]. */
+type GroupItems = [number, CodeItem[]][];
+
+/**
+ * The command of a batch's validated events received at `receivedAt`. With code groups, each code event's
+ * items go to their groups' parts, and the event keeps the sourceNames they came from (in order of their
+ * runs; one may repeat), which every node stores.
+ */
+export function eventsCommand(events: readonly AgentEvent[], receivedAt: number, codeGroups: number): Command {
+  if (codeGroups === 1) return { kind: 'events', events: eventPackr.pack(events), receivedAt };
+  const groups = new ClassGroups(codeGroups);
+  const code: GroupItems[] = Array.from({ length: codeGroups }, () => []);
+  const withoutCode = events.map((event, index): AgentEvent => {
+    if (event.type !== 'code') return event;
+    const parts: CodeItem[][] = Array.from({ length: codeGroups }, () => []);
+    const sourceNames: string[] = [];
+    for (const item of event.items) {
+      parts[groups.of(item.sourceName, item.className)].push(item);
+      if (item.sourceName !== sourceNames[sourceNames.length - 1]) sourceNames.push(item.sourceName);
+    }
+    parts.forEach((items, group) => {
+      if (items.length > 0) code[group].push([index, items]);
+    });
+    return { ...event, items: [], sourceNames };
+  });
+  return { kind: 'events', events: eventPackr.pack(withoutCode), code: code.map((items) => eventPackr.pack(items)), receivedAt };
 }
 
-/** An events command's events, decoded when `decode` is called, and when its batch was received. */
-export function loggedEvents(command: Extract<Command, { kind: 'events' }>): { decode: () => AgentEvent[]; receivedAt: number } {
+/** An events command's events for a node of `codeGroup`, decoded when `decode` is called, and when its batch was received. */
+export function loggedEvents(command: Extract<Command, { kind: 'events' }>, codeGroup: number): { decode: () => AgentEvent[]; receivedAt: number } {
   // Commands of logs written by earlier versions carry the body as received.
   if ('batch' in command) return { decode: () => batchEvents(command.batch), receivedAt: command.batch.now };
-  return { decode: () => eventPackr.unpack(command.events) as AgentEvent[], receivedAt: command.receivedAt };
+  const { code } = command;
+  if (code === undefined) return { decode: () => eventPackr.unpack(command.events) as AgentEvent[], receivedAt: command.receivedAt };
+  return {
+    decode: () => {
+      const events = eventPackr.unpack(command.events) as AgentEvent[];
+      for (const [index, items] of eventPackr.unpack(code[codeGroup]) as GroupItems) (events[index] as CodeEvent).items = items;
+      return events;
+    },
+    receivedAt: command.receivedAt,
+  };
 }
 
 /** msgpack then raw deflate at level 1: code batches shrink about 3× for little CPU (research/scale-out.md). */

@@ -18,7 +18,7 @@ import { readTags } from '../storage/vm-tags.ts';
 import { findVm, MissingTagError, vmTags } from '../storage/vms.ts';
 import { batchEvents } from '../writes.ts';
 import type { LocalWrites, Writes } from '../writes.ts';
-import { packEvents } from './commands.ts';
+import { eventsCommand } from './commands.ts';
 import type { Command } from './commands.ts';
 import { compactionRoundMs, LogCompaction } from './compaction.ts';
 import { ClusterLog, CommandTooLargeError, LogUnavailableError } from './log.ts';
@@ -122,7 +122,7 @@ export class ClusterNode {
         const events = batchEvents(batch);
         checkKnownVms(options.store, events);
         const log = this.#requireLog();
-        const part = (slice: readonly AgentEvent[]): Command => ({ kind: 'events', events: packEvents(slice), receivedAt: batch.now });
+        const part = (slice: readonly AgentEvent[]): Command => eventsCommand(slice, batch.now, options.config.codeGroups);
         try {
           await log.append(part(events));
         } catch (error) {
@@ -191,7 +191,7 @@ export class ClusterNode {
       await holdCodeGroup(store, group);
       this.reports.attach(jobs, this.#membership);
       this.#replica = new Replica({
-        log, store, writes: local, applyReport: (command) => this.reports.apply(command), rematch, logger,
+        log, store, writes: local, codeGroup: group.of, applyReport: (command) => this.reports.apply(command), rematch, logger,
         ...(config.testFaults.includes('slow-apply') ? { slowApplyMs: SLOW_APPLY_MS } : {}),
       });
       const replica = this.#replica;

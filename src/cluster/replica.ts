@@ -41,6 +41,8 @@ export interface ReplicaOptions {
   log: ClusterLog;
   store: Store;
   writes: LocalWrites;
+  /** The code group whose items this node applies (src/storage/code-groups.ts). */
+  codeGroup: number;
   /** Applies report commands (src/cluster/reports.ts). */
   applyReport: (command: Command) => Promise<void>;
   /** Re-matches the fleet's components against the vulnerability data just stored. */
@@ -261,7 +263,7 @@ export class Replica {
     try {
       switch (command.kind) {
         case 'events': {
-          const { decode, receivedAt } = loggedEvents(command);
+          const { decode, receivedAt } = loggedEvents(command, this.#options.codeGroup);
           // The sequence commits in the batch's own transaction: a restart never applies a batch twice.
           await writes.decoded(() => {
             const events = decode();

@@ -41,6 +41,11 @@ export interface CodeEvent {
   vmId: string;
   time: number;
   items: CodeItem[];
+  /**
+   * In a cluster with code groups, a node is given the items of its own group only (src/cluster/commands.ts),
+   * and with them every sourceName the event's items came from: what the VM loaded code from.
+   */
+  sourceNames?: string[];
 }
 
 export interface ComponentsEvent {

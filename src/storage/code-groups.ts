@@ -1,7 +1,8 @@
 // Code groups (README "Running a cluster"): a cluster may split the fleet's classes into a fixed number of
 // groups by a hash of (sourceName, className), each node storing the code of one group only, so that a
-// node applies a share of the code items the fleet sends rather than all of them. Every node still stores
-// every VM, its tags, components and the sourceNames it loaded: only code reports read the classes.
+// node applies a share of the code items the fleet sends rather than all of them (its log gives each node
+// its group's items, src/cluster/commands.ts). Every node still stores every VM, its tags, components and
+// the sourceNames it loaded: only code reports read the classes.
 import { fnv1a } from '../hash.ts';
 import type { Store } from './store.ts';
 
@@ -11,32 +12,29 @@ export interface CodeGroup {
   of: number;
 }
 
-export const ALL_CODE: CodeGroup = { count: 1, of: 0 };
-
 /** The group of a class: FNV-1a over sourceName, a NUL, then className (part of the cluster's format). */
 export function codeGroupOf(sourceName: string, className: string, count: number): number {
   return fnv1a(className, fnv1a('\u0000', fnv1a(sourceName))) % count;
 }
 
-/** Whether a class belongs to a group: the last class's answer is kept, as an agent sends a class's methods together. */
-export class ClassFilter {
-  readonly #group: CodeGroup;
+/** Classes' groups, the last class's kept: an agent sends a class's methods together. */
+export class ClassGroups {
+  readonly #count: number;
   #sourceName = '';
   #className = '';
-  #holds = true;
+  #group = 0;
 
-  constructor(group: CodeGroup) {
-    this.#group = group;
+  constructor(count: number) {
+    this.#count = count;
   }
 
-  holds(sourceName: string, className: string): boolean {
-    if (this.#group.count === 1) return true;
+  of(sourceName: string, className: string): number {
     if (sourceName !== this.#sourceName || className !== this.#className) {
       this.#sourceName = sourceName;
       this.#className = className;
-      this.#holds = codeGroupOf(sourceName, className, this.#group.count) === this.#group.of;
+      this.#group = codeGroupOf(sourceName, className, this.#count);
     }
-    return this.#holds;
+    return this.#group;
   }
 }
 

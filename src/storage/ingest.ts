@@ -1,7 +1,5 @@
 // Applies a validated batch of agent events in one LMDB write transaction (decisions §4).
 import type { AgentEvent, VmStartEvent } from '../ingest/events.ts';
-import { ALL_CODE, ClassFilter } from './code-groups.ts';
-import type { CodeGroup } from './code-groups.ts';
 import { CodeBatch, CodeIndex } from './code-sightings.ts';
 import { ComponentIds } from './components.ts';
 import type { Dictionary } from './dictionary.ts';
@@ -68,8 +66,6 @@ class BatchState {
   readonly sources = new Map<number, Set<number>>();
   readonly appEnvs = new Map<number, string>();
   readonly code: CodeBatch;
-  /** The classes this store holds (a cluster node of a code group: its group's only). */
-  readonly classes: ClassFilter;
   readonly newComponents: number[] = [];
   readonly componentsChanged = new Set<number>();
   readonly sourcesChanged = new Set<number>();
@@ -81,11 +77,10 @@ class BatchState {
   readonly #store: Store;
   readonly #dict: Dictionary;
 
-  constructor(store: Store, dict: Dictionary, codeIndex: CodeIndex, classes: ClassFilter, receivedAt: number) {
+  constructor(store: Store, dict: Dictionary, codeIndex: CodeIndex, receivedAt: number) {
     this.#store = store;
     this.#dict = dict;
     this.code = new CodeBatch(store, codeIndex);
-    this.classes = classes;
     this.receivedAt = receivedAt;
   }
 
@@ -190,13 +185,15 @@ function applyEvent(store: Store, dict: Dictionary, components: ComponentIds, ba
       const known = sources.size;
       let lastSource = '';
       for (const item of event.items) {
-        if (batch.classes.holds(item.sourceName, item.className)) batch.code.add(item, appEnv, event.time);
+        batch.code.add(item, appEnv, event.time);
         // Items of a class, and often of a JAR, come together: intern a sourceName once per run of it.
         if (item.sourceName !== lastSource) {
           lastSource = item.sourceName;
           sources.add(dict.intern(lastSource));
         }
       }
+      // A cluster node of a code group has its group's items only: the event names every source of them all.
+      for (const sourceName of event.sourceNames ?? []) sources.add(dict.intern(sourceName));
       if (sources.size !== known) batch.sourcesChanged.add(record.row);
       break;
     }
@@ -247,14 +244,11 @@ export class Ingestor {
   readonly dict: Dictionary;
   readonly components: ComponentIds;
   readonly #codeIndex = new CodeIndex();
-  readonly #classes: ClassFilter;
 
-  /** `codeGroup`: the classes whose code this store keeps (code-groups.ts); every VM-side change applies whatever the group. */
-  constructor(store: Store, dict: Dictionary, codeGroup: CodeGroup = ALL_CODE) {
+  constructor(store: Store, dict: Dictionary) {
     this.store = store;
     this.dict = dict;
     this.components = new ComponentIds(store);
-    this.#classes = new ClassFilter(codeGroup);
   }
 
   /**
@@ -273,7 +267,7 @@ export class Ingestor {
       await store.env.childTransaction(() => {
         const events = decode();
         checkKnownVms(store, events);
-        batch = new BatchState(store, dict, this.#codeIndex, this.#classes, receivedAt);
+        batch = new BatchState(store, dict, this.#codeIndex, receivedAt);
         for (const event of events) {
           applyEvent(store, dict, components, batch, event);
           eventCounts.set(event.type, (eventCounts.get(event.type) ?? 0) + 1);

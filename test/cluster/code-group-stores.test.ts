@@ -1,6 +1,7 @@
-// Code groups (src/storage/code-groups.ts): a class's group is a fixed function of its names; a store of one
-// group keeps that group's classes and every VM-side fact; the groups' classes, scanned in chunks and
-// merged, give the items one store of every class gives.
+// Code groups (src/storage/code-groups.ts), without NATS: a class's group is a fixed function of its names;
+// the log's events command gives a node of a group that group's code items and every VM-side fact, so its
+// store keeps that group's classes only; the groups' classes, scanned in chunks and merged, give the items
+// one store of every class gives.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { codeFinalize, codePartition, scanCode } from '../../src/engine/reports/kernels/code.ts';
@@ -8,8 +9,10 @@ import type { ClassMethods } from '../../src/engine/reports/kernels/class-method
 import { RowOrder } from '../../src/engine/reports/kernels/row-order.ts';
 import { parseReportRequest } from '../../src/engine/reports/report-request.ts';
 import type { ReportRequest } from '../../src/engine/reports/report-types.ts';
+import { decodeCommand, encodeCommand, eventsCommand, loggedEvents } from '../../src/cluster/commands.ts';
+import type { Command } from '../../src/cluster/commands.ts';
 import { validateEvents } from '../../src/ingest/events.ts';
-import { ClassFilter, codeGroupOf } from '../../src/storage/code-groups.ts';
+import { ClassGroups, codeGroupOf } from '../../src/storage/code-groups.ts';
 import { readClassTimes, SlotTimes } from '../../src/storage/code-times.ts';
 import { Dictionary } from '../../src/storage/dictionary.ts';
 import { FleetColumns } from '../../src/storage/fleet-columns.ts';
@@ -39,10 +42,14 @@ before(async () => {
     for (let c = v * 40; c < v * 40 + 120; c++) for (let m = 0; m < 1 + (c % 5); m++) items.push({ sourceName: `lib-${c % 9}.jar`, className: `com/acme/C${c}`, methodName: `m${m}()` });
     events.push({ type: 'code', vmId, time: time + 1, items });
   }
-  for (const group of [undefined, { count: 2, of: 0 }, { count: 2, of: 1 }]) {
+  const validated = validateEvents(events, NOW);
+  // As a node applies them from the log: the command encoded, decoded, and its events for the node's group.
+  const logged = (codeGroups: number) => decodeCommand(encodeCommand(eventsCommand(validated, NOW, codeGroups))) as Extract<Command, { kind: 'events' }>;
+  for (const [codeGroups, of] of [[1, 0], [2, 0], [2, 1]]) {
     const store = openStore(tempDir());
     const dict = new Dictionary(store);
-    await new Ingestor(store, dict, group).ingest(() => validateEvents(events, NOW));
+    const { decode, receivedAt } = loggedEvents(logged(codeGroups), of);
+    await new Ingestor(store, dict).ingest(decode, receivedAt);
     stores.push({ store, dict });
   }
 });
@@ -59,11 +66,11 @@ test('a class\'s group is a fixed function of its names (the cluster\'s format),
   const counts = [0, 0, 0];
   for (let c = 0; c < 3000; c++) counts[codeGroupOf(`lib-${c % 40}.jar`, `com/acme/C${c}`, 3)]++;
   for (const count of counts) assert.ok(count > 850 && count < 1150, counts.join(', '));
-  const filter = new ClassFilter({ count: 3, of: 1 });
-  for (let c = 0; c < 100; c++) assert.equal(filter.holds('x.jar', `C${c}`), codeGroupOf('x.jar', `C${c}`, 3) === 1);
+  const groups = new ClassGroups(3);
+  for (let c = 0; c < 100; c++) for (const k of [1, 2]) assert.equal(groups.of('x.jar', `C${c}`), codeGroupOf('x.jar', `C${c}`, 3), `C${c}, look-up ${k}`);
 });
 
-test('a store of one group keeps that group\'s classes, with the same times, and every VM-side fact', () => {
+test('a node of one group is given that group\'s code items and every VM-side fact: its store keeps the group\'s classes, with the same times', () => {
   const [all, group0, group1] = stores;
   const keys = [classKeys(group0.store), classKeys(group1.store)];
   keys.forEach((held, of) => {
