@@ -13,7 +13,7 @@ import type { Logger } from '../log.ts';
 import { SlotTimes } from '../storage/code-times.ts';
 import type { CodeGroup } from '../storage/code-groups.ts';
 import type { Store } from '../storage/store.ts';
-import { decodeMessage, encodeMessage } from './commands.ts';
+import { decodeRecords, encodeRecords } from './commands.ts';
 import type { Membership } from './membership.ts';
 import { respond } from './replies.ts';
 import { caughtUp, unlessStopped, within } from './waits.ts';
@@ -126,8 +126,8 @@ export class CodeReports {
       try {
         for (;;) {
           const ask: ChunkAsk = { reportId: meta.reportId, request: meta.request, seq, after, methods: CHUNK_METHODS };
-          const reply = await unlessStopped(nc.request(`${SUBJECT}.${node}`, encodeMessage(ask), { timeout: CHUNK_WAIT_MS }), stopped);
-          const answer = decodeMessage(reply.data) as ChunkAnswer;
+          const reply = await unlessStopped(nc.request(`${SUBJECT}.${node}`, encodeRecords(ask), { timeout: CHUNK_WAIT_MS }), stopped);
+          const answer = decodeRecords(reply.data) as ChunkAnswer;
           if (!answer.ok) throw new Error(answer.message);
           for (const cls of answer.classes) classes.push(cls);
           if (answer.last === null) return classes;
@@ -147,16 +147,16 @@ export class CodeReports {
     void (async () => {
       let bytes: Uint8Array;
       try {
-        const ask = decodeMessage(msg.data) as ChunkAsk;
+        const ask = decodeRecords(msg.data) as ChunkAsk;
         await caughtUp(this.#options.waitFor(ask.seq));
         const limit = (nc.info?.max_payload ?? 1024 * 1024) - REPLY_SLACK;
         // Names far longer than usual: fewer methods per chunk until it fits.
         for (let methods = ask.methods; ; methods = Math.floor(methods / 2)) {
-          bytes = encodeMessage(this.#chunk(ask, Math.max(1, methods)));
+          bytes = encodeRecords(this.#chunk(ask, Math.max(1, methods)));
           if (bytes.length <= limit || methods <= 1) break;
         }
       } catch (error) {
-        bytes = encodeMessage({ ok: false, message: (error as Error).message } satisfies ChunkAnswer);
+        bytes = encodeRecords({ ok: false, message: (error as Error).message } satisfies ChunkAnswer);
       }
       if (!respond(msg, bytes)) logger.warn('a chunk of code classes could not be sent', { bytes: bytes.length });
     })();
