@@ -8,6 +8,8 @@ import type { Placement } from '../engine/reports/jobs.ts';
 import type { ClassMethods } from '../engine/reports/kernels/class-methods.ts';
 import { scanCode } from '../engine/reports/kernels/code.ts';
 import type { Partition, ReportMeta, ReportRequest } from '../engine/reports/report-types.ts';
+import type { PackedClasses } from '../engine/reports/tasks.ts';
+import { packRecords } from '../msgpack-records.ts';
 import { fnv1a } from '../hash.ts';
 import type { Logger } from '../log.ts';
 import { SlotTimes } from '../storage/code-times.ts';
@@ -41,8 +43,11 @@ interface ChunkAsk {
   methods: number;
 }
 
-/** The chunk's classes, and the last class's key to ask after next (null: the group's classes are all given). */
-type ChunkAnswer = { ok: true; classes: ClassMethods[]; last: string[] | null } | { ok: false; message: string };
+/**
+ * The chunk's classes (ClassMethods[] packed as msgpack records, for the thread that writes the pages), and
+ * the last class's key to ask after next (null: the group's classes are all given).
+ */
+type ChunkAnswer = { ok: true; classes: Uint8Array; last: string[] | null } | { ok: false; message: string };
 
 export interface CodeReportsOptions {
   nc: NatsConnection;
@@ -109,9 +114,9 @@ export class CodeReports {
   }
 
   /** Group `of`'s classes, chunk after chunk from one of its live nodes, from where the last stopped when one fails. */
-  async #gather(of: number, meta: ReportMeta, seq: number, stopped: AbortSignal): Promise<ClassMethods[]> {
+  async #gather(of: number, meta: ReportMeta, seq: number, stopped: AbortSignal): Promise<PackedClasses> {
     const { nc, membership } = this.#options;
-    const classes: ClassMethods[] = [];
+    const chunks: Uint8Array[] = [];
     let after: string[] | null = null;
     const failed = new Map<string, string>();
     for (;;) {
@@ -129,8 +134,8 @@ export class CodeReports {
           const reply = await unlessStopped(nc.request(`${SUBJECT}.${node}`, encodeRecords(ask), { timeout: CHUNK_WAIT_MS }), stopped);
           const answer = decodeRecords(reply.data) as ChunkAnswer;
           if (!answer.ok) throw new Error(answer.message);
-          for (const cls of answer.classes) classes.push(cls);
-          if (answer.last === null) return classes;
+          chunks.push(answer.classes);
+          if (answer.last === null) return { kind: 'packed-classes', chunks };
           after = answer.last;
         }
       } catch (error) {
@@ -167,7 +172,7 @@ export class CodeReports {
     if (this.#times?.reportId !== ask.reportId || ask.after === null) this.#times = { reportId: ask.reportId, times: new SlotTimes(store) };
     const classes: ClassMethods[] = [];
     const stoppedAt = scanCode(store, ask.request, this.#times.times, null, null, (cls) => classes.push(cls), { after: ask.after, methods });
-    return { ok: true, classes, last: stoppedAt };
+    return { ok: true, classes: packRecords(classes), last: stoppedAt };
   }
 
   close(): void {

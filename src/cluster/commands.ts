@@ -1,9 +1,9 @@
 // What a cluster's log holds: every change to the data, as values every node applies the same way.
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { createRequire } from 'node:module';
 import { Packr } from 'msgpackr';
 import type { ReportMeta } from '../engine/reports/report-types.ts';
 import type { AgentEvent, CodeEvent, CodeItem } from '../ingest/events.ts';
+import { packRecords, unpackRecords } from '../msgpack-records.ts';
 import { ClassGroups } from '../storage/code-groups.ts';
 import { batchEvents } from '../writes.ts';
 import type { AgentBatch } from '../writes.ts';
@@ -53,45 +53,33 @@ export const TRUNCATED_SUBJECTS = ['events', 'tags', 'vulns', 'report'].map((fam
 
 // Records stay plain objects, so a value reads the same on every node and across versions.
 const packr = new Packr({ useRecords: false, moreTypes: false });
-/**
- * Events are many objects of a few shapes: msgpack records (each message defines its own, so any node
- * reads any message) unpack in a quarter of the time JSON takes to parse and validate the batch's body
- * (0.13 against 0.55 µs per code item, inflate included), which every node of the cluster paid.
- * They are packed by msgpackr's CommonJS build, a second copy of its code. With the copy lmdb-js packs the
- * store's values with, packing took a gateway ~4 µs per item where a script takes 0.25 (a CPU profile; most
- * likely V8's feedback for that shared code, shaped by the store's many kinds of record), and the cluster's
- * ingestion fell from 250-272k to 218k items/s. With this copy it rose to 278-285k, and a node applying the
- * log alone went from 611-668k to 829-833k items/s (the cluster bench against the body parsed by each node).
- */
-const { Packr: EventPackr } = createRequire(import.meta.url)('msgpackr') as { Packr: typeof Packr };
-const eventPackr = new EventPackr({ useRecords: true, moreTypes: false });
-
 /** A code group's items of a batch: [index of their code event, the items]. */
 type GroupItems = [number, CodeItem[]][];
 
 /**
  * The command of a batch's validated events received at `receivedAt`. With code groups, each code event's
- * items go to their groups' parts, and the event keeps the sourceNames they came from (in order of their
- * runs; one may repeat), which every node stores.
+ * items go to their groups' parts, and the event keeps the sourceNames they came from, which every node stores.
  */
 export function eventsCommand(events: readonly AgentEvent[], receivedAt: number, codeGroups: number): Command {
-  if (codeGroups === 1) return { kind: 'events', events: eventPackr.pack(events), receivedAt };
+  if (codeGroups === 1) return { kind: 'events', events: packRecords(events), receivedAt };
   const groups = new ClassGroups(codeGroups);
   const code: GroupItems[] = Array.from({ length: codeGroups }, () => []);
   const withoutCode = events.map((event, index): AgentEvent => {
     if (event.type !== 'code') return event;
     const parts: CodeItem[][] = Array.from({ length: codeGroups }, () => []);
-    const sourceNames: string[] = [];
+    // Each once: every node interns them, while a run of items from one JAR may recur in an event.
+    const sourceNames = new Set<string>();
+    let lastSource: string | undefined;
     for (const item of event.items) {
-      parts[groups.of(item.sourceName, item.className)].push(item);
-      if (item.sourceName !== sourceNames[sourceNames.length - 1]) sourceNames.push(item.sourceName);
+      parts[groups.of(item.className)].push(item);
+      if (item.sourceName !== lastSource) sourceNames.add((lastSource = item.sourceName));
     }
     parts.forEach((items, group) => {
       if (items.length > 0) code[group].push([index, items]);
     });
-    return { ...event, items: [], sourceNames };
+    return { ...event, items: [], sourceNames: [...sourceNames] };
   });
-  return { kind: 'events', events: eventPackr.pack(withoutCode), code: code.map((items) => eventPackr.pack(items)), receivedAt };
+  return { kind: 'events', events: packRecords(withoutCode), code: code.map((items) => packRecords(items)), receivedAt };
 }
 
 /** An events command's events for a node of `codeGroup`, decoded when `decode` is called, and when its batch was received. */
@@ -99,11 +87,11 @@ export function loggedEvents(command: Extract<Command, { kind: 'events' }>, code
   // Commands of logs written by earlier versions carry the body as received.
   if ('batch' in command) return { decode: () => batchEvents(command.batch), receivedAt: command.batch.now };
   const { code } = command;
-  if (code === undefined) return { decode: () => eventPackr.unpack(command.events) as AgentEvent[], receivedAt: command.receivedAt };
+  if (code === undefined) return { decode: () => unpackRecords(command.events) as AgentEvent[], receivedAt: command.receivedAt };
   return {
     decode: () => {
-      const events = eventPackr.unpack(command.events) as AgentEvent[];
-      for (const [index, items] of eventPackr.unpack(code[codeGroup]) as GroupItems) (events[index] as CodeEvent).items = items;
+      const events = unpackRecords(command.events) as AgentEvent[];
+      for (const [index, items] of unpackRecords(code[codeGroup]) as GroupItems) (events[index] as CodeEvent).items = items;
       return events;
     },
     receivedAt: command.receivedAt,
@@ -128,15 +116,11 @@ export function decodeMessage(bytes: Uint8Array): unknown {
   return packr.unpack(inflateRawSync(bytes));
 }
 
-/**
- * A message of many objects of a few shapes between nodes (a code group's classes): msgpack records packed
- * by the second msgpackr copy, as agent events are. Packed by the first, a code report's chunks took the
- * giving nodes 1.2 s of `pack` each (a CPU profile of the cluster bench's code report).
- */
+/** A message of many objects of a few shapes between nodes (src/msgpack-records.ts), deflated. */
 export function encodeRecords(value: unknown): Buffer {
-  return deflateRawSync(eventPackr.pack(value), { level: 1 });
+  return deflateRawSync(packRecords(value), { level: 1 });
 }
 
 export function decodeRecords(bytes: Uint8Array): unknown {
-  return eventPackr.unpack(inflateRawSync(bytes));
+  return unpackRecords(inflateRawSync(bytes));
 }

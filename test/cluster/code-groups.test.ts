@@ -104,7 +104,7 @@ test('each node stores only its code group\'s classes, and the groups together h
   assert.deepEqual(n1, n3, 'n1 and n3 store group 0 alike');
   for (const [group, classes] of [[0, n1], [1, n2]] as const) {
     assert.ok(classes.length > 1000, `group ${group} holds a share: ${classes.length} classes`);
-    for (const [sourceName, className] of classes) assert.equal(codeGroupOf(sourceName, className, 2), group);
+    for (const [, className] of classes) assert.equal(codeGroupOf(className, 2), group);
   }
   assert.deepEqual([...n1, ...n2].map((key) => key.join('/')).sort(), all.map((key) => key.join('/')).sort());
   // The VM side is on every node: both VMs, with what they loaded from.
@@ -129,7 +129,7 @@ test('a group with no node left: code reports are PARTIALLY_FAILED and health sa
     assert.match(JSON.stringify(partial.pages[0].body.errors), /no live node of code group 1 gave its classes/);
     // Only group 0's classes: every item of the report is of group 0.
     assert.ok(partial.items.length > 0);
-    for (const item of partial.items) assert.equal(codeGroupOf(item.sourceName as string, item.className as string, 2), 0);
+    for (const item of partial.items) assert.equal(codeGroupOf(item.className as string, 2), 0);
     // Health names the group once n2 no longer answers, and the node serves on.
     let note = '';
     for (const deadline = Date.now() + 15_000; Date.now() < deadline && !/code group 1 of 2/.test(note); await new Promise((resolve) => setTimeout(resolve, 200))) {

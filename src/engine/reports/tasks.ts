@@ -58,8 +58,21 @@ export interface FinishHere {
  */
 export type FinishedPartition = { kind: 'finished'; result: FinalizeResult; stopped: boolean } | { kind: 'finish-failed'; message: string };
 
-/** ClassMethods[] from a code partition that sorts or groups, EncodedItems[] (chunks, in order) from one that gives final items. */
-export type PartialResult = JvmPartial | ComponentPartial | ClassMethods[] | EncodedItems[];
+/**
+ * A code partition's classes as another node gave them (a cluster's code group, src/cluster/code-reports.ts):
+ * chunks of ClassMethods[] packed as msgpack records (src/msgpack-records.ts), unpacked by the thread that
+ * writes the pages, so that the service's thread holds bytes, not an object per method.
+ */
+export interface PackedClasses {
+  kind: 'packed-classes';
+  chunks: Uint8Array[];
+}
+
+/**
+ * ClassMethods[] from a code partition that sorts or groups (or PackedClasses from another node), EncodedItems[]
+ * (chunks, in order) from one that gives final items.
+ */
+export type PartialResult = JvmPartial | ComponentPartial | ClassMethods[] | PackedClasses | EncodedItems[];
 
 export interface FinalizeTask {
   kind: 'finalize';

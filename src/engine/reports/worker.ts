@@ -10,6 +10,7 @@ import { classesInKeyOrder, codeFinalize, codeItemsInKeyOrder, codePartition, en
 import { ClassRecords } from './kernels/class-records.ts';
 import { CodeItemEncoder } from './kernels/code-items.ts';
 import { SlotTimes } from '../../storage/code-times.ts';
+import { unpackRecords } from '../../msgpack-records.ts';
 import type { ClassMethods } from './kernels/class-methods.ts';
 import { componentFinalize, componentPartition } from './kernels/component.ts';
 import type { ComponentPartial } from './kernels/component.ts';
@@ -189,6 +190,12 @@ async function runFinalize(task: FinalizeTask): Promise<FinalizeResult> {
   return writeReport(storeContext().store, task.reportId, task.request, task.partials, task.pageBytes, task.reserve, task.cancel);
 }
 
+/** A code partition's classes, unpacked when another node gave them packed. */
+function unpackedClasses(partial: PartialResult): ClassMethods[] {
+  if (!('kind' in partial && partial.kind === 'packed-classes')) return partial as ClassMethods[];
+  return partial.chunks.flatMap((chunk) => unpackRecords(chunk) as ClassMethods[]);
+}
+
 /** Merges the partitions' results into the report's items in their final order and writes its pages. */
 async function writeReport(store: Store, reportId: string, request: ReportRequest, partials: PartialResult[], pageBytes: number, reserve: number, cancel: Int32Array): Promise<FinalizeResult> {
   throwIfCancelled(cancel);
@@ -201,12 +208,13 @@ async function writeReport(store: Store, reportId: string, request: ReportReques
     }
     items = jvmFinalize(request, jvmPartials);
   } else if (request.family === 'codeInventory') {
+    const classes = partials.map(unpackedClasses);
     if (codeItemsInKeyOrder(request)) {
       // Partitions that gave classes (a cluster's code groups): their items encoded into pages in key order, as
       // the fast path's are, without an object per method.
       const pages = new PagedItems(store, reportId, pageBytes, reserve);
       const encoder = new CodeItemEncoder(request.groupBy.length === 3, pages);
-      for (const cls of classesInKeyOrder(partials as ClassMethods[][])) {
+      for (const cls of classesInKeyOrder(classes)) {
         encoder.add(cls);
         if (!pages.ready) continue;
         await pages.write();
@@ -214,7 +222,7 @@ async function writeReport(store: Store, reportId: string, request: ReportReques
       }
       return { ...(await pages.finish()), summary: null };
     }
-    items = codeFinalize(request, partials as ClassMethods[][]);
+    items = codeFinalize(request, classes);
   } else {
     // Component items nest by their group fields; most are written as JSON, without objects.
     const result = componentFinalize(store, componentNames, request, partials as ComponentPartial[]);
