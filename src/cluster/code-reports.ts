@@ -158,7 +158,8 @@ export class CodeReports {
         // Names far longer than usual: fewer methods per chunk until it fits.
         for (let methods = ask.methods; ; methods = Math.floor(methods / 2)) {
           bytes = encodeRecords(this.#chunk(ask, Math.max(1, methods)));
-          if (bytes.length <= limit || methods <= 1) break;
+          if (bytes.length <= limit) break;
+          if (methods <= 1) throw new Error(`a class's methods take ${bytes.length} bytes, over the servers' max_payload of ${limit + REPLY_SLACK}`);
         }
       } catch (error) {
         bytes = encodeRecords({ ok: false, message: (error as Error).message } satisfies ChunkAnswer);

@@ -10,7 +10,7 @@ import { classesInKeyOrder, codeFinalize, codeItemsInKeyOrder, codePartition, en
 import { ClassRecords } from './kernels/class-records.ts';
 import { CodeItemEncoder } from './kernels/code-items.ts';
 import { SlotTimes } from '../../storage/code-times.ts';
-import { unpackRecords } from '../../msgpack-records.ts';
+import { packRecords, unpackRecords } from '../../msgpack-records.ts';
 import type { ClassMethods } from './kernels/class-methods.ts';
 import { componentFinalize, componentPartition } from './kernels/component.ts';
 import type { ComponentPartial } from './kernels/component.ts';
@@ -81,7 +81,11 @@ async function runPartition(task: PartitionTask): Promise<PartialResult | Finish
   const finishes = (): FinishHere | null => (task.finish !== undefined && !isCancelled(task.cancel) ? task.finish : null);
   if (partition.kind === 'keys') {
     const times = slotTimes(ctx, task.reportId);
-    if (!codeItemsInKeyOrder(request) || partition.classes === true) {
+    if (partition.classes === true) {
+      // Merged with other nodes' classes by the thread that writes the pages: bytes cross to it, not objects.
+      return { kind: 'packed-classes', chunks: [packRecords(codePartition(ctx, request, times, partition.start, partition.end))] };
+    }
+    if (!codeItemsInKeyOrder(request)) {
       const partial = codePartition(ctx, request, times, partition.start, partition.end);
       const finish = finishes();
       return finish === null ? partial : finishHere(ctx.store, task, finish, [partial]);
