@@ -22,10 +22,13 @@ import { caughtUp, unlessStopped, within } from './waits.ts';
 
 const SUBJECT = 'jvmlens.code';
 /**
- * Methods per chunk: about 40 bytes each packed, before deflate, so a chunk fits NATS's default max_payload
- * (1 MiB) and is scanned in about 10 ms of the giving node's main thread.
+ * Methods per chunk: as many as fit the servers' max_payload at BYTES_PER_METHOD (about 40 packed, before
+ * deflate; longer names halve a chunk until it fits), at most MAX_CHUNK_METHODS, which the giving node's main
+ * thread scans in about 30 ms. Each chunk is a round trip: 10,000 per chunk on the deployment's 8 MiB
+ * servers left a code report of 461,601 methods in three groups at 0.94 s against 0.28 on one node.
  */
-const CHUNK_METHODS = 10_000;
+const BYTES_PER_METHOD = 64;
+const MAX_CHUNK_METHODS = 50_000;
 /** Room left in a reply for the protocol's own bytes. */
 const REPLY_SLACK = 4096;
 /** The longest a coordinator waits for one chunk before asking another node of the group. */
@@ -117,6 +120,7 @@ export class CodeReports {
   async #gather(of: number, meta: ReportMeta, seq: number, stopped: AbortSignal): Promise<PackedClasses> {
     const { nc, membership } = this.#options;
     const chunks: Uint8Array[] = [];
+    const methods = Math.min(MAX_CHUNK_METHODS, Math.floor((nc.info?.max_payload ?? 1024 * 1024) / BYTES_PER_METHOD));
     let after: string[] | null = null;
     const failed = new Map<string, string>();
     for (;;) {
@@ -130,7 +134,7 @@ export class CodeReports {
       }
       try {
         for (;;) {
-          const ask: ChunkAsk = { reportId: meta.reportId, request: meta.request, seq, after, methods: CHUNK_METHODS };
+          const ask: ChunkAsk = { reportId: meta.reportId, request: meta.request, seq, after, methods };
           const reply = await unlessStopped(nc.request(`${SUBJECT}.${node}`, encodeRecords(ask), { timeout: CHUNK_WAIT_MS }), stopped);
           const answer = decodeRecords(reply.data) as ChunkAnswer;
           if (!answer.ok) throw new Error(answer.message);

@@ -80,7 +80,8 @@ async function exitOf(service: RunningService): Promise<unknown> {
 before(async () => {
   if (missing) return;
   dir = tempDir('jvmlens-code-groups-');
-  nats = await startNatsServers(3, dir);
+  // 512 KiB messages: a group's classes (16k methods) take two chunks of 8,192 methods.
+  nats = await startNatsServers(3, dir, { maxPayload: 512 * 1024 });
   urls = nats.map((server) => server.url).join(',');
   nodes = await Promise.all([1, 2, 3].map((index) => startNode(index)));
   single = { ...(await startService({ noStaticKey: true, args: ['--api-key', KEY] })), apiKey: KEY };
