@@ -17,8 +17,8 @@ import type { CodeGroup } from '../storage/code-groups.ts';
 import type { Store } from '../storage/store.ts';
 import { decodeRecords, encodeRecords } from './commands.ts';
 import type { Membership } from './membership.ts';
-import { respond } from './replies.ts';
-import { caughtUp, unlessStopped, within } from './waits.ts';
+import { replyLimit, respond } from './replies.ts';
+import { caughtUp, membershipWithin, unlessStopped } from './waits.ts';
 
 const SUBJECT = 'jvmlens.code';
 /**
@@ -29,11 +29,8 @@ const SUBJECT = 'jvmlens.code';
  */
 const BYTES_PER_METHOD = 64;
 const MAX_CHUNK_METHODS = 50_000;
-/** Room left in a reply for the protocol's own bytes. */
-const REPLY_SLACK = 4096;
 /** The longest a coordinator waits for one chunk before asking another node of the group. */
 const CHUNK_WAIT_MS = 30_000;
-const MEMBERSHIP_WAIT_MS = 2_000;
 /** How often the groups without a live node are looked for, for health. */
 const GROUPS_CHECK_MS = 2_000;
 
@@ -120,11 +117,11 @@ export class CodeReports {
   async #gather(of: number, meta: ReportMeta, seq: number, stopped: AbortSignal): Promise<PackedClasses> {
     const { nc, membership } = this.#options;
     const chunks: Uint8Array[] = [];
-    const methods = Math.min(MAX_CHUNK_METHODS, Math.floor((nc.info?.max_payload ?? 1024 * 1024) / BYTES_PER_METHOD));
+    const methods = Math.min(MAX_CHUNK_METHODS, Math.floor(replyLimit(nc) / BYTES_PER_METHOD));
     let after: string[] | null = null;
     const failed = new Map<string, string>();
     for (;;) {
-      const members = await within(membership.members(), MEMBERSHIP_WAIT_MS, 'the membership did not answer');
+      const members = await membershipWithin(membership.members());
       const candidates = members.filter((member) => member.codeGroup === of && !failed.has(member.nodeId));
       // Reports spread over the group's nodes.
       const node = candidates.length === 0 ? undefined : candidates[fnv1a(meta.reportId) % candidates.length].nodeId;
@@ -158,12 +155,12 @@ export class CodeReports {
       try {
         const ask = decodeRecords(msg.data) as ChunkAsk;
         await caughtUp(this.#options.waitFor(ask.seq));
-        const limit = (nc.info?.max_payload ?? 1024 * 1024) - REPLY_SLACK;
+        const limit = replyLimit(nc);
         // Names far longer than usual: fewer methods per chunk until it fits.
         for (let methods = ask.methods; ; methods = Math.floor(methods / 2)) {
           bytes = encodeRecords(this.#chunk(ask, Math.max(1, methods)));
           if (bytes.length <= limit) break;
-          if (methods <= 1) throw new Error(`a class's methods take ${bytes.length} bytes, over the servers' max_payload of ${limit + REPLY_SLACK}`);
+          if (methods <= 1) throw new Error(`a class's methods take ${bytes.length} bytes, over the largest reply the servers take (${limit})`);
         }
       } catch (error) {
         bytes = encodeRecords({ ok: false, message: (error as Error).message } satisfies ChunkAnswer);

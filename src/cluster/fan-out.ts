@@ -17,14 +17,11 @@ import { decodeMessage, encodeMessage } from './commands.ts';
 import { NODE_TTL_MS } from './membership.ts';
 import type { Membership } from './membership.ts';
 import { assignShards } from './shards.ts';
-import { caughtUp, unlessStopped, within } from './waits.ts';
+import { replyLimit } from './replies.ts';
+import { caughtUp, membershipWithin, unlessStopped } from './waits.ts';
 
 const SUBJECT = 'jvmlens.partitions';
 const CANCEL_SUBJECT = 'jvmlens.partitions.cancel';
-/** Room left in a reply for the protocol's own bytes. */
-const REPLY_SLACK = 4096;
-/** The longest a placement waits to read the membership (JetStream may be electing a leader). */
-const MEMBERSHIP_WAIT_MS = 2_000;
 /** How long health names a node that did not give a partition, unless it gives one since. */
 const FAILURE_NOTED_MS = 60_000;
 
@@ -114,7 +111,7 @@ export class ReportFanOut {
     // A node that just failed to give a partition is left out until the membership would have dropped it
     // were it gone: a hung node delays one report, not each.
     const failedSince = Date.now() - NODE_TTL_MS;
-    const live = (await within(membership.live(), MEMBERSHIP_WAIT_MS, 'the membership did not answer')).filter((node) => !((this.#failing.get(node)?.at ?? 0) > failedSince));
+    const live = (await membershipWithin(membership.live())).filter((node) => !((this.#failing.get(node)?.at ?? 0) > failedSince));
     if (!live.includes(nodeId)) live.push(nodeId);
     if (live.length < 2) return null;
     const owned = [...assignShards(vmShards, live)];
@@ -190,7 +187,7 @@ export class ReportFanOut {
     }
     try {
       let bytes = encodeMessage(answer);
-      const limit = (nc.info?.max_payload ?? 1024 * 1024) - REPLY_SLACK;
+      const limit = replyLimit(nc);
       if (bytes.length > limit) bytes = encodeMessage({ ok: false, message: `the partial takes ${bytes.length} bytes, over the servers' max_payload`, tooLarge: true } satisfies PartitionAnswer);
       msg.respond(bytes);
     } catch (error) {

@@ -3,6 +3,13 @@
 
 /** A node still catching up on the log declines rather than keep the coordinator waiting. */
 const CATCH_UP_MS = 2_000;
+/** The longest a coordinator waits to read the membership (JetStream may be electing a leader). */
+const MEMBERSHIP_WAIT_MS = 2_000;
+
+/** `members`, or an error once the membership took MEMBERSHIP_WAIT_MS to answer. */
+export function membershipWithin<T>(members: Promise<T>): Promise<T> {
+  return within(members, MEMBERSHIP_WAIT_MS, 'the membership did not answer');
+}
 
 /** `applied`, or an error once it took CATCH_UP_MS. */
 export function caughtUp(applied: Promise<void>): Promise<void> {
