@@ -45,10 +45,12 @@ const DEGRADATION_CHECK_MS = 2_000;
 const JETSTREAM_SILENT_MS = 10_000;
 /**
  * A node this far behind the log is DOWN for the load balancer until it caught up: its reads wait until it
- * applied every acknowledged write, and give up after as long. (Its own gateway cannot run ahead of it: a
- * write first waits for the node to apply the log, as a read does; writes through other nodes can.)
+ * applied every acknowledged write, and give up after 10 s. Half of that, so that a read sent as the node
+ * turns UP still has room when the estimate (pending commands times the recent time per command) is short,
+ * as on a loaded machine. (Its own gateway cannot run ahead of it: a write first waits for the node to
+ * apply the log, as a read does; writes through other nodes can.)
  */
-const HEALTH_BEHIND_MS = 10_000;
+const HEALTH_BEHIND_MS = 5_000;
 /** Test only (`--test-faults slow-apply`): how much longer each command takes to apply. */
 const SLOW_APPLY_MS = 100;
 /** A node without a NATS server this long is DOWN; shorter, its requests wait for the reconnection. */
