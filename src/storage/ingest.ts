@@ -183,17 +183,18 @@ function applyEvent(store: Store, dict: Dictionary, components: ComponentIds, ba
       const appEnv = batch.appEnv(record);
       const sources = batch.sourceSet(record.row);
       const known = sources.size;
+      // A cluster node of a code group has its group's items only: the event names the sources of them all.
+      const named = event.sourceNames;
       let lastSource = '';
       for (const item of event.items) {
         batch.code.add(item, appEnv, event.time);
         // Items of a class, and often of a JAR, come together: intern a sourceName once per run of it.
-        if (item.sourceName !== lastSource) {
+        if (named === undefined && item.sourceName !== lastSource) {
           lastSource = item.sourceName;
           sources.add(dict.intern(lastSource));
         }
       }
-      // A cluster node of a code group has its group's items only: the event names every source of them all.
-      for (const sourceName of event.sourceNames ?? []) sources.add(dict.intern(sourceName));
+      for (const sourceName of named ?? []) sources.add(dict.intern(sourceName));
       if (sources.size !== known) batch.sourcesChanged.add(record.row);
       break;
     }
