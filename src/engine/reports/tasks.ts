@@ -59,9 +59,9 @@ export interface FinishHere {
 export type FinishedPartition = { kind: 'finished'; result: FinalizeResult; stopped: boolean } | { kind: 'finish-failed'; message: string };
 
 /**
- * A code partition's classes as another node gave them (a cluster's code group, src/cluster/code-reports.ts):
- * chunks of ClassMethods[] packed as msgpack records (src/msgpack-records.ts), unpacked by the thread that
- * writes the pages, so that the service's thread holds bytes, not an object per method.
+ * A code group's classes in a cluster's code report (src/cluster/code-reports.ts), this node's or as another
+ * node gave them: chunks of ClassMethods[] packed as msgpack records (src/msgpack-records.ts), unpacked by
+ * the thread that writes the pages, so that the service's thread holds bytes, not an object per method.
  */
 export interface PackedClasses {
   kind: 'packed-classes';
@@ -69,7 +69,7 @@ export interface PackedClasses {
 }
 
 /**
- * ClassMethods[] from a code partition that sorts or groups (or PackedClasses from another node), EncodedItems[]
+ * ClassMethods[] from a code partition that sorts or groups (PackedClasses from a code group's), EncodedItems[]
  * (chunks, in order) from one that gives final items.
  */
 export type PartialResult = JvmPartial | ComponentPartial | ClassMethods[] | PackedClasses | EncodedItems[];

@@ -194,7 +194,7 @@ async function runFinalize(task: FinalizeTask): Promise<FinalizeResult> {
   return writeReport(storeContext().store, task.reportId, task.request, task.partials, task.pageBytes, task.reserve, task.cancel);
 }
 
-/** A code partition's classes, unpacked when another node gave them packed. */
+/** A code partition's classes, unpacked when a code group's partition gave them packed. */
 function unpackedClasses(partial: PartialResult): ClassMethods[] {
   if (!('kind' in partial && partial.kind === 'packed-classes')) return partial as ClassMethods[];
   return partial.chunks.flatMap((chunk) => unpackRecords(chunk) as ClassMethods[]);
