@@ -85,8 +85,6 @@ const PLAN = {
 
 interface Deployment {
   label: string;
-  /** The code groups its nodes store (1: every node stores every class). */
-  codeGroups: number;
   /** Where the nodes' data directories are. */
   dir: string;
   nodes: JvmlensService[];
@@ -96,7 +94,7 @@ interface Deployment {
 
 async function singleNode(): Promise<Deployment> {
   const node = await startJvmlens({ dataDir: temporaryDir('single-'), workers: 1, apiKey: KEY });
-  return { label: 'single node', codeGroups: 1, dir: '', nodes: [node], nats: [], stop: () => node.stop() };
+  return { label: 'single node', dir: '', nodes: [node], nats: [], stop: () => node.stop() };
 }
 
 /** Node `index` (from 1) of a cluster with `codeGroups` groups: nodes take the groups in turn. */
@@ -120,7 +118,6 @@ async function threeNodes(codeGroups = 1): Promise<Deployment> {
   }
   return {
     label: codeGroups === 1 ? '3 nodes, 3 nats-server (R3)' : `3 nodes in ${codeGroups} code groups, 3 nats-server (R3)`,
-    codeGroups,
     dir,
     nodes,
     nats,
