@@ -1,8 +1,9 @@
-// Reading one of the cluster's KV buckets from outside the code that keeps it (a node before it joins,
-// `jvmlens cluster status`): a bucket no node has made yet reads as empty; any other failure is thrown.
+// Reading the cluster's KV buckets. `readBucket`: from outside the code that keeps one (a node before it
+// joins, `jvmlens cluster status`), where a bucket no node has made yet reads as empty. `bucketEntries`:
+// what a bucket holds, for every reader.
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
-import { Kvm } from '@nats-io/kv';
-import type { KV } from '@nats-io/kv';
+import { Bucket, Kvm } from '@nats-io/kv';
+import type { KV, KvEntry } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 
 export async function readBucket<T>(nc: NatsConnection, bucket: string, read: (kv: KV) => Promise<T>, empty: T): Promise<T> {
@@ -12,4 +13,20 @@ export async function readBucket<T>(nc: NatsConnection, bucket: string, read: (k
     if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound) return empty;
     throw error;
   }
+}
+
+/**
+ * The entries a bucket holds now, sorted by key, without deleted ones. Not listed by `kv.keys()`: its
+ * consumer misses a key whose entry is replaced while it lists, as heartbeats and positions are every few
+ * seconds (a code report then found no live node of a group, and truncation could pass a node's position).
+ * The stream's count of messages per subject is one answer of its leader, a replaced entry still counted.
+ */
+export async function bucketEntries(kv: KV): Promise<KvEntry[]> {
+  // Kvm gives Buckets; the interface hides their stream.
+  if (!(kv instanceof Bucket)) throw new TypeError('bucketEntries reads a bucket that Kvm opened');
+  const subjectPrefix = `${kv.prefix}.`;
+  const info = await kv.jsm.streams.info(kv.stream, { subjects_filter: `${subjectPrefix}>` });
+  const keys = Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(subjectPrefix.length)).sort();
+  const entries = await Promise.all(keys.map((key) => kv.get(key)));
+  return entries.filter((entry): entry is KvEntry => entry !== null && entry.operation === 'PUT');
 }

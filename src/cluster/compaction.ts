@@ -5,7 +5,7 @@ import { Kvm } from '@nats-io/kv';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { TRUNCATED_SUBJECTS } from './commands.ts';
-import { readBucket } from './buckets.ts';
+import { bucketEntries, readBucket } from './buckets.ts';
 import type { ClusterLog } from './log.ts';
 
 const POSITIONS = 'jvmlens_positions';
@@ -30,12 +30,8 @@ export interface RecordedPosition {
 /** Every node's recorded position, as `jvmlens cluster status` shows them; none before any node recorded one. */
 export function recordedPositions(nc: NatsConnection): Promise<RecordedPosition[]> {
   return readBucket(nc, POSITIONS, async (kv) => {
-    const positions: RecordedPosition[] = [];
-    for await (const nodeId of await kv.keys()) {
-      const entry = await kv.get(nodeId);
-      if (entry !== null && entry.operation === 'PUT') positions.push({ nodeId, applied: Number(entry.string()), recordedAt: entry.created.getTime() });
-    }
-    return positions;
+    const entries = await bucketEntries(kv);
+    return entries.map((entry) => ({ nodeId: entry.key, applied: Number(entry.string()), recordedAt: entry.created.getTime() }));
   }, []);
 }
 
@@ -77,10 +73,7 @@ export class LogCompaction {
     const retained = this.#marks[old].seq;
     this.#marks.splice(0, old);
     let lowest = Number.POSITIVE_INFINITY;
-    for await (const nodeId of await this.#positions.keys()) {
-      const entry = await this.#positions.get(nodeId);
-      if (entry !== null && entry.operation === 'PUT') lowest = Math.min(lowest, Number(entry.string()));
-    }
+    for (const entry of await bucketEntries(this.#positions)) lowest = Math.min(lowest, Number(entry.string()));
     const below = Math.min(retained, lowest) + 1;
     if (!Number.isFinite(below) || below <= this.#below) return;
     await this.#log.purgeBelow(below, TRUNCATED_SUBJECTS);

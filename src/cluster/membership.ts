@@ -4,7 +4,7 @@ import type { KV } from '@nats-io/kv';
 import { errors } from '@nats-io/transport-node';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../log.ts';
-import { readBucket } from './buckets.ts';
+import { bucketEntries, readBucket } from './buckets.ts';
 import { respond } from './replies.ts';
 
 const BUCKET = 'jvmlens_nodes';
@@ -70,8 +70,8 @@ export class Membership {
   }
 
   /** The ids of the nodes whose heartbeat has not expired, sorted. */
-  live(): Promise<string[]> {
-    return heartbeatIds(this.#kv);
+  async live(): Promise<string[]> {
+    return (await bucketEntries(this.#kv)).map((entry) => entry.key);
   }
 
   /** The nodes whose heartbeat has not expired, sorted by id. */
@@ -103,12 +103,6 @@ export class Membership {
   }
 }
 
-async function heartbeatIds(kv: KV): Promise<string[]> {
-  const ids: string[] = [];
-  for await (const key of await kv.keys()) ids.push(key);
-  return ids.sort();
-}
-
 /**
  * The live nodes as seen from outside the membership (a node before it joins, `jvmlens cluster status`),
  * sorted by id: none while the cluster has no bucket yet.
@@ -118,12 +112,7 @@ export function liveNodes(nc: NatsConnection): Promise<NodeInfo[]> {
 }
 
 async function heartbeats(kv: KV): Promise<NodeInfo[]> {
-  const nodes: NodeInfo[] = [];
-  for (const nodeId of await heartbeatIds(kv)) {
-    const entry = await kv.get(nodeId);
-    if (entry !== null && entry.operation === 'PUT') nodes.push({ codeGroup: 0, ...(JSON.parse(entry.string()) as Partial<NodeInfo>) } as NodeInfo);
-  }
-  return nodes;
+  return (await bucketEntries(kv)).map((entry) => ({ codeGroup: 0, ...(JSON.parse(entry.string()) as Partial<NodeInfo>) }) as NodeInfo);
 }
 
 /**

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
+import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Membership, NodeIdInUseError } from '../../src/cluster/membership.ts';
@@ -60,4 +61,28 @@ test('a node whose process is gone is still live by its heartbeat but no longer 
 test('a second process with a live node\'s id is refused, named by the live node\'s answer', { skip: missing && 'nats-server is not installed' }, async () => {
   await join('c');
   await assert.rejects(join('c'), (error: Error) => error instanceof NodeIdInUseError && /the node id 'c' is in use by a live node \(gateway port 1, started /.test(error.message));
+});
+
+test('every live node is listed while heartbeats are renewed meanwhile', { skip: missing && 'nats-server is not installed' }, async () => {
+  const ids = ['d', 'e', 'f'];
+  const ours = (listed: string[]) => listed.filter((nodeId) => ids.includes(nodeId));
+  const nodes = await Promise.all(ids.map(join));
+  const kv = await new Kvm(nodes[0].nc).open('jvmlens_nodes');
+  const entries = await Promise.all(ids.map(async (nodeId) => (await kv.get(nodeId))!.string()));
+  // Heartbeats renewed back to back: a listing of the bucket's keys by a consumer missed some of them.
+  let renewing = true;
+  const renewals = (async () => {
+    while (renewing) await Promise.all(ids.map((nodeId, index) => kv.put(nodeId, entries[index])));
+  })();
+  try {
+    for (let listing = 0; listing < 200; listing++) {
+      assert.deepEqual(ours(await nodes[0].membership.live()), ids, `listing ${listing}`);
+      assert.deepEqual(ours((await nodes[1].membership.members()).map((node) => node.nodeId)), ids, `listing ${listing}`);
+    }
+  } finally {
+    renewing = false;
+    await renewals;
+    await Promise.all(nodes.map((node) => node.membership.leave()));
+  }
+  assert.deepEqual(ours(await nodes[0].membership.live()), []);
 });
