@@ -1,7 +1,8 @@
-// The cluster's kill loop: three nats-server and three nodes on loopback; two writers ingest new VMs and one
-// edits tags, each through a random live node, while every 10-20 s a random node or nats-server is SIGKILLed
-// and started again a few seconds later. Then every node must hold every acknowledged batch and the last
-// acknowledged tags of every VM, and the nodes must count the same VMs.
+// The cluster's kill loop: three nats-server and three nodes on loopback (storing every class, or in three
+// code groups, one node each); two writers ingest new VMs with code and one edits tags, each through a random
+// live node, while every 10-20 s a random node or nats-server is SIGKILLed and started again a few seconds
+// later. Then every node must hold every acknowledged batch and the last acknowledged tags of every VM, the
+// nodes must count the same VMs, and a code report through each must hold every method the batches sent.
 import { randomUUID } from 'node:crypto';
 import { startNatsServers } from '../src/cluster/nats-servers.ts';
 import { temporaryDir } from './fleet.ts';
@@ -22,6 +23,8 @@ export interface ClusterChaosResult {
   wrongTags: number;
   /** The VMs each node counts (a JVM report): equal on every node. */
   vmsPerNode: number[];
+  /** The methods a code report through each node holds: CODE_CLASSES x METHODS_PER_CLASS, from every code group. */
+  methodsPerNode: number[];
 }
 
 const KEY = 'bench_cluster_chaos_key_0123456789';
@@ -30,6 +33,14 @@ const TAG_EDIT_MS = 200;
 /** A gap in which the writers keep going between two kills, and how long a victim stays down. */
 const KILL_EVERY_MS = [10_000, 20_000];
 const DOWN_MS = [2_000, 8_000];
+/**
+ * Each batch's code: CLASSES_PER_BATCH classes of METHODS_PER_CLASS methods, the next ones of CODE_CLASSES in
+ * turn, so that every method is in many acknowledged batches and a code report must hold them all.
+ */
+const CODE_CLASSES = 2_000;
+const CLASSES_PER_BATCH = 20;
+const METHODS_PER_CLASS = 10;
+export const CHAOS_METHODS = CODE_CLASSES * METHODS_PER_CLASS;
 
 function between([low, high]: number[]): number {
   return low + Math.random() * (high - low);
@@ -39,12 +50,16 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** A new VM, its component and some code: one batch. */
-function batch(vmId: string, time: number): unknown[] {
+/** A new VM, its component and some code (batch number `index`'s classes): one batch. */
+function batch(vmId: string, time: number, index: number): unknown[] {
+  const items = Array.from({ length: CLASSES_PER_BATCH * METHODS_PER_CLASS }, (_, k) => {
+    const cls = (index * CLASSES_PER_BATCH + Math.floor(k / METHODS_PER_CLASS)) % CODE_CLASSES;
+    return { sourceName: 'app.jar', className: `com/acme/pkg${cls % 50}/C${cls}`, methodName: `m${k % METHODS_PER_CLASS}()` };
+  });
   return [
     { type: 'vm.start', vmId, time, agentVersion: '1', agentRevision: 'r', inventory: { hostName: `host-${vmId.slice(0, 8)}` }, tags: { env: 'chaos' } },
     { type: 'components', vmId, time: time + 1, items: [{ componentName: 'chaos-lib', componentVersion: '1.0' }] },
-    { type: 'code', vmId, time: time + 2, items: Array.from({ length: 200 }, (_, k) => ({ sourceName: 'app.jar', className: `com.acme.C${k % 20}`, methodName: `m${k}()` })) },
+    { type: 'code', vmId, time: time + 2, items },
   ];
 }
 
@@ -54,27 +69,30 @@ async function call(url: string, init: RequestInit = {}): Promise<{ status: numb
   return { status: response.status, body: text === '' ? null : (JSON.parse(text) as unknown) };
 }
 
-/** The VMs a node counts: a JVM report's total. */
-async function countVms(node: JvmlensService): Promise<number> {
-  const created = await call(`${node.apiUrl}/public/report/jvmInventory`, { method: 'POST', body: JSON.stringify({}) });
-  if (created.status !== 202) throw new Error(`a JVM report answered ${created.status}: ${JSON.stringify(created.body)}`);
+/** What a report of `family` created through a node counts: the VMs (jvmInventory), the methods (codeInventory). */
+async function reportTotal(node: JvmlensService, family: 'jvmInventory' | 'codeInventory', request: Record<string, unknown>): Promise<number> {
+  const created = await call(`${node.apiUrl}/public/report/${family}`, { method: 'POST', body: JSON.stringify(request) });
+  if (created.status !== 202) throw new Error(`a ${family} report answered ${created.status}: ${JSON.stringify(created.body)}`);
   const { reportId } = created.body as { reportId: string };
   for (;;) {
-    const report = await call(`${node.apiUrl}/public/report/jvmInventory/${reportId}`);
-    const { state, totalCount } = report.body as { state: string; totalCount: number };
+    const report = await call(`${node.apiUrl}/public/report/${family}/${reportId}`);
+    const { state, totalCount, errors } = report.body as { state: string; totalCount: number; errors?: unknown };
     if (state === 'SUCCEEDED') return totalCount;
-    if (state !== 'PROCESSING') throw new Error(`a JVM report ended ${state}`);
+    if (state !== 'PROCESSING') throw new Error(`a ${family} report ended ${state}: ${JSON.stringify(errors)}`);
     await sleep(100);
   }
 }
 
-export async function runClusterChaos(seconds: number, log: (line: string) => void = () => undefined): Promise<ClusterChaosResult> {
+/** `codeGroups`: 1, every node stores every class; 3, node n<i> stores group i - 1 only. */
+export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (line: string) => void = () => undefined): Promise<ClusterChaosResult> {
   const dir = temporaryDir('cluster-chaos-');
   const nats = await startNatsServers(3, dir);
   const urls = nats.map((server) => server.url).join(',');
-  const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`] });
+  const groups = (index: number) => (codeGroups === 1 ? [] : ['--code-groups', String(codeGroups), '--code-group', String(index)]);
+  const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`, ...groups(index)] });
   const nodes: (JvmlensService | null)[] = [];
-  const result: ClusterChaosResult = { kills: 0, acknowledged: 0, unanswered: 0, tagEdits: 0, lost: 0, wrongTags: 0, vmsPerNode: [] };
+  const result: ClusterChaosResult = { kills: 0, acknowledged: 0, unanswered: 0, tagEdits: 0, lost: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [] };
+  let batches = 0;
   // Each acknowledged VM's tags as last acknowledged; null once an edit's outcome is unknown (no answer).
   const expected = new Map<string, Record<string, string> | null>();
   try {
@@ -86,7 +104,7 @@ export async function runClusterChaos(seconds: number, log: (line: string) => vo
       while (running) {
         const vmId = randomUUID();
         try {
-          const answer = await call(`${anyNode().gatewayUrl}/agent/v1/events`, { method: 'POST', body: JSON.stringify(batch(vmId, Date.now() - 1_000)) });
+          const answer = await call(`${anyNode().gatewayUrl}/agent/v1/events`, { method: 'POST', body: JSON.stringify(batch(vmId, Date.now() - 1_000, batches++)) });
           if (answer.status === 200) {
             expected.set(vmId, { env: 'chaos' });
             result.acknowledged++;
@@ -139,7 +157,8 @@ export async function runClusterChaos(seconds: number, log: (line: string) => vo
         if (instance.status !== 200) result.lost++;
         else if (tags !== null && JSON.stringify((instance.body as { tags: unknown }).tags) !== JSON.stringify(tags)) result.wrongTags++;
       }
-      result.vmsPerNode.push(await countVms(node));
+      result.vmsPerNode.push(await reportTotal(node, 'jvmInventory', {}));
+      result.methodsPerNode.push(await reportTotal(node, 'codeInventory', { from: '30d' }));
     }
   } finally {
     await Promise.all(nodes.map((node) => node?.stop()));

@@ -1,7 +1,8 @@
 // The hardening campaign's long kill -9 loop: 100 SIGKILLs during ingestion (3 with --quick); and the
-// cluster's, nodes and nats-servers SIGKILLed for 8 minutes (30 s with --quick). The figures that matter are
+// cluster's, nodes and nats-servers SIGKILLed for 8 minutes (30 s with --quick), its nodes storing every
+// class, then in three code groups. The figures that matter are
 // acknowledged writes and lost ones (always 0), not speed.
-import { runClusterChaos } from '../cluster-chaos.ts';
+import { CHAOS_METHODS, runClusterChaos } from '../cluster-chaos.ts';
 import { runKillLoop } from '../kill-loop.ts';
 import type { BenchRow, Suite } from '../harness.ts';
 import { progress, wanted } from '../harness.ts';
@@ -9,14 +10,17 @@ import { progress, wanted } from '../harness.ts';
 const NAME = 'chaos';
 const ROW = 'kill -9 during ingestion, restart, check every acknowledged batch';
 const CLUSTER_ROW = 'SIGKILL of cluster nodes and nats-servers every 10-20 s during ingestion and tag edits, then every acknowledged write checked on every node';
+/** The same with each node storing one code group's classes: a code report then needs a node of every group. */
+const GROUPS_ROW = `${CLUSTER_ROW}, nodes in 3 code groups`;
 
-async function clusterRow(seconds: number): Promise<BenchRow> {
+async function clusterRow(seconds: number, codeGroups: 1 | 3): Promise<BenchRow> {
   const started = performance.now();
-  const result = await runClusterChaos(seconds, (line) => progress(`${NAME}: ${line}`));
-  if (result.lost > 0 || result.wrongTags > 0 || new Set(result.vmsPerNode).size !== 1) throw new Error(`the cluster lost acknowledged writes or its nodes differ: ${JSON.stringify(result)}`);
+  const result = await runClusterChaos(seconds, codeGroups, (line) => progress(`${NAME}: ${line}`));
+  const nodesDiffer = new Set(result.vmsPerNode).size !== 1 || result.methodsPerNode.some((methods) => methods !== CHAOS_METHODS);
+  if (result.lost > 0 || result.wrongTags > 0 || nodesDiffer) throw new Error(`the cluster lost acknowledged writes or its nodes differ: ${JSON.stringify(result)}`);
   return {
     suite: NAME,
-    name: CLUSTER_ROW,
+    name: codeGroups === 1 ? CLUSTER_ROW : GROUPS_ROW,
     size: `${seconds} s, ${result.kills} kills`,
     rate: result.acknowledged / seconds,
     unit: 'ops/s',
@@ -24,16 +28,17 @@ async function clusterRow(seconds: number): Promise<BenchRow> {
     p50Ms: 0,
     p99Ms: 0,
     rssMb: 0,
-    extra: { ...result, vmsPerNode: result.vmsPerNode.join(' ') },
+    extra: { ...result, vmsPerNode: result.vmsPerNode.join(' '), methodsPerNode: result.methodsPerNode.join(' ') },
   };
 }
 
 export const suite: Suite = {
   name: NAME,
-  rows: [ROW, CLUSTER_ROW],
+  rows: [ROW, CLUSTER_ROW, GROUPS_ROW],
   async run(options) {
     const rows: BenchRow[] = [];
-    if (wanted(options, NAME, CLUSTER_ROW)) rows.push(await clusterRow(options.quick ? 30 : 480));
+    if (wanted(options, NAME, CLUSTER_ROW)) rows.push(await clusterRow(options.quick ? 30 : 480, 1));
+    if (wanted(options, NAME, GROUPS_ROW)) rows.push(await clusterRow(options.quick ? 30 : 480, 3));
     if (!wanted(options, NAME, ROW)) return rows;
     const kills = options.quick ? 3 : 100;
     const started = performance.now();
