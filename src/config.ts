@@ -22,8 +22,10 @@ export interface Config {
   testFaults: string[];
   /** Test-only: VM rows or code keys per report partition (0 = the engine's own sizes), to test merging. */
   testPartitionSize: number;
-  /** NATS server URLs of a cluster's JetStream; empty = single node, everything in the local data directory. */
+  /** NATS server URLs of a cluster's JetStream, credentials in them; empty = single node, everything in the local data directory. */
   cluster: string[];
+  /** A CA certificate file the NATS servers' TLS certificates are checked against ('' = the system's CAs). */
+  clusterCa: string;
   /** This node's name in the cluster: unique per node, stable across restarts. */
   nodeId: string;
   /** Whether the API port, like the gateway port, answers HTTP/1.0 and malformed requests (src/http/front.ts). */
@@ -67,6 +69,11 @@ function yesNo(raw: string): boolean {
 }
 
 /** A key read from a file keeps it out of the process list, which every local user can read. */
+function readableFile(path: string): string {
+  readFileSync(path);
+  return path;
+}
+
 function keyFromFile(path: string): string {
   const key = readFileSync(path, 'utf8').trim();
   if (key === '') throw new Error(`the key file ${path} is empty`);
@@ -75,7 +82,8 @@ function keyFromFile(path: string): string {
 
 function natsUrls(raw: string): string[] {
   const urls = raw.split(',').map((url) => url.trim()).filter(Boolean);
-  for (const url of urls) if (!/^(nats|tls):\/\/[^\s/]+$/.test(url)) throw new Error(`expected NATS URLs like nats://host:4222, got '${url}'`);
+  // The URL is not repeated in the message: it may hold a password.
+  for (const [index, url] of urls.entries()) if (!/^(nats|tls):\/\/[^\s/]+$/.test(url)) throw new Error(`expected NATS URLs like nats://host:4222 or nats://user:password@host:4222, and URL ${index + 1} is not one`);
   if (urls.length === 0) throw new Error('expected at least one NATS URL');
   return urls;
 }
@@ -101,7 +109,8 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'shutdownGraceMs', flag: '--shutdown-grace-ms', env: 'JVMLENS_SHUTDOWN_GRACE_MS', parse: integer(0), describe: 'time health answers DOWN before the listeners close on shutdown' },
   { key: 'readyDelayMs', flag: '--test-ready-delay-ms', env: 'JVMLENS_TEST_READY_DELAY_MS', parse: integer(0), describe: 'TEST ONLY: keep health DOWN this long after start' },
   { key: 'testPartitionSize', flag: '--test-partition-size', env: 'JVMLENS_TEST_PARTITION_SIZE', parse: integer(0), describe: 'TEST ONLY: VM rows or code keys per report partition' },
-  { key: 'cluster', flag: '--cluster', env: 'JVMLENS_CLUSTER', parse: natsUrls, describe: 'comma-separated NATS URLs: run as a cluster node on JetStream (README "Running a cluster")' },
+  { key: 'cluster', flag: '--cluster', env: 'JVMLENS_CLUSTER', parse: natsUrls, describe: 'comma-separated NATS URLs: run as a cluster node on JetStream (README "Running a cluster"); credentials as nats://user:password@host:4222 or nats://token@host:4222, best in the variable (not shown in the process list)' },
+  { key: 'clusterCa', flag: '--cluster-ca', env: 'JVMLENS_CLUSTER_CA', parse: readableFile, describe: 'cluster: a CA certificate (PEM) the NATS servers\' TLS certificates are signed by, when not by a CA the system trusts; TLS is then required' },
   { key: 'nodeId', flag: '--node-id', env: 'JVMLENS_NODE_ID', parse: nodeName, describe: 'this node\'s unique, stable name in the cluster (default: the host name)' },
   { key: 'logRetentionMs', flag: '--log-retention-ms', env: 'JVMLENS_LOG_RETENTION_MS', parse: integer(1), describe: 'cluster: how long the log keeps commands every node has applied (a node restored from a copy of another\'s data directory must start within it)' },
   { key: 'vmShards', flag: '--vm-shards', env: 'JVMLENS_VM_SHARDS', parse: integer(1, 4096), describe: 'cluster: how many shards the VMs fall into; fixed when the cluster is created, and a node started with another count refuses to start' },
@@ -129,6 +138,7 @@ export function defaultConfig(): Config {
     testFaults: [],
     testPartitionSize: 0,
     cluster: [],
+    clusterCa: '',
     nodeId: hostname().replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 64) || 'node',
     apiFront: false,
     logRetentionMs: 3_600_000,

@@ -90,7 +90,7 @@ export async function clusterCommand(config: Config, args: readonly string[]): P
   if (config.cluster.length === 0) throw new UsageError('cluster status needs --cluster URLS (or JVMLENS_CLUSTER)');
   const format = parsed.options.get('format') ?? 'text';
   if (!FORMATS.includes(format)) throw new UsageError(`--format takes ${FORMATS.join(', ')}, not '${format}'`);
-  const log = await openClusterLog(config.cluster);
+  const log = await openClusterLog(config);
   try {
     const status = await statusWithin(log, ANSWER_WAIT_MS);
     process.stdout.write(format === 'json' ? `${JSON.stringify(status, null, 2)}\n` : text(status));

@@ -20,7 +20,7 @@ export async function cveCommand(config: Config, args: readonly string[], env: N
   if (action === 'events') return cveEventsCommand(paths, env);
   if (action !== 'import' || paths.length === 0) throw new UsageError(`usage:\n${CVE_USAGE}`);
   // A cluster's import goes through its log: every node applies it.
-  const log = config.cluster.length > 0 ? await openClusterLog(config.cluster) : null;
+  const log = config.cluster.length > 0 ? await openClusterLog(config) : null;
   const store = log === null ? openStore(config.dataDir) : null;
   const started = Date.now();
   let imported = 0;

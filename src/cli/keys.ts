@@ -88,7 +88,7 @@ async function clusterKeyRecords(log: ClusterLog): Promise<ApiKeyRecord[]> {
 
 /** The same actions on a cluster: through its log, so every node applies them (within seconds). */
 async function clusterKeys(config: Config, action: string | undefined, parsed: ReturnType<typeof parseArgs>): Promise<void> {
-  const log = await openClusterLog(config.cluster);
+  const log = await openClusterLog(config);
   try {
     switch (action) {
       case 'create': {

@@ -6,6 +6,7 @@ import { jetstream, jetstreamManager, JetStreamApiError } from '@nats-io/jetstre
 import type { ConsumerMessages, JetStreamClient, JetStreamManager, StreamInfo } from '@nats-io/jetstream';
 import { decodeCommand, encodeCommand, STREAM, STREAM_SUBJECTS, subjectOf } from './commands.ts';
 import type { Command } from './commands.ts';
+import { natsAccess, shownUrls } from './nats-access.ts';
 
 /** How long a write waits for JetStream's quorum before the client is told to retry (issue 15: about 10 s). */
 export const PUBLISH_TIMEOUT_MS = 10_000;
@@ -79,15 +80,18 @@ export class ClusterLog {
   }
 
   /**
-   * Connects to any of `servers` and makes sure the log's stream exists. A node waits for a server and
-   * reconnects forever; a command (`once`) fails at once when none answers.
+   * Connects to any of `servers` (URLs with their credentials, nats-access.ts; `caFile`: a private CA for
+   * their TLS) and makes sure the log's stream exists. A node waits for a server and reconnects forever; a
+   * command (`once`) fails at once when none answers.
    */
-  static async open(servers: readonly string[], name: string, mode: 'node' | 'once' = 'node'): Promise<ClusterLog> {
+  static async open(servers: readonly string[], name: string, mode: 'node' | 'once' = 'node', caFile = ''): Promise<ClusterLog> {
     let nc: NatsConnection;
     try {
-      nc = await connect({ servers: [...servers], name, reconnectTimeWait: 500, ...(mode === 'node' ? { maxReconnectAttempts: -1, waitOnFirstConnect: true } : { maxReconnectAttempts: 3 }) });
+      // A first connection that fails is thrown, not waited for: a node retries its join and health says why
+      // (a wrong password, a certificate it cannot check, no server up yet); once connected, it reconnects forever.
+      nc = await connect({ ...natsAccess(servers, caFile), name, reconnectTimeWait: 500, maxReconnectAttempts: mode === 'node' ? -1 : 3 });
     } catch (error) {
-      throw new LogUnavailableError(`no NATS server answers at ${servers.join(',')}: ${(error as Error).message}`);
+      throw new LogUnavailableError(`cannot connect to NATS at ${shownUrls(servers)}: ${(error as Error).message}`);
     }
     // No API check here: on a cluster just started it times out (no meta leader yet), the loop below waits for one.
     const jsm = await jetstreamManager(nc, { timeout: ATTEMPT_MS, checkAPI: false });

@@ -183,7 +183,7 @@ export class ClusterNode {
 
   async #join(jobs: ReportJobs, engine: ReportEngine, ports: { gatewayPort: number; apiPort: number }, rematch: () => Promise<void>): Promise<void> {
     const { config, store, local, logger, readiness } = this.#options;
-    this.#log ??= await ClusterLog.open(config.cluster, `jvmlens-${config.nodeId}`);
+    this.#log ??= await ClusterLog.open(config.cluster, `jvmlens-${config.nodeId}`, 'node', config.clusterCa);
     const log = this.#log;
     const replicas = Math.min(3, config.cluster.length);
     await agreeOnShape(log.nc, replicas, { vmShards: config.vmShards, codeGroups: config.codeGroups });

@@ -51,7 +51,7 @@ export async function restoreIfTruncated(config: Config, logger: Logger): Promis
   if (applied === null) return;
   let log: ClusterLog;
   try {
-    log = await ClusterLog.open(config.cluster, `jvmlens-${config.nodeId}-restore`, 'once');
+    log = await ClusterLog.open(config.cluster, `jvmlens-${config.nodeId}-restore`, 'once', config.clusterCa);
   } catch (error) {
     logger.warn('could not ask the cluster log whether this node can follow it; starting as it is', { reason: (error as Error).message });
     return;
