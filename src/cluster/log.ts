@@ -81,8 +81,8 @@ export class ClusterLog {
 
   /**
    * Connects to any of `servers` (URLs with their credentials, nats-access.ts; `caFile`: a private CA for
-   * their TLS) and makes sure the log's stream exists. A node waits for a server and reconnects forever; a
-   * command (`once`) fails at once when none answers.
+   * their TLS) and makes sure the log's stream exists. A node's connection, once made, reconnects forever;
+   * a command's (`once`) gives up after a few attempts.
    */
   static async open(servers: readonly string[], name: string, mode: 'node' | 'once' = 'node', caFile = ''): Promise<ClusterLog> {
     let nc: NatsConnection;

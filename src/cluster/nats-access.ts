@@ -16,7 +16,7 @@ export function natsAccess(urls: readonly string[], caFile: string): Access {
       credentials = url.password === '' ? { token: name } : { user: name, pass: decodeURIComponent(url.password) };
     }
     tlsScheme ||= url.protocol === 'tls:';
-    return `${url.protocol}//${url.host}`;
+    return withoutCredentials(url);
   });
   const tls = caFile !== '' ? { caFile } : tlsScheme ? {} : undefined;
   return { servers, ...(credentials ?? {}), ...(tls === undefined ? {} : { tls }) };
@@ -24,8 +24,9 @@ export function natsAccess(urls: readonly string[], caFile: string): Access {
 
 /** `urls` as messages and logs may show them: without their credentials. */
 export function shownUrls(urls: readonly string[]): string {
-  return urls.map((raw) => {
-    const url = new URL(raw);
-    return `${url.protocol}//${url.host}`;
-  }).join(',');
+  return urls.map((raw) => withoutCredentials(new URL(raw))).join(',');
+}
+
+function withoutCredentials(url: URL): string {
+  return `${url.protocol}//${url.host}`;
 }
