@@ -36,6 +36,7 @@ import { serveNodeHealth } from './status.ts';
 
 const RETRY_AFTER_S = '5';
 const JOIN_RETRY_MS = 1_000;
+const JOIN_LOG_EVERY = 60;
 const STOP_WAIT_MS = 2_000;
 const DEGRADATION_CHECK_MS = 2_000;
 /**
@@ -167,6 +168,7 @@ export class ClusterNode {
    * (CLUSTER_STEP, and the last failure in its note) until the replica has applied everything the log held.
    */
   async start(jobs: ReportJobs, engine: ReportEngine, ports: { gatewayPort: number; apiPort: number }, rematch: () => Promise<void>): Promise<void> {
+    let lastReason = '';
     for (let attempt = 1; !this.#stopped; attempt++) {
       try {
         await this.#join(jobs, engine, ports, rematch);
@@ -174,8 +176,11 @@ export class ClusterNode {
         return;
       } catch (error) {
         if (error instanceof NodeIdInUseError || error instanceof ClusterShapeError) throw error;
-        this.#joinProblem = `joining the cluster failed (attempt ${attempt}): ${(error as Error).message}`;
-        this.#options.logger.warn('joining the cluster failed; retrying', { attempt, reason: (error as Error).message });
+        const reason = (error as Error).message;
+        this.#joinProblem = `joining the cluster failed (attempt ${attempt}): ${reason}`;
+        // Retried every second while the servers are down: logged when the reason changes, and every minute.
+        if (reason !== lastReason || attempt % JOIN_LOG_EVERY === 0) this.#options.logger.warn('joining the cluster failed; retrying', { attempt, reason });
+        lastReason = reason;
         await new Promise((resolve) => setTimeout(resolve, JOIN_RETRY_MS));
       }
     }

@@ -121,3 +121,32 @@ test('a wrong password or a certificate the node cannot check leaves it DOWN say
   assert.match(refused.stderr, /cannot reach the cluster: .*authorization/i);
   assert.ok(!refused.stderr.includes(wrong), refused.stderr);
 });
+
+test('a node started before its NATS server is DOWN saying why, logs it once, and turns UP once the server starts', { skip }, async () => {
+  const latePort = await freePort();
+  const node = await startService({ noStaticKey: true, waitReady: false, args: ['--api-key', KEY, '--node-id', 'c1', '--cluster', `nats://127.0.0.1:${latePort}`] });
+  nodes.push(node);
+  let health = await request(`${node.gatewayUrl}/opthub-health`);
+  const deadline = Date.now() + 15_000;
+  while (!/attempt [3-9]/.test(String(health.body?.note)) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    health = await request(`${node.gatewayUrl}/opthub-health`);
+  }
+  assert.equal(health.status, 503, health.text);
+  assert.match(health.body.note, /^joining the cluster failed \(attempt \d+\): cannot connect to NATS at nats:\/\/127\.0\.0\.1:\d+: connection refused$/);
+  // Retried every second: logged once while the reason stays the same.
+  assert.equal(node.stderr().split('\n').filter((line) => line.includes('joining the cluster failed')).length, 1, node.stderr());
+
+  const late = spawn('nats-server', ['-js', '-sd', join(dir, 'late'), '-a', '127.0.0.1', '-p', String(latePort)], { stdio: 'ignore' });
+  try {
+    const up = Date.now() + 30_000;
+    while (health.status !== 200 && Date.now() < up) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      health = await request(`${node.gatewayUrl}/opthub-health`);
+    }
+    assert.equal(health.status, 200, health.text);
+  } finally {
+    await node.stop();
+    late.kill();
+  }
+});
