@@ -33,6 +33,8 @@ const TAG_EDIT_MS = 200;
 /** A gap in which the writers keep going between two kills, and how long a victim stays down. */
 const KILL_EVERY_MS = [10_000, 20_000];
 const DOWN_MS = [2_000, 8_000];
+/** A report once every node is up again takes seconds; one still PROCESSING after this is stuck. */
+const REPORT_WAIT_MS = 120_000;
 /**
  * Each batch's code: CLASSES_PER_BATCH classes of METHODS_PER_CLASS methods, the next ones of CODE_CLASSES in
  * turn, so that every method is in many acknowledged batches and a code report must hold them all.
@@ -74,11 +76,13 @@ async function reportTotal(node: JvmlensService, family: 'jvmInventory' | 'codeI
   const created = await call(`${node.apiUrl}/public/report/${family}`, { method: 'POST', body: JSON.stringify(request) });
   if (created.status !== 202) throw new Error(`a ${family} report answered ${created.status}: ${JSON.stringify(created.body)}`);
   const { reportId } = created.body as { reportId: string };
+  const deadline = performance.now() + REPORT_WAIT_MS;
   for (;;) {
     const report = await call(`${node.apiUrl}/public/report/${family}/${reportId}`);
     const { state, totalCount, errors } = report.body as { state: string; totalCount: number; errors?: unknown };
     if (state === 'SUCCEEDED') return totalCount;
     if (state !== 'PROCESSING') throw new Error(`a ${family} report ended ${state}: ${JSON.stringify(errors)}`);
+    if (performance.now() > deadline) throw new Error(`a ${family} report was still PROCESSING after ${REPORT_WAIT_MS / 1000} s`);
     await sleep(100);
   }
 }
