@@ -12,6 +12,8 @@ import type { ReportRequest } from '../../src/engine/reports/report-types.ts';
 import { decodeCommand, encodeCommand, eventsCommand, loggedEvents } from '../../src/cluster/commands.ts';
 import type { Command } from '../../src/cluster/commands.ts';
 import { validateEvents } from '../../src/ingest/events.ts';
+import type { AgentEvent, CodeItem } from '../../src/ingest/events.ts';
+import { packRecords } from '../../src/msgpack-records.ts';
 import { ClassGroups, codeGroupOf } from '../../src/storage/code-groups.ts';
 import { readClassTimes, SlotTimes } from '../../src/storage/code-times.ts';
 import { Dictionary } from '../../src/storage/dictionary.ts';
@@ -29,8 +31,32 @@ interface Opened {
   dict: Dictionary;
 }
 
-/** The store of every class, then those of groups 0 and 1 of 2, fed the same events. */
+/**
+ * The store a single node makes of the events; then, applying them from the log, those of a cluster without
+ * groups and of groups 0 and 1 of 2; then the stores of groups 0 and 1 of 2 fed the same events as logs of
+ * earlier versions hold them (the code items of each group as records).
+ */
 const stores: Opened[] = [];
+
+function openEmpty(): Opened {
+  const store = openStore(tempDir());
+  return { store, dict: new Dictionary(store) };
+}
+
+/** The events command of jvmlens versions before the code items went into columns (up to b99d48b). */
+function legacyCommand(events: readonly AgentEvent[], codeGroups: number): Command {
+  const code: [number, CodeItem[]][][] = Array.from({ length: codeGroups }, () => []);
+  const withoutCode = events.map((event, index): AgentEvent => {
+    if (event.type !== 'code') return event;
+    const parts: CodeItem[][] = Array.from({ length: codeGroups }, () => []);
+    for (const item of event.items) parts[codeGroupOf(item.className, codeGroups)].push(item);
+    parts.forEach((items, group) => {
+      if (items.length > 0) code[group].push([index, items]);
+    });
+    return { ...event, items: [], sourceNames: [...new Set(event.items.map((item) => item.sourceName))] };
+  });
+  return { kind: 'events', events: packRecords(withoutCode), code: code.map((items) => packRecords(items)), receivedAt: NOW };
+}
 
 before(async () => {
   const events: unknown[] = [];
@@ -39,18 +65,25 @@ before(async () => {
     const time = NOW - (v + 1) * DAY;
     events.push({ type: 'vm.start', vmId, time, agentVersion: '1', agentRevision: 'r', inventory: { hostName: vmId }, tags: { AppEnv: `env-${v % 2}` } });
     const items = [];
+    // Runs of one JAR that recur within an event: its sourceNames are each given once.
     for (let c = v * 40; c < v * 40 + 120; c++) for (let m = 0; m < 1 + (c % 5); m++) items.push({ sourceName: `lib-${c % 9}.jar`, className: `com/acme/C${c}`, methodName: `m${m}()` });
     events.push({ type: 'code', vmId, time: time + 1, items });
   }
   const validated = validateEvents(events, NOW);
+  const single = openEmpty();
+  await new Ingestor(single.store, single.dict).ingest(() => validated, NOW);
+  stores.push(single);
   // As a node applies them from the log: the command encoded, decoded, and its events for the node's group.
-  const logged = (codeGroups: number) => decodeCommand(encodeCommand(eventsCommand(validated, NOW, codeGroups))) as Extract<Command, { kind: 'events' }>;
-  for (const [codeGroups, of] of [[1, 0], [2, 0], [2, 1]]) {
-    const store = openStore(tempDir());
-    const dict = new Dictionary(store);
-    const { decode, receivedAt } = loggedEvents(logged(codeGroups), of);
-    await new Ingestor(store, dict).ingest(decode, receivedAt);
-    stores.push({ store, dict });
+  const logged = (command: Command) => decodeCommand(encodeCommand(command)) as Extract<Command, { kind: 'events' }>;
+  for (const [command, of] of [
+    [eventsCommand(validated, NOW, 1), 0], [eventsCommand(validated, NOW, 2), 0], [eventsCommand(validated, NOW, 2), 1],
+    [legacyCommand(validated, 2), 0], [legacyCommand(validated, 2), 1],
+    [{ kind: 'events', events: packRecords(validated), receivedAt: NOW }, 0],
+  ] as const) {
+    const opened = openEmpty();
+    const { decode, receivedAt } = loggedEvents(logged(command), of);
+    await new Ingestor(opened.store, opened.dict).ingest(decode, receivedAt);
+    stores.push(opened);
   }
 });
 after(async () => {
@@ -74,8 +107,30 @@ test('a class\'s group is a fixed function of its names (the cluster\'s format),
   for (let c = 0; c < 100; c++) for (const k of [1, 2]) assert.equal(groups.of(`C${c}`), codeGroupOf(`C${c}`, 3), `C${c}, look-up ${k}`);
 });
 
+/** Each class's methods and times, each VM's sourceNames. */
+function contents({ store, dict }: Opened): { classes: Record<string, unknown>; sources: string[][] } {
+  const classes: Record<string, unknown> = {};
+  for (const key of classKeys(store)) classes[key] = readClassTimes(store, key.split(' '));
+  const sources: string[][] = [];
+  for (let row = 0; row < 6; row++) sources.push([...new Uint32Array(Uint8Array.from(store.usedSources.getBinary(row)!).buffer)].map((id) => dict.lookup(id)!).sort());
+  return { classes, sources };
+}
+
+test('a cluster without groups stores from the log what a single node stores', () => {
+  const [single, oneGroup] = stores;
+  assert.deepEqual(contents(oneGroup), contents(single));
+  assert.equal(Object.keys(contents(single).classes).length, 320);
+});
+
+test('commands of logs written by earlier versions (code items as records, or events whole) give a node the same store', () => {
+  const [single, , group0, group1, legacy0, legacy1, legacyWhole] = stores;
+  assert.deepEqual(contents(legacy0), contents(group0));
+  assert.deepEqual(contents(legacy1), contents(group1));
+  assert.deepEqual(contents(legacyWhole), contents(single), 'a cluster without groups logged the events whole');
+});
+
 test('a node of one group is given that group\'s code items and every VM-side fact: its store keeps the group\'s classes, with the same times', () => {
-  const [all, group0, group1] = stores;
+  const [all, , group0, group1] = stores;
   const keys = [classKeys(group0.store), classKeys(group1.store)];
   keys.forEach((held, of) => {
     assert.ok(held.length > 50, `group ${of}: ${held.length} classes`);
@@ -121,7 +176,7 @@ function inChunks({ store }: Opened, report: ReportRequest, methods: number): { 
 for (const body of [{}, { groupBy: ['sourceName'] }, { filter: ["AppEnv = 'env-1'"] }, { groupBy: ['sourceName', 'className'], sortBy: ['count=DESC'] }]) {
   test(`the groups' classes in chunks, merged, give one store's items: ${JSON.stringify(body)}`, () => {
     const report = request(body);
-    const [all, group0, group1] = stores;
+    const [all, , group0, group1] = stores;
     const whole = codePartition(context(all), report, new SlotTimes(all.store), null, null);
     const chunked = inChunks(all, report, 50);
     assert.ok(chunked.chunks > 10, `${chunked.chunks} chunks`);
