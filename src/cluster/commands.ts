@@ -64,9 +64,10 @@ type LoggedCodeEvent = Omit<CodeEvent, 'sourceNames'> & { sourceRefs: number[] }
 /**
  * A code group's items of a batch as columns: the code events they belong to and how many each has, then
  * for every item its sourceName (an index into the command's `sources`), its className (an index into the
- * part's `classNames`) and its methodName. Over the cluster bench's bodies in three groups, splitting and
- * packing took 0.43 µs per item this way against 0.71 as records, a node's unpacking 0.13 against 0.26, and
- * the deflated command 3.3 bytes per item against 7.6 (untracked scratch/colproto.mjs).
+ * part's `classNames`) and its methodName. Over the cluster bench's bodies in three groups, the gateway's
+ * split, pack and deflate took 0.50 µs per item this way against 0.81 as records, for 3.3 bytes per item
+ * against 7.6 (`npm run bench -- --filter cluster-log`), and a node's events name the batch's few source
+ * strings rather than one decoded string per run of items.
  */
 type GroupColumns = [events: number[], counts: number[], sourceRefs: number[], classNames: string[], classRefs: number[], methodNames: string[]];
 
