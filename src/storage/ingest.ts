@@ -59,16 +59,54 @@ function inventoryText(event: VmStartEvent, field: string): string | null {
   return typeof value === 'string' ? value : null;
 }
 
+/**
+ * The sourceNames a VM loaded code from, as a batch sees them: the stored ids (sorted) and those the batch
+ * adds. A known source is found by binary search: building a set of every stored id for every VM a batch
+ * names cost a cluster node more than the rest of a code event's VM side.
+ */
+class VmSources {
+  readonly #stored: Uint32Array;
+  #added: Set<number> | null = null;
+
+  constructor(stored: Uint32Array) {
+    this.#stored = stored;
+  }
+
+  add(id: number): void {
+    const stored = this.#stored;
+    let low = 0;
+    let high = stored.length - 1;
+    while (low <= high) {
+      const middle = (low + high) >>> 1;
+      if (stored[middle] < id) low = middle + 1;
+      else if (stored[middle] > id) high = middle - 1;
+      else return;
+    }
+    (this.#added ??= new Set()).add(id);
+  }
+
+  get changed(): boolean {
+    return this.#added !== null;
+  }
+
+  /** Every id, sorted: the stored value after the batch. */
+  all(): Uint32Array {
+    const all = new Uint32Array(this.#stored.length + (this.#added?.size ?? 0));
+    all.set(this.#stored);
+    all.set([...(this.#added ?? [])], this.#stored.length);
+    return all.sort();
+  }
+}
+
 /** Batch-local view of the VMs and sets a batch touches, written once at the end. */
 class BatchState {
   readonly vms = new Map<string, VmRecord>();
   readonly components = new Map<number, Map<number, number>>();
-  readonly sources = new Map<number, Set<number>>();
+  readonly sources = new Map<number, VmSources>();
   readonly appEnvs = new Map<number, string>();
   readonly code: CodeBatch;
   readonly newComponents: number[] = [];
   readonly componentsChanged = new Set<number>();
-  readonly sourcesChanged = new Set<number>();
   /** True when a component the fleet already had got other CVEs (a groupId narrowed its match). */
   matchesChanged = false;
   seq = 0;
@@ -115,13 +153,13 @@ class BatchState {
     return set;
   }
 
-  sourceSet(row: number): Set<number> {
-    let set = this.sources.get(row);
-    if (set === undefined) {
-      set = new Set(uint32s(this.#store.usedSources.getBinary(row)));
-      this.sources.set(row, set);
+  vmSources(row: number): VmSources {
+    let sources = this.sources.get(row);
+    if (sources === undefined) {
+      sources = new VmSources(uint32s(this.#store.usedSources.getBinary(row)));
+      this.sources.set(row, sources);
     }
-    return set;
+    return sources;
   }
 }
 
@@ -181,8 +219,7 @@ function applyEvent(store: Store, dict: Dictionary, components: ComponentIds, ba
       break;
     case 'code': {
       const appEnv = batch.appEnv(record);
-      const sources = batch.sourceSet(record.row);
-      const known = sources.size;
+      const sources = batch.vmSources(record.row);
       // A cluster node of a code group has its group's items only: the event names the sources of them all.
       const named = event.sourceNames;
       let lastSource = '';
@@ -195,7 +232,6 @@ function applyEvent(store: Store, dict: Dictionary, components: ComponentIds, ba
         }
       }
       for (const sourceName of named ?? []) sources.add(dict.intern(sourceName));
-      if (sources.size !== known) batch.sourcesChanged.add(record.row);
       break;
     }
     case 'components': {
@@ -233,8 +269,8 @@ function writeBatch(store: Store, dict: Dictionary, batch: BatchState): void {
     });
     store.vmComponents.put(row, bufferOf(pairs));
   }
-  for (const row of batch.sourcesChanged) {
-    store.usedSources.put(row, bufferOf(Uint32Array.from([...batch.sources.get(row)!].sort((a, b) => a - b))));
+  for (const [row, sources] of batch.sources) {
+    if (sources.changed) store.usedSources.put(row, bufferOf(sources.all()));
   }
   batch.seq = countWrite(store);
 }
