@@ -8,6 +8,7 @@ import { bufferOf, countWrite, nextId, uint32s } from './store.ts';
 import type { Store } from './store.ts';
 import { readTags, writeTags } from './vm-tags.ts';
 import { isTerminated } from './vm-state.ts';
+import { sortedHas } from '../typed-arrays.ts';
 import { encodeScanRow } from './vm-scan.ts';
 
 export interface IngestResult {
@@ -73,16 +74,7 @@ class VmSources {
   }
 
   add(id: number): void {
-    const stored = this.#stored;
-    let low = 0;
-    let high = stored.length - 1;
-    while (low <= high) {
-      const middle = (low + high) >>> 1;
-      if (stored[middle] < id) low = middle + 1;
-      else if (stored[middle] > id) high = middle - 1;
-      else return;
-    }
-    (this.#added ??= new Set()).add(id);
+    if (!sortedHas(this.#stored, this.#stored.length, id)) (this.#added ??= new Set()).add(id);
   }
 
   get changed(): boolean {

@@ -6,23 +6,11 @@ import { uint32View } from '../../storage/store.ts';
 import { readScanRow } from '../../storage/vm-scan.ts';
 import type { ScanRow } from '../../storage/vm-scan.ts';
 import { EncodedCves } from './encoded-cves.ts';
-import { grown } from '../../typed-arrays.ts';
+import { grown, sortedHas } from '../../typed-arrays.ts';
 import { PackedLists } from './packed-lists.ts';
 
 /** Rows in vmId order. vmIds are ASCII (decisions §4), where UTF-16 order is code-point order: plain < is exact. */
 type RowList = number[];
-
-/** Whether the first count values of a sorted array hold a value. */
-function sortedHas(sorted: ArrayLike<number>, count: number, value: number): boolean {
-  let low = 0;
-  let high = count;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (sorted[mid] < value) low = mid + 1;
-    else high = mid;
-  }
-  return low < count && sorted[low] === value;
-}
 
 /** VMs whose item parts are kept: a few MB, enough for the pages clients keep asking for. */
 const VM_PARTS_KEPT = 10_000;
