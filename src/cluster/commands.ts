@@ -44,6 +44,12 @@ export type Command =
   | { kind: 'report.delete'; reportId: string };
 
 export const STREAM = 'JVMLENS_LOG';
+/**
+ * The format of the log's commands, which every node of a cluster must write and read alike: 1 before
+ * 60e165f (a batch's code items as msgpack records), 2 since (as columns). A node announces it in its
+ * heartbeat and joins no cluster where a live node announces another (src/cluster/node.ts).
+ */
+export const LOG_FORMAT = 2;
 const PREFIX = 'jvmlens.log';
 export const STREAM_SUBJECTS = [`${PREFIX}.>`];
 

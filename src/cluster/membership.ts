@@ -23,6 +23,8 @@ export interface NodeInfo {
   startedAt: number;
   /** The code group whose classes the node stores (src/storage/code-groups.ts); 0 in a heartbeat of a version before them. */
   codeGroup: number;
+  /** The format of the log's commands the node writes and reads (commands.ts); 1 in a heartbeat of a version before it. */
+  logFormat: number;
 }
 
 /** Another live node already uses this node id: two nodes with one id would each act as the other. */
@@ -112,7 +114,7 @@ export function liveNodes(nc: NatsConnection): Promise<NodeInfo[]> {
 }
 
 async function heartbeats(kv: KV): Promise<NodeInfo[]> {
-  return (await bucketEntries(kv)).map((entry) => ({ codeGroup: 0, ...(JSON.parse(entry.string()) as Partial<NodeInfo>) }) as NodeInfo);
+  return (await bucketEntries(kv)).map((entry) => ({ codeGroup: 0, logFormat: 1, ...(JSON.parse(entry.string()) as Partial<NodeInfo>) }) as NodeInfo);
 }
 
 /**

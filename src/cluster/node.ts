@@ -1,6 +1,6 @@
 // A jvmlens node of a cluster: its writes go through the JetStream log, its reads wait until its replica
 // has applied every write acknowledged before them, and its reports are coordinated through the log.
-import type { Subscription } from '@nats-io/transport-node';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import type { Placement, ReportJobs } from '../engine/reports/jobs.ts';
@@ -18,11 +18,11 @@ import { readTags } from '../storage/vm-tags.ts';
 import { findVm, MissingTagError, vmTags } from '../storage/vms.ts';
 import { batchEvents } from '../writes.ts';
 import type { LocalWrites, Writes } from '../writes.ts';
-import { eventsCommand } from './commands.ts';
+import { eventsCommand, LOG_FORMAT } from './commands.ts';
 import type { Command } from './commands.ts';
 import { compactionRoundMs, LogCompaction } from './compaction.ts';
 import { ClusterLog, CommandTooLargeError, LogUnavailableError } from './log.ts';
-import { Membership, NodeIdInUseError } from './membership.ts';
+import { liveNodes, Membership, NodeIdInUseError } from './membership.ts';
 import { appliedSeq, Replica } from './replica.ts';
 import { ClusterReports } from './reports.ts';
 import { ReportFanOut } from './fan-out.ts';
@@ -80,6 +80,17 @@ export interface ReportEngine {
 function unavailable(error: unknown): never {
   if (error instanceof LogUnavailableError) throw new ApiError('CLUSTER_UNAVAILABLE', `${error.message}; nothing was acknowledged, retry`, undefined, { 'Retry-After': RETRY_AFTER_S });
   throw error;
+}
+
+/**
+ * A live node of another jvmlens version may write commands this node cannot apply, or apply this node's
+ * wrongly (a rolling upgrade): the join fails, and is retried, until none is left (README "Running a cluster").
+ */
+async function refuseOtherLogFormats(nc: NatsConnection, nodeId: string): Promise<void> {
+  const others = (await liveNodes(nc)).filter((node) => node.nodeId !== nodeId && node.logFormat !== LOG_FORMAT);
+  if (others.length === 0) return;
+  const named = others.map((node) => `${node.nodeId} (log format ${node.logFormat})`).join(', ');
+  throw new Error(`live node(s) ${named} run another jvmlens version than this node (log format ${LOG_FORMAT}), and cannot apply each other's commands: stop every node, then start one version on each`);
 }
 
 export class ClusterNode {
@@ -193,7 +204,10 @@ export class ClusterNode {
     const replicas = Math.min(3, config.cluster.length);
     await agreeOnShape(log.nc, replicas, { vmShards: config.vmShards, codeGroups: config.codeGroups });
     const group: CodeGroup = { count: config.codeGroups, of: config.codeGroup };
-    this.#membership ??= await Membership.join(log.nc, { nodeId: config.nodeId, ...ports, startedAt: Date.now(), codeGroup: group.of }, replicas, logger);
+    if (this.#membership === null) {
+      await refuseOtherLogFormats(log.nc, config.nodeId);
+      this.#membership = await Membership.join(log.nc, { nodeId: config.nodeId, ...ports, startedAt: Date.now(), codeGroup: group.of, logFormat: LOG_FORMAT }, replicas, logger);
+    }
     if (this.#replica === null) {
       await holdCodeGroup(store, group);
       this.reports.attach(jobs, this.#membership);
@@ -287,8 +301,10 @@ export class ClusterNode {
 
   /** Why this node cannot serve (health's note), or null. */
   problem(): string | null {
+    // Also once connected: a join can fail after the log opened (a live node of another version, say).
+    if (this.#joinProblem !== null) return this.#joinProblem;
     const log = this.#log;
-    if (log === null) return this.#joinProblem;
+    if (log === null) return null;
     if (this.#replica?.problem) return this.#replica.problem;
     if (log.nc.isClosed()) return 'the connection to NATS is closed';
     // A node whose server died reconnects to another within a second: requests meanwhile wait (the client

@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { LOG_FORMAT } from '../../src/cluster/commands.ts';
 import { Membership, NodeIdInUseError } from '../../src/cluster/membership.ts';
 import type { NodeInfo } from '../../src/cluster/membership.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
@@ -35,7 +36,7 @@ after(async () => {
 async function join(nodeId: string): Promise<{ nc: NatsConnection; membership: Membership }> {
   const nc = await connect({ servers: nats[0].url });
   connections.push(nc);
-  const info: NodeInfo = { nodeId, gatewayPort: 1, apiPort: 2, startedAt: Date.now(), codeGroup: 0 };
+  const info: NodeInfo = { nodeId, gatewayPort: 1, apiPort: 2, startedAt: Date.now(), codeGroup: 0, logFormat: LOG_FORMAT };
   return { nc, membership: await Membership.join(nc, info, 1, logger) };
 }
 
