@@ -53,12 +53,12 @@ function text(status: ClusterStatus): string {
     `shards  ${status.vmShards === null ? 'not fixed yet (no node has started)' : `${status.vmShards} VM shards, ${status.codeGroups} code group${status.codeGroups === 1 ? '' : 's'}`}`,
     '',
   ];
-  const rows = [['NODE', 'STATE', 'CODE GROUP', 'GATEWAY', 'API', 'STARTED', 'APPLIED', 'LOG', 'PLACE KEPT UNTIL']];
+  const rows = [['NODE', 'STATE', 'CODE GROUP', 'LOG FORMAT', 'GATEWAY', 'API', 'STARTED', 'APPLIED', 'LOG', 'PLACE KEPT UNTIL']];
   const notes: string[] = [];
   for (const node of status.nodes) {
     const position = applied(node);
     rows.push([
-      node.nodeId, state(node), node.codeGroup === null ? '-' : String(node.codeGroup), node.gatewayPort === null ? '-' : String(node.gatewayPort), node.apiPort === null ? '-' : String(node.apiPort),
+      node.nodeId, state(node), node.codeGroup === null ? '-' : String(node.codeGroup), node.logFormat === null ? '-' : String(node.logFormat), node.gatewayPort === null ? '-' : String(node.gatewayPort), node.apiPort === null ? '-' : String(node.apiPort),
       iso(node.startedAt), position === null ? '-' : String(position), behind(node, log.lastSeq), node.live ? '-' : iso(node.placeKeptUntil),
     ]);
     const said = note(node);

@@ -58,6 +58,8 @@ export interface NodeStatus {
   startedAt: number | null;
   /** The code group whose classes a live node stores. */
   codeGroup: number | null;
+  /** The format of the log's commands a live node writes and reads (commands.ts LOG_FORMAT): one version's nodes share it. */
+  logFormat: number | null;
   /** The log sequence it last recorded as applied (every few seconds), and when; null before its first. */
   applied: number | null;
   recordedAt: number | null;
@@ -78,7 +80,7 @@ export async function clusterStatus(log: ClusterLog): Promise<ClusterStatus> {
   const status = (nodeId: string): NodeStatus => {
     let node = nodes.get(nodeId);
     if (node === undefined) {
-      node = { nodeId, live: false, health: null, gatewayPort: null, apiPort: null, startedAt: null, codeGroup: null, applied: null, recordedAt: null, placeKeptUntil: null };
+      node = { nodeId, live: false, health: null, gatewayPort: null, apiPort: null, startedAt: null, codeGroup: null, logFormat: null, applied: null, recordedAt: null, placeKeptUntil: null };
       nodes.set(nodeId, node);
     }
     return node;
@@ -87,7 +89,7 @@ export async function clusterStatus(log: ClusterLog): Promise<ClusterStatus> {
   live.forEach((info, index) => {
     const answer = answers[index];
     Object.assign(status(info.nodeId), {
-      live: true, gatewayPort: info.gatewayPort, apiPort: info.apiPort, startedAt: info.startedAt, codeGroup: info.codeGroup,
+      live: true, gatewayPort: info.gatewayPort, apiPort: info.apiPort, startedAt: info.startedAt, codeGroup: info.codeGroup, logFormat: info.logFormat,
       health: typeof answer === 'string' ? { unanswered: answer } : answer,
     });
   });
