@@ -68,12 +68,13 @@ function yesNo(raw: string): boolean {
   throw new Error(`expected true or false, got '${raw}'`);
 }
 
-/** A key read from a file keeps it out of the process list, which every local user can read. */
+/** A file the process will read later (a CA certificate): refused at start when it cannot be read. */
 function readableFile(path: string): string {
   readFileSync(path);
   return path;
 }
 
+/** A key read from a file keeps it out of the process list, which every local user can read. */
 function keyFromFile(path: string): string {
   const key = readFileSync(path, 'utf8').trim();
   if (key === '') throw new Error(`the key file ${path} is empty`);
