@@ -217,6 +217,8 @@ export class Replica {
         // The next sequence to apply: #applied lags it while batches are in flight.
         let next = this.#applied + 1;
         for await (const message of messages) {
+          // A batch in flight failed: the consumer is stopped, and what it still delivers would fail too.
+          if (this.#failure !== null) break;
           this.#receivedAt = Date.now();
           this.#stallMs = STALL_MS;
           // An ordered consumer restarted by the library may deliver what is applied already.
