@@ -297,20 +297,26 @@ export class Ingestor {
         const events = decode();
         checkKnownVms(store, events);
         batch = new BatchState(store, dict, this.#codeIndex, receivedAt);
-        for (const event of events) {
-          applyEvent(store, dict, components, batch, event);
-          eventCounts.set(event.type, (eventCounts.get(event.type) ?? 0) + 1);
+        try {
+          for (const event of events) {
+            applyEvent(store, dict, components, batch, event);
+            eventCounts.set(event.type, (eventCounts.get(event.type) ?? 0) + 1);
+          }
+          writeBatch(store, dict, batch);
+        } catch (error) {
+          // Rolled back with this child transaction: the batches after it in the same transaction run right
+          // after this callback, before this batch's promise rejects, and must not use the ids it cached.
+          this.#clearCaches();
+          throw error;
         }
-        writeBatch(store, dict, batch);
       });
       await store.env.flushed;
     } catch (error) {
-      // A batch rejected before it applied wrote nothing: the caches are still true.
+      // A batch rejected before it applied wrote nothing: the caches are still true. One whose transaction
+      // did not commit did write into them.
       if (batch !== undefined) {
         store.ownSeqs.delete(batch.seq);
-        dict.clearCache();
-        components.clearCache();
-        this.#codeIndex.clear();
+        this.#clearCaches();
       }
       throw error;
     }
@@ -324,5 +330,11 @@ export class Ingestor {
       componentsChanged: [...batch!.componentsChanged],
       matchesChanged: batch!.matchesChanged,
     };
+  }
+
+  #clearCaches(): void {
+    this.dict.clearCache();
+    this.components.clearCache();
+    this.#codeIndex.clear();
   }
 }
