@@ -24,25 +24,6 @@ export function codeGroupOf(className: string, count: number): number {
   return fnv1a(className, Math.max(0, className.length - HASHED_TAIL)) % count;
 }
 
-/** Classes' groups, the last class's kept: an agent sends a class's methods together. */
-export class ClassGroups {
-  readonly #count: number;
-  #className = '';
-  #group = 0;
-
-  constructor(count: number) {
-    this.#count = count;
-  }
-
-  of(className: string): number {
-    if (className !== this.#className) {
-      this.#className = className;
-      this.#group = codeGroupOf(className, this.#count);
-    }
-    return this.#group;
-  }
-}
-
 const GROUP_KEY = 'codeGroup';
 
 /** The code group a data directory holds, as `of/count`: recorded by the cluster node that uses it; a store without a record holds every class. */

@@ -14,7 +14,7 @@ import type { Command } from '../../src/cluster/commands.ts';
 import { validateEvents } from '../../src/ingest/events.ts';
 import type { AgentEvent, CodeItem } from '../../src/ingest/events.ts';
 import { packRecords } from '../../src/msgpack-records.ts';
-import { ClassGroups, codeGroupOf } from '../../src/storage/code-groups.ts';
+import { codeGroupOf } from '../../src/storage/code-groups.ts';
 import { readClassTimes, SlotTimes } from '../../src/storage/code-times.ts';
 import { Dictionary } from '../../src/storage/dictionary.ts';
 import { FleetColumns } from '../../src/storage/fleet-columns.ts';
@@ -103,8 +103,6 @@ test('a class\'s group is a fixed function of its names (the cluster\'s format),
     for (let c = 0; c < 3000; c++) counts[codeGroupOf(name(c), 3)]++;
     for (const count of counts) assert.ok(count > 850 && count < 1150, counts.join(', '));
   }
-  const groups = new ClassGroups(3);
-  for (let c = 0; c < 100; c++) for (const k of [1, 2]) assert.equal(groups.of(`C${c}`), codeGroupOf(`C${c}`, 3), `C${c}, look-up ${k}`);
 });
 
 /** Each class's methods and times, each VM's sourceNames. */
