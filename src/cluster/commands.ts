@@ -65,7 +65,9 @@ export const TRUNCATED_SUBJECTS = ['events', 'tags', 'vulns', 'report'].map((fam
 const packr = new Packr({ useRecords: false, moreTypes: false });
 
 /** A code event as the log holds it: its items in the groups' columns, its sourceNames as indexes into the command's `sources`. */
-type LoggedCodeEvent = Omit<CodeEvent, 'sourceNames'> & { sourceRefs: number[] };
+type LoggedCodeEvent = Omit<CodeEvent, 'sources'> & { sourceRefs: number[] };
+/** A code event as logs of format 1 hold it (`code`): its sourceNames themselves. */
+type LegacyCodeEvent = Omit<CodeEvent, 'sources'> & { sourceNames?: string[] };
 
 /**
  * A code group's items of a batch as columns: the code events they belong to and how many each has, then
@@ -202,7 +204,7 @@ export function loggedEvents(command: Extract<Command, { kind: 'events' }>, code
         const events = logged.map((event): AgentEvent => {
           if (!('sourceRefs' in event)) return event;
           const { type, vmId, time, sourceRefs } = event;
-          return { type, vmId, time, items: [], sourceNames: sourceRefs.map((ref) => command.sources[ref]) };
+          return { type, vmId, time, items: [], sources: { names: command.sources, refs: sourceRefs } };
         });
         restoreItems(events, command.sources, command.groups[codeGroup]);
         return events;
@@ -214,7 +216,11 @@ export function loggedEvents(command: Extract<Command, { kind: 'events' }>, code
   if (code === undefined) return { decode: () => unpackRecords(command.events) as AgentEvent[], receivedAt };
   return {
     decode: () => {
-      const events = unpackRecords(command.events) as AgentEvent[];
+      const events = (unpackRecords(command.events) as (AgentEvent | LegacyCodeEvent)[]).map((event): AgentEvent => {
+        if (event.type !== 'code' || !('sourceNames' in event) || event.sourceNames === undefined) return event as AgentEvent;
+        const { sourceNames, ...rest } = event;
+        return { ...rest, sources: { names: sourceNames, refs: sourceNames.map((_, ref) => ref) } };
+      });
       for (const [index, items] of unpackRecords(code[codeGroup]) as [number, CodeItem[]][]) (events[index] as CodeEvent).items = items;
       return events;
     },

@@ -106,6 +106,9 @@ class BatchState {
   readonly receivedAt: number;
   readonly #store: Store;
   readonly #dict: Dictionary;
+  /** The sourceNames the batch's code events name by index, and their ids (0: not interned yet). */
+  #sourceNames: readonly string[] | null = null;
+  #sourceIds = new Uint32Array(0);
 
   constructor(store: Store, dict: Dictionary, codeIndex: CodeIndex, receivedAt: number) {
     this.#store = store;
@@ -123,6 +126,15 @@ class BatchState {
       this.vms.set(vmId, record);
     }
     return record;
+  }
+
+  /** The id of `names[ref]`: the events of a batch share `names`, so each is interned once per batch. */
+  sourceId(names: readonly string[], ref: number): number {
+    if (names !== this.#sourceNames) {
+      this.#sourceNames = names;
+      this.#sourceIds = new Uint32Array(names.length);
+    }
+    return (this.#sourceIds[ref] ||= this.#dict.intern(names[ref]));
   }
 
   appEnv(record: VmRecord): string {
@@ -213,7 +225,7 @@ function applyEvent(store: Store, dict: Dictionary, components: ComponentIds, ba
       const appEnv = batch.appEnv(record);
       const sources = batch.vmSources(record.row);
       // A cluster node of a code group has its group's items only: the event names the sources of them all.
-      const named = event.sourceNames;
+      const named = event.sources;
       let lastSource = '';
       for (const item of event.items) {
         batch.code.add(item, appEnv, event.time);
@@ -223,7 +235,7 @@ function applyEvent(store: Store, dict: Dictionary, components: ComponentIds, ba
           sources.add(dict.intern(lastSource));
         }
       }
-      for (const sourceName of named ?? []) sources.add(dict.intern(sourceName));
+      if (named !== undefined) for (const ref of named.refs) sources.add(batch.sourceId(named.names, ref));
       break;
     }
     case 'components': {

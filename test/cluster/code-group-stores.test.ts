@@ -12,7 +12,7 @@ import type { ReportRequest } from '../../src/engine/reports/report-types.ts';
 import { decodeCommand, encodeCommand, eventsCommand, loggedEvents } from '../../src/cluster/commands.ts';
 import type { Command } from '../../src/cluster/commands.ts';
 import { validateEvents } from '../../src/ingest/events.ts';
-import type { AgentEvent, CodeItem } from '../../src/ingest/events.ts';
+import type { AgentEvent, CodeEvent, CodeItem } from '../../src/ingest/events.ts';
 import { packRecords } from '../../src/msgpack-records.ts';
 import { codeGroupOf } from '../../src/storage/code-groups.ts';
 import { readClassTimes, SlotTimes } from '../../src/storage/code-times.ts';
@@ -46,7 +46,7 @@ function openEmpty(): Opened {
 /** The events command of jvmlens versions before the code items went into columns (up to b99d48b). */
 function legacyCommand(events: readonly AgentEvent[], codeGroups: number): Command {
   const code: [number, CodeItem[]][][] = Array.from({ length: codeGroups }, () => []);
-  const withoutCode = events.map((event, index): AgentEvent => {
+  const withoutCode = events.map((event, index): AgentEvent | (Omit<CodeEvent, 'sources'> & { sourceNames: string[] }) => {
     if (event.type !== 'code') return event;
     const parts: CodeItem[][] = Array.from({ length: codeGroups }, () => []);
     for (const item of event.items) parts[codeGroupOf(item.className, codeGroups)].push(item);

@@ -51,7 +51,7 @@ test('a VM\'s sourceNames grow batch by batch, each stored once, in runs that re
 });
 
 test('a code event of a cluster node names its sources apart from its group\'s items (none of them, here)', async () => {
-  const events: AgentEvent[] = [{ type: 'code', vmId: 'vm-1', time: NOW - 500, items: [], sourceNames: ['c.jar', 'a.jar', 'zz.jar'] }];
+  const events: AgentEvent[] = [{ type: 'code', vmId: 'vm-1', time: NOW - 500, items: [], sources: { names: ['zz.jar', 'a.jar', 'c.jar'], refs: [2, 1, 0] } }];
   await ingestor.ingest(() => events, NOW);
   assert.deepEqual(usedSources('vm-1'), ['a.jar', 'b.jar', 'c.jar', 'm.jar', 'y.jar', 'z.jar', 'zz.jar']);
 });
