@@ -5,8 +5,7 @@
 // no live node leaves the report PARTIALLY_FAILED without its classes, and health names it meanwhile.
 import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import type { Placement } from '../engine/reports/jobs.ts';
-import type { ClassMethods } from '../engine/reports/kernels/class-methods.ts';
-import { scanCode } from '../engine/reports/kernels/code.ts';
+import { timedCode } from '../engine/reports/kernels/code.ts';
 import type { Partition, ReportMeta, ReportRequest } from '../engine/reports/report-types.ts';
 import type { PackedClasses } from '../engine/reports/tasks.ts';
 import { packRecords } from '../msgpack-records.ts';
@@ -44,7 +43,7 @@ interface ChunkAsk {
 }
 
 /**
- * The chunk's classes (ClassMethods[] packed as msgpack records, for the thread that writes the pages), and
+ * The chunk's classes (TimedClasses packed as msgpack records, for the thread that writes the pages), and
  * the last class's key to ask after next (null: the group's classes are all given).
  */
 type ChunkAnswer = { ok: true; classes: Uint8Array; last: string[] | null } | { ok: false; message: string };
@@ -172,9 +171,8 @@ export class CodeReports {
   #chunk(ask: ChunkAsk, methods: number): ChunkAnswer {
     const { store } = this.#options;
     if (this.#times?.reportId !== ask.reportId || ask.after === null) this.#times = { reportId: ask.reportId, times: new SlotTimes(store) };
-    const classes: ClassMethods[] = [];
-    const stoppedAt = scanCode(store, ask.request, this.#times.times, null, null, (cls) => classes.push(cls), { after: ask.after, methods });
-    return { ok: true, classes: packRecords(classes), last: stoppedAt };
+    const { classes, last } = timedCode(store, ask.request, this.#times.times, null, null, { after: ask.after, methods });
+    return { ok: true, classes: packRecords(classes), last };
   }
 
   close(): void {

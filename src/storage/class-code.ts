@@ -24,7 +24,7 @@ export const uint32At = (bytes: Uint8Array, at: number): number => (bytes[at] | 
 type Utf8Slicer = Uint8Array & { utf8Slice(start: number, end: number): string };
 const textDecoder = new TextDecoder();
 /** Buffer's own utf8Slice where there is one (Node, and lmdb-js hands over Buffers): no view, no checks. */
-const utf8 = (bytes: Uint8Array, start: number, end: number): string =>
+export const utf8Slice = (bytes: Uint8Array, start: number, end: number): string =>
   typeof (bytes as Partial<Utf8Slicer>).utf8Slice === 'function' ? (bytes as Utf8Slicer).utf8Slice(start, end) : textDecoder.decode(bytes.subarray(start, end));
 
 /** `size` is the record's length when lmdb-js hands over its shared read buffer. */
@@ -32,7 +32,7 @@ export function decodeClassCode(bytes: Uint8Array, size: number = bytes.length):
   const count = uint32At(bytes, 0);
   const lengths = 4 + 4 * count;
   // A UTF-8 round trip keeps each name's UTF-16 length (a lone surrogate becomes U+FFFD, one unit too).
-  const names = utf8(bytes, lengths + 4 * count, size);
+  const names = utf8Slice(bytes, lengths + 4 * count, size);
   const methods = new Array<string>(count);
   const slots = new Array<number>(count);
   let at = 0;
@@ -78,7 +78,7 @@ export function fleetRecordLayout(bytes: Uint8Array): { count: number; slotCount
 
 export function decodeFleetClassCode(bytes: Uint8Array, size: number = bytes.length): FleetClassCode {
   const layout = fleetRecordLayout(bytes);
-  const names = utf8(bytes, layout.names, size);
+  const names = utf8Slice(bytes, layout.names, size);
   const methods = new Array<string>(layout.count);
   const slots = new Array<number[]>(layout.count);
   let at = 0;

@@ -3,7 +3,7 @@
 // moves times rewrites those blocks, not one record per class.
 import type { MethodTimes } from './records.ts';
 import type { Store } from './store.ts';
-import { uint32At } from './class-code.ts';
+import { fleetRecordLayout, uint32At } from './class-code.ts';
 
 /** 255 slots of 16 bytes: a block fills one 4 KiB LMDB overflow page with its 16-byte header, where 256 take two. */
 export const SLOTS_PER_BLOCK = 255;
@@ -104,6 +104,66 @@ export class SlotTimes {
     this.#times.set(readBlock(this.#store, block), block * BLOCK_TIMES);
     this.#loaded[block] = 1;
     return this.#times;
+  }
+}
+
+/**
+ * The methods of a fleet-wide class record (class-code.ts bytes) seen in a window, one after the other
+ * (`next`), each with its name's bytes [start, end) and its times: the widest span over its AppEnvs' slots.
+ * Read in place, without a string per method, so only for a record whose names are all ASCII (then each
+ * name's UTF-16 length, which the record holds, is its byte length): `read` says whether it is.
+ */
+export class RecordMethods {
+  start = 0;
+  end = 0;
+  firstSeen = 0;
+  lastSeen = 0;
+  #record: Uint8Array = new Uint8Array(0);
+  #times: SlotTimes | null = null;
+  #window = { from: 0, to: 0 };
+  #count = 0;
+  #method = 0;
+  #lengths = 0;
+  #slotCounts = 0;
+  #slot = 0;
+
+  /** Starts on `record`; false, with nothing to read, when a name is not ASCII: the caller decodes it. */
+  read(record: Uint8Array, times: SlotTimes, window: { from: number; to: number }): boolean {
+    const layout = fleetRecordLayout(record);
+    let nameBytes = 0;
+    for (let m = 0; m < layout.count; m++) nameBytes += uint32At(record, layout.lengths + 4 * m);
+    this.#count = nameBytes === record.length - layout.names ? layout.count : 0;
+    this.#record = record;
+    this.#times = times;
+    this.#window = window;
+    this.#method = 0;
+    this.#lengths = layout.lengths;
+    this.#slotCounts = layout.slotCounts;
+    this.#slot = layout.slots;
+    this.end = layout.names;
+    return this.#count === layout.count;
+  }
+
+  /** Moves to the next method seen in the window; false after the last. */
+  next(): boolean {
+    const record = this.#record;
+    const times = this.#times!;
+    while (this.#method < this.#count) {
+      const m = this.#method++;
+      this.start = this.end;
+      this.end += uint32At(record, this.#lengths + 4 * m);
+      let firstSeen = Number.POSITIVE_INFINITY;
+      let lastSeen = Number.NEGATIVE_INFINITY;
+      for (let k = uint32At(record, this.#slotCounts + 4 * m); k > 0; k--, this.#slot += 4) {
+        firstSeen = Math.min(firstSeen, times.firstSeen(uint32At(record, this.#slot)));
+        lastSeen = Math.max(lastSeen, times.lastSeen(uint32At(record, this.#slot)));
+      }
+      if (lastSeen < this.#window.from || firstSeen > this.#window.to) continue;
+      this.firstSeen = firstSeen;
+      this.lastSeen = lastSeen;
+      return true;
+    }
+    return false;
   }
 }
 

@@ -4,7 +4,11 @@
 // one store of every class gives.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { codeFinalize, codePartition, scanCode } from '../../src/engine/reports/kernels/code.ts';
+import { classesInKeyOrder, codeFinalize, codeItemsInKeyOrder, codePartition, scanCode, timedCode } from '../../src/engine/reports/kernels/code.ts';
+import { CodeItemEncoder } from '../../src/engine/reports/kernels/code-items.ts';
+import { classMethodsOf, timedClassList } from '../../src/engine/reports/kernels/timed-classes.ts';
+import type { TimedClasses } from '../../src/engine/reports/kernels/timed-classes.ts';
+import { ChunkedItems } from '../../src/engine/reports/encoded-items.ts';
 import type { ClassMethods } from '../../src/engine/reports/kernels/class-methods.ts';
 import { RowOrder } from '../../src/engine/reports/kernels/row-order.ts';
 import { parseReportRequest } from '../../src/engine/reports/report-request.ts';
@@ -13,7 +17,7 @@ import { decodeCommand, encodeCommand, eventsCommand, loggedEvents } from '../..
 import type { Command } from '../../src/cluster/commands.ts';
 import { validateEvents } from '../../src/ingest/events.ts';
 import type { AgentEvent, CodeEvent, CodeItem } from '../../src/ingest/events.ts';
-import { packRecords } from '../../src/msgpack-records.ts';
+import { packRecords, unpackRecords } from '../../src/msgpack-records.ts';
 import { codeGroupOf } from '../../src/storage/code-groups.ts';
 import { readClassTimes, SlotTimes } from '../../src/storage/code-times.ts';
 import { Dictionary } from '../../src/storage/dictionary.ts';
@@ -58,6 +62,13 @@ function legacyCommand(events: readonly AgentEvent[], codeGroups: number): Comma
   return { kind: 'events', events: packRecords(withoutCode), code: code.map((items) => packRecords(items)), receivedAt: NOW };
 }
 
+/** Method m of class c: some names are not ASCII, some need escapes in JSON. */
+function methodName(c: number, m: number): string {
+  if (m === 1 && c % 7 === 0) return 'größe()';
+  if (m === 1 && c % 7 === 3) return 'say"hi\\()';
+  return `m${m}()`;
+}
+
 before(async () => {
   const events: unknown[] = [];
   for (let v = 0; v < 6; v++) {
@@ -66,7 +77,7 @@ before(async () => {
     events.push({ type: 'vm.start', vmId, time, agentVersion: '1', agentRevision: 'r', inventory: { hostName: vmId }, tags: { AppEnv: `env-${v % 2}` } });
     const items = [];
     // Runs of one JAR that recur within an event: its sourceNames are each given once.
-    for (let c = v * 40; c < v * 40 + 120; c++) for (let m = 0; m < 1 + (c % 5); m++) items.push({ sourceName: `lib-${c % 9}.jar`, className: `com/acme/C${c}`, methodName: `m${m}()` });
+    for (let c = v * 40; c < v * 40 + 120; c++) for (let m = 0; m < 1 + (c % 5); m++) items.push({ sourceName: `lib-${c % 9}.jar`, className: `com/acme/C${c}`, methodName: methodName(c, m) });
     events.push({ type: 'code', vmId, time: time + 1, items });
   }
   const validated = validateEvents(events, NOW);
@@ -171,16 +182,50 @@ function inChunks({ store }: Opened, report: ReportRequest, methods: number): { 
   return { classes, chunks };
 }
 
-for (const body of [{}, { groupBy: ['sourceName'] }, { filter: ["AppEnv = 'env-1'"] }, { groupBy: ['sourceName', 'className'], sortBy: ['count=DESC'] }]) {
+/** A store's classes as a code group's node gives them (timedCode), in chunks of about `methods` methods, each through msgpack as between nodes. */
+function timedInChunks({ store }: Opened, report: ReportRequest, methods: number): TimedClasses[] {
+  const times = new SlotTimes(store);
+  const chunks: TimedClasses[] = [];
+  let after: string[] | null = null;
+  do {
+    const chunk = timedCode(store, report, times, null, null, { after, methods });
+    chunks.push(unpackRecords(packRecords(chunk.classes)) as TimedClasses);
+    after = chunk.last;
+  } while (after !== null);
+  return chunks;
+}
+
+/** The report's items as JSON, encoded from classes by `encode`. */
+function encodedJson(report: ReportRequest, encode: (encoder: CodeItemEncoder) => void): string {
+  const items = new ChunkedItems();
+  encode(new CodeItemEncoder(report.groupBy.length === 3, items));
+  return items.finish().map((chunk) => Buffer.from(chunk.json).toString('utf8')).join('');
+}
+
+for (const body of [{}, { from: new Date(NOW - 3.5 * DAY).toISOString() }, { groupBy: ['sourceName', 'className', 'methodName'] }, { groupBy: ['sourceName'] }, { filter: ["AppEnv = 'env-1'"] }, { filter: ["methodName = 'größe()'"] }, { groupBy: ['sourceName', 'className'], sortBy: ['count=DESC'] }]) {
   test(`the groups' classes in chunks, merged, give one store's items: ${JSON.stringify(body)}`, () => {
     const report = request(body);
     const [all, , group0, group1] = stores;
     const whole = codePartition(context(all), report, new SlotTimes(all.store), null, null);
-    const chunked = inChunks(all, report, 50);
+    assert.ok(whole.some((cls) => cls.methods.includes('say"hi\\()')) || body.filter !== undefined, 'names that need escapes are in the report');
+    // About 20 chunks, however many methods pass the filter.
+    const perChunk = Math.max(1, Math.floor(whole.reduce((sum, cls) => sum + cls.methods.length, 0) / 20));
+    const chunked = inChunks(all, report, perChunk);
     assert.ok(chunked.chunks > 10, `${chunked.chunks} chunks`);
     assert.deepEqual(chunked.classes, whole, 'chunks resume where the last stopped, without a class twice or missed');
-    const groups = [inChunks(group0, report, 37).classes, inChunks(group1, report, 1_000_000).classes];
-    assert.deepEqual(codeFinalize(report, groups), codeFinalize(report, [whole]));
-    assert.deepEqual(codeFinalize(report, [groups[1], groups[0]]), codeFinalize(report, [whole]), 'whatever the order of the groups');
+    const timed = timedInChunks(all, report, perChunk);
+    assert.ok(timed.length > 10, `${timed.length} chunks`);
+    assert.deepEqual(timed.flatMap(classMethodsOf), whole, 'as bytes, resumed chunk after chunk, the same classes, methods and times');
+    const groups = [timedInChunks(group0, report, Math.ceil(perChunk / 2)), timedInChunks(group1, report, 1_000_000)];
+    const expected = codeFinalize(report, [whole]);
+    assert.deepEqual(codeFinalize(report, groups.map((chunks) => chunks.flatMap(classMethodsOf))), expected);
+    assert.deepEqual(codeFinalize(report, [groups[1], groups[0]].map((chunks) => chunks.flatMap(classMethodsOf))), expected, 'whatever the order of the groups');
+    if (!codeItemsInKeyOrder(report)) return;
+    // The pages of a report in key order: each method's name copied from the groups' bytes, as one store encodes its own classes.
+    const merged = encodedJson(report, (encoder) => {
+      for (const cls of classesInKeyOrder([groups[1], groups[0]].map(timedClassList))) encoder.addTimed(cls);
+    });
+    assert.equal(merged, encodedJson(report, (encoder) => whole.forEach((cls) => encoder.add(cls))));
+    assert.deepEqual(JSON.parse(`[${merged.slice(0, -1)}]`), expected);
   });
 }

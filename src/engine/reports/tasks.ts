@@ -60,8 +60,9 @@ export type FinishedPartition = { kind: 'finished'; result: FinalizeResult; stop
 
 /**
  * A code group's classes in a cluster's code report (src/cluster/code-reports.ts), this node's or as another
- * node gave them: chunks of ClassMethods[] packed as msgpack records (src/msgpack-records.ts), unpacked by
- * the thread that writes the pages, so that the service's thread holds bytes, not an object per method.
+ * node gave them: chunks of TimedClasses (kernels/timed-classes.ts) packed as msgpack records
+ * (src/msgpack-records.ts), unpacked by the thread that writes the pages, which copies each method's name
+ * from their bytes into the pages: no thread makes an object per method.
  */
 export interface PackedClasses {
   kind: 'packed-classes';

@@ -6,12 +6,14 @@ import { Dictionary } from '../../storage/dictionary.ts';
 import { openStore } from '../../storage/store.ts';
 import type { Store } from '../../storage/store.ts';
 import { rematchAll } from '../../storage/vulns.ts';
-import { classesInKeyOrder, codeFinalize, codeItemsInKeyOrder, codePartition, encodeCode, encodeKeptCode, encodesRecords, scanCode } from './kernels/code.ts';
+import { classesInKeyOrder, codeFinalize, codeItemsInKeyOrder, codePartition, encodeCode, encodeKeptCode, encodesRecords, scanCode, timedCode } from './kernels/code.ts';
 import { ClassRecords } from './kernels/class-records.ts';
 import { CodeItemEncoder } from './kernels/code-items.ts';
 import { SlotTimes } from '../../storage/code-times.ts';
 import { packRecords, unpackRecords } from '../../msgpack-records.ts';
 import type { ClassMethods } from './kernels/class-methods.ts';
+import { classMethodsOf, timedClassList } from './kernels/timed-classes.ts';
+import type { TimedClasses } from './kernels/timed-classes.ts';
 import { componentFinalize, componentPartition } from './kernels/component.ts';
 import type { ComponentPartial } from './kernels/component.ts';
 import type { KernelContext } from './kernels/kernel-context.ts';
@@ -26,7 +28,7 @@ import { isCancelled, throwIfCancelled } from './cancel-flag.ts';
 import { PagedItems, PageWriter, writeEncodedPages, writeItemPages } from './pages.ts';
 import { ChunkedItems, transferablesOf } from './encoded-items.ts';
 import type { EncodedItems } from './encoded-items.ts';
-import type { FinalizeResult, FinalizeTask, FinishedPartition, FinishHere, PartialResult, PartitionTask, WorkerData, WorkerTask } from './tasks.ts';
+import type { FinalizeResult, FinalizeTask, FinishedPartition, FinishHere, PackedClasses, PartialResult, PartitionTask, WorkerData, WorkerTask } from './tasks.ts';
 import type { ReportRequest } from './report-types.ts';
 
 let opened: { store: Store; dict: Dictionary } | undefined;
@@ -83,7 +85,7 @@ async function runPartition(task: PartitionTask): Promise<PartialResult | Finish
     const times = slotTimes(ctx, task.reportId);
     if (partition.classes === true) {
       // Merged with other nodes' classes by the thread that writes the pages: bytes cross to it, not objects.
-      return { kind: 'packed-classes', chunks: [packRecords(codePartition(ctx, request, times, partition.start, partition.end))] };
+      return { kind: 'packed-classes', chunks: [packRecords(timedCode(ctx.store, request, times, partition.start, partition.end).classes)] };
     }
     if (!codeItemsInKeyOrder(request)) {
       const partial = codePartition(ctx, request, times, partition.start, partition.end);
@@ -194,10 +196,15 @@ async function runFinalize(task: FinalizeTask): Promise<FinalizeResult> {
   return writeReport(storeContext().store, task.reportId, task.request, task.partials, task.pageBytes, task.reserve, task.cancel);
 }
 
-/** A code partition's classes, unpacked when a code group's partition gave them packed. */
-function unpackedClasses(partial: PartialResult): ClassMethods[] {
+/** A code group's partition's classes, chunk after chunk. */
+function timedChunks(partial: PartialResult): TimedClasses[] {
+  return (partial as PackedClasses).chunks.map((chunk) => unpackRecords(chunk) as TimedClasses);
+}
+
+/** A code partition's classes, as objects when a code group's partition gave them as bytes. */
+function classMethods(partial: PartialResult): ClassMethods[] {
   if (!('kind' in partial && partial.kind === 'packed-classes')) return partial as ClassMethods[];
-  return partial.chunks.flatMap((chunk) => unpackRecords(chunk) as ClassMethods[]);
+  return timedChunks(partial).flatMap(classMethodsOf);
 }
 
 /** Merges the partitions' results into the report's items in their final order and writes its pages. */
@@ -212,21 +219,20 @@ async function writeReport(store: Store, reportId: string, request: ReportReques
     }
     items = jvmFinalize(request, jvmPartials);
   } else if (request.family === 'codeInventory') {
-    const classes = partials.map(unpackedClasses);
     if (codeItemsInKeyOrder(request)) {
       // Partitions that gave classes (a cluster's code groups): their items encoded into pages in key order, as
       // the fast path's are, without an object per method.
       const pages = new PagedItems(store, reportId, pageBytes, reserve);
       const encoder = new CodeItemEncoder(request.groupBy.length === 3, pages);
-      for (const cls of classesInKeyOrder(classes)) {
-        encoder.add(cls);
+      for (const cls of classesInKeyOrder(partials.map((partial) => timedClassList(timedChunks(partial))))) {
+        encoder.addTimed(cls);
         if (!pages.ready) continue;
         await pages.write();
         throwIfCancelled(cancel);
       }
       return { ...(await pages.finish()), summary: null };
     }
-    items = codeFinalize(request, classes);
+    items = codeFinalize(request, partials.map(classMethods));
   } else {
     // Component items nest by their group fields; most are written as JSON, without objects.
     const result = componentFinalize(store, componentNames, request, partials as ComponentPartial[]);

@@ -5,8 +5,11 @@ import type { ItemSink } from '../encoded-items.ts';
 import type { ClassMethods } from './class-methods.ts';
 import { TIME_BYTES, writeTimeBytes } from '../time-bytes.ts';
 import type { ByteSink } from '../../byte-sink.ts';
+import { RecordMethods } from '../../../storage/code-times.ts';
 import type { SlotTimes } from '../../../storage/code-times.ts';
-import { fleetRecordLayout, uint32At } from '../../../storage/class-code.ts';
+import { utf8Slice } from '../../../storage/class-code.ts';
+import { METHOD_HEAD, timesView } from './timed-classes.ts';
+import type { TimedClass } from './timed-classes.ts';
 
 const ascii = (text: string): Uint8Array => Buffer.from(text, 'latin1');
 
@@ -54,6 +57,7 @@ export class CodeItemEncoder {
   #head = -1;
   #headEnd = -1;
   #headMoves = 0;
+  readonly #recordMethods = new RecordMethods();
 
   constructor(withCount: boolean, sink: ItemSink) {
     this.sink = sink;
@@ -71,35 +75,41 @@ export class CodeItemEncoder {
 
   /**
    * Adds the methods of a fleet-wide class record (class-code.ts bytes) seen in the window, copying each
-   * name's bytes into the JSON: no string per method. Only for a record whose names are all ASCII (then
-   * each name's UTF-16 length is its byte length); false for any other, which the caller decodes and adds.
+   * name's bytes into the JSON: no string per method. False, with nothing added, for a record whose names
+   * are not all ASCII (RecordMethods), which the caller decodes and adds.
    */
   addRecord(sourceName: string, className: string, record: Uint8Array, times: SlotTimes, window: { from: number; to: number }): boolean {
-    const layout = fleetRecordLayout(record);
-    let nameBytes = 0;
-    for (let m = 0; m < layout.count; m++) nameBytes += uint32At(record, layout.lengths + 4 * m);
-    if (nameBytes !== record.length - layout.names) return false;
+    const methods = this.#recordMethods;
+    if (!methods.read(record, times, window)) return false;
     this.#head = -1;
-    let at = layout.names;
-    let slot = layout.slots;
-    for (let m = 0; m < layout.count; m++) {
-      const start = at;
-      at += uint32At(record, layout.lengths + 4 * m);
-      // The method's times: the widest span over its AppEnvs' slots.
-      let firstSeen = Number.POSITIVE_INFINITY;
-      let lastSeen = Number.NEGATIVE_INFINITY;
-      for (let k = uint32At(record, layout.slotCounts + 4 * m); k > 0; k--, slot += 4) {
-        firstSeen = Math.min(firstSeen, times.firstSeen(uint32At(record, slot)));
-        lastSeen = Math.max(lastSeen, times.lastSeen(uint32At(record, slot)));
-      }
-      if (lastSeen < window.from || firstSeen > window.to) continue;
+    while (methods.next()) {
       this.#startItem(sourceName, className);
-      const { json } = this.sink;
-      json.reserve(at - start + 2);
-      if (!copyQuoted(json, record, start, at)) writeString(json, Buffer.from(record.buffer, record.byteOffset + start, at - start).toString('latin1'));
-      this.#endItem(firstSeen, lastSeen);
+      this.#name(record, methods.start, methods.end);
+      this.#endItem(methods.firstSeen, methods.lastSeen);
     }
     return true;
+  }
+
+  /** Adds a class of a code group's classes (timed-classes.ts), copying each name's bytes into the JSON. */
+  addTimed({ sourceName, className, timed, index }: TimedClass): void {
+    const { methods: bytes } = timed;
+    const view = timesView(bytes);
+    this.#head = -1;
+    let at = timed.starts[index];
+    for (let m = 0; m < timed.counts[index]; m++) {
+      const start = at + METHOD_HEAD;
+      at = start + view.getUint32(at + 16, true);
+      this.#startItem(sourceName, className);
+      this.#name(bytes, start, at);
+      this.#endItem(view.getFloat64(start - METHOD_HEAD, true), view.getFloat64(start - METHOD_HEAD + 8, true));
+    }
+  }
+
+  /** A method's name from its UTF-8 bytes [start, end): copied when it needs no escape, else as its string. */
+  #name(bytes: Uint8Array, start: number, end: number): void {
+    const { json } = this.sink;
+    json.reserve(end - start + 2);
+    if (!copyQuoted(json, bytes, start, end)) writeString(json, utf8Slice(bytes, start, end));
   }
 
   /** An item's leading fields, the class's: written once, then copied for each further method while they are in the sink's JSON. */
@@ -135,8 +145,9 @@ export class CodeItemEncoder {
 }
 
 /**
- * ASCII bytes [start, end) as a JSON string, when none needs an escape (a quote, a backslash, a control
- * character); false, with nothing written, otherwise. Room for the bytes and quotes must be reserved.
+ * UTF-8 bytes [start, end) as a JSON string, when none needs an escape (a quote, a backslash, a control
+ * character: JSON.stringify leaves other characters as they are, and stored names hold no lone surrogate,
+ * which it would escape); false, with nothing written, otherwise. Room for the bytes and quotes must be reserved.
  */
 function copyQuoted(json: ByteSink, bytes: Uint8Array, start: number, end: number): boolean {
   const out = json.bytes;

@@ -17,6 +17,8 @@ import type { CodeItemEncoder } from './code-items.ts';
 import type { ClassMethods } from './class-methods.ts';
 import { codeTime } from '../time-bytes.ts';
 import type { KeptRecords, RecordCollector } from './class-records.ts';
+import { TimedClassesBuilder } from './timed-classes.ts';
+import type { TimedClasses } from './timed-classes.ts';
 
 /** The methods of one class that passed the filter and the window, merged across AppEnvs. */
 /** Caches a condition's outcome for the last value: sourceName and className repeat over consecutive records. */
@@ -170,8 +172,14 @@ function classTest(request: ReportRequest): (sourceName: string, className: stri
   return (sourceName, className) => onSource.every((test) => test(sourceName)) && onClass.every((test) => test(className));
 }
 
+/** What takes a scan's classes: each as its methods, or as a fleet-wide record read in place when it can be. */
+interface ClassSink {
+  add(cls: ClassMethods): void;
+  addRecord(sourceName: string, className: string, record: Uint8Array, times: SlotTimes, window: { from: number; to: number }): boolean;
+}
+
 /** A fleet-wide class record's methods seen in the window: from its bytes when its names are ASCII, else decoded. */
-function encodeRecord(encoder: CodeItemEncoder, sourceName: string, className: string, record: Uint8Array, times: SlotTimes, window: { from: number; to: number }): void {
+function encodeRecord(encoder: ClassSink, sourceName: string, className: string, record: Uint8Array, times: SlotTimes, window: { from: number; to: number }): void {
   if (encoder.addRecord(sourceName, className, record, times, window)) return;
   const methods = recordTimes(decodeFleetClassCode(record), times, null, window);
   if (methods.methods.length > 0) encoder.add({ sourceName, className, ...methods });
@@ -227,10 +235,40 @@ export function encodeKeptCode(request: ReportRequest, times: SlotTimes, kept: K
   return end === count ? -1 : end;
 }
 
+/** Whether the fleet-wide records answer the request as they are: no per-method or AppEnv test. */
+function readsWholeRecords(request: ReportRequest): boolean {
+  const conditions = codeConditions(request);
+  return conditions.AppEnv.length === 0 && conditions.methodName.length === 0;
+}
+
 /** Whether encodeCode answers the request: items in key order, every method its own, no per-method or AppEnv test. */
 export function encodesRecords(request: ReportRequest): boolean {
-  const conditions = codeConditions(request);
-  return codeItemsInKeyOrder(request) && conditions.AppEnv.length === 0 && conditions.methodName.length === 0;
+  return codeItemsInKeyOrder(request) && readsWholeRecords(request);
+}
+
+/**
+ * The classes of the key range with the methods that pass the filter and the window, as bytes (a code
+ * group's partition): read in place from the fleet-wide records where the request allows, else from
+ * scanCode. With `resume`, as scanCode's: `last` is the key of the class to resume after, null once the
+ * range is done.
+ */
+export function timedCode(store: Store, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null, resume?: { after: string[] | null; methods: number }): { classes: TimedClasses; last: string[] | null } {
+  const builder = new TimedClassesBuilder();
+  if (!readsWholeRecords(request)) {
+    const last = scanCode(store, request, times, start, end, (cls) => builder.add(cls), resume);
+    return { classes: builder.finish(), last };
+  }
+  const passes = classTest(request);
+  const window = { from: request.from, to: request.to ?? request.now };
+  const after = resume?.after ?? null;
+  for (const { key, value: view } of store.fleetCodeViews.getRange(keyRange(after ?? start, end))) {
+    const [sourceName, className] = key;
+    if (after !== null && sourceName === after[0] && className === after[1]) continue;
+    if (!passes(sourceName, className)) continue;
+    encodeRecord(builder, sourceName, className, stableRecord(view, times), times, window);
+    if (resume !== undefined && builder.methods >= resume.methods) return { classes: builder.finish(), last: [sourceName, className] };
+  }
+  return { classes: builder.finish(), last: null };
 }
 
 export function codePartition(context: KernelContext, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null): ClassMethods[] {
@@ -286,7 +324,7 @@ function collationOf(field: string): Collation {
  * a cluster's code groups (src/storage/code-groups.ts) interleave. Keys compare as LMDB orders them, by
  * code point (its keys are UTF-8), the first name then the second.
  */
-export function* classesInKeyOrder(partials: readonly ClassMethods[][]): Generator<ClassMethods> {
+export function* classesInKeyOrder<Class extends { sourceName: string; className: string }>(partials: readonly Class[][]): Generator<Class> {
   const next = partials.map(() => 0);
   for (;;) {
     let lowest = -1;
