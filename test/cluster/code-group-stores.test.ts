@@ -229,3 +229,17 @@ for (const body of [{}, { from: new Date(NOW - 3.5 * DAY).toISOString() }, { gro
     assert.deepEqual(JSON.parse(`[${merged.slice(0, -1)}]`), expected);
   });
 }
+
+test('a group\'s classes larger than the first buffer they are written to read back whole', async () => {
+  const opened = openEmpty();
+  const vmId = 'vm-big';
+  const items = Array.from({ length: 4_000 }, (_, m) => ({ sourceName: 'big.jar', className: `com/acme/Big${m % 3}`, methodName: `a_method_with_a_rather_long_name_${m}()` }));
+  const events = validateEvents([{ type: 'vm.start', vmId, time: NOW - DAY, agentVersion: '1', agentRevision: 'r', inventory: {} }, { type: 'code', vmId, time: NOW - DAY, items }], NOW);
+  await new Ingestor(opened.store, opened.dict).ingest(() => events, NOW);
+  const report = request({});
+  const { classes, last } = timedCode(opened.store, report, new SlotTimes(opened.store), null, null);
+  assert.equal(last, null);
+  assert.ok(classes.methods.length > 1 << 17, `${classes.methods.length} bytes`);
+  assert.deepEqual(classMethodsOf(classes), codePartition(context(opened), report, new SlotTimes(opened.store), null, null));
+  await opened.store.close();
+});

@@ -8,7 +8,7 @@ import type { ByteSink } from '../../byte-sink.ts';
 import { RecordMethods } from '../../../storage/code-times.ts';
 import type { SlotTimes } from '../../../storage/code-times.ts';
 import { utf8Slice } from '../../../storage/class-code.ts';
-import { METHOD_HEAD, timesView } from './timed-classes.ts';
+import { METHOD_HEAD } from './timed-classes.ts';
 import type { TimedClass } from './timed-classes.ts';
 
 const ascii = (text: string): Uint8Array => Buffer.from(text, 'latin1');
@@ -91,9 +91,8 @@ export class CodeItemEncoder {
   }
 
   /** Adds a class of a code group's classes (timed-classes.ts), copying each name's bytes into the JSON. */
-  addTimed({ sourceName, className, timed, index }: TimedClass): void {
+  addTimed({ sourceName, className, timed, view, index }: TimedClass): void {
     const { methods: bytes } = timed;
-    const view = timesView(bytes);
     this.#head = -1;
     let at = timed.starts[index];
     for (let m = 0; m < timed.counts[index]; m++) {

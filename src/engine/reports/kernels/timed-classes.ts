@@ -59,8 +59,11 @@ export class TimedClassesBuilder {
     if (!methods.read(record, times, window)) return false;
     this.#startClass();
     while (methods.next()) {
-      const at = this.#method(methods.end - methods.start, methods.firstSeen, methods.lastSeen);
-      this.#bytes.bytes.set(record.subarray(methods.start, methods.end), at);
+      const { start, end } = methods;
+      let at = this.#method(end - start, methods.firstSeen, methods.lastSeen);
+      // After #method, which may have moved the bytes. Names are short: a loop beats a view and set() per method.
+      const bytes = this.#bytes.bytes;
+      for (let from = start; from < end; from++) bytes[at++] = record[from];
     }
     this.#endClass(sourceName, className);
     return true;
@@ -121,15 +124,19 @@ export function classMethodsOf(timed: TimedClasses): ClassMethods[] {
   });
 }
 
-/** Class `index` of `timed`, as the merge of the groups' classes in key order takes it. */
+/** Class `index` of `timed`, as the merge of the groups' classes in key order takes it; `view` views its methods. */
 export interface TimedClass {
   sourceName: string;
   className: string;
   timed: TimedClasses;
+  view: DataView;
   index: number;
 }
 
 /** A group's chunks (one after the other in key order) as one list of classes. */
 export function timedClassList(chunks: readonly TimedClasses[]): TimedClass[] {
-  return chunks.flatMap((timed) => timed.sourceNames.map((sourceName, index) => ({ sourceName, className: timed.classNames[index], timed, index })));
+  return chunks.flatMap((timed) => {
+    const view = timesView(timed.methods);
+    return timed.sourceNames.map((sourceName, index) => ({ sourceName, className: timed.classNames[index], timed, view, index }));
+  });
 }
