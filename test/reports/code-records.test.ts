@@ -60,7 +60,7 @@ for (const [name, filter, from, to] of [
     const context = { store, dict, fleet: fleet.view(), rowOrder: new RowOrder() };
     const times = new SlotTimes(store);
     const whole = new ChunkedItems();
-    encodeCode(context, report, times, null, null, new CodeItemEncoder(false, whole));
+    encodeCode(context.store, report, times, null, null, new CodeItemEncoder(false, whole));
     const encoded = items(whole.finish());
     const general = codeFinalize(report, [codePartition(context, report, times, null, null)]);
     assert.ok(general.length > 10, `${general.length} items`);
@@ -71,7 +71,7 @@ for (const [name, filter, from, to] of [
     const chunks: EncodedItems[] = [];
     let calls = 0;
     for (let after: string[] | null = null, done = false; !done; calls++) {
-      after = encodeCode(context, report, times, null, null, encoder, { after });
+      after = encodeCode(context.store, report, times, null, null, encoder, { after });
       done = after === null;
       chunks.push(...(done ? small.finish() : small.takeChunks()));
     }
@@ -96,7 +96,7 @@ test('a record whose times were written after the time table was read is encoded
   fleet.reload();
   const context = { store, dict, fleet: fleet.view(), rowOrder: new RowOrder() };
   const chunks = new ChunkedItems();
-  encodeCode(context, report, stale, null, null, new CodeItemEncoder(false, chunks));
+  encodeCode(context.store, report, stale, null, null, new CodeItemEncoder(false, chunks));
   const general = codeFinalize(report, [codePartition(context, report, new SlotTimes(store), null, null)]);
   assert.ok(general.some((item) => item.className === 'com/acme/Late'));
   assert.deepEqual(items(chunks.finish()), general);
@@ -119,7 +119,7 @@ test('a streamed scan stops after a few hundred records even when no page fills,
     const encoder = new CodeItemEncoder(false, sink);
     const stops: string[][] = [];
     for (let after: string[] | null = null; ; ) {
-      after = encodeCode(context, report, times, null, null, encoder, { after });
+      after = encodeCode(context.store, report, times, null, null, encoder, { after });
       if (after === null) break;
       assert.equal(sink.ready, false, 'no chunk is full');
       stops.push(after);

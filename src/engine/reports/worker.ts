@@ -6,13 +6,13 @@ import { Dictionary } from '../../storage/dictionary.ts';
 import { openStore } from '../../storage/store.ts';
 import type { Store } from '../../storage/store.ts';
 import { rematchAll } from '../../storage/vulns.ts';
-import { classesInKeyOrder, codeFinalize, codeItemsInKeyOrder, codePartition, encodeCode, encodeKeptCode, encodesRecords, scanCode, timedCode } from './kernels/code.ts';
+import { classesInKeyOrder, codeFinalize, codeItemsInKeyOrder, codePartition, encodeCode, encodeKeptCode, encodesRecords, readsWholeRecords, scanCode, timedCode } from './kernels/code.ts';
 import { ClassRecords } from './kernels/class-records.ts';
 import { CodeItemEncoder } from './kernels/code-items.ts';
 import { SlotTimes } from '../../storage/code-times.ts';
 import { packRecords, unpackRecords } from '../../msgpack-records.ts';
 import type { ClassMethods } from './kernels/class-methods.ts';
-import { classMethodsOf, timedClassList } from './kernels/timed-classes.ts';
+import { classMethodsOf, TimedClassesBuilder, timedClassList } from './kernels/timed-classes.ts';
 import type { TimedClasses } from './kernels/timed-classes.ts';
 import { componentFinalize, componentPartition } from './kernels/component.ts';
 import type { ComponentPartial } from './kernels/component.ts';
@@ -85,7 +85,7 @@ async function runPartition(task: PartitionTask): Promise<PartialResult | Finish
     const times = slotTimes(ctx, task.reportId);
     if (partition.classes === true) {
       // Merged with other nodes' classes by the thread that writes the pages: bytes cross to it, not objects.
-      return { kind: 'packed-classes', chunks: [packRecords(timedCode(ctx.store, request, times, partition.start, partition.end).classes)] };
+      return { kind: 'packed-classes', chunks: [packRecords(groupClasses(ctx.store, request, times, partition))] };
     }
     if (!codeItemsInKeyOrder(request)) {
       const partial = codePartition(ctx, request, times, partition.start, partition.end);
@@ -114,7 +114,7 @@ async function runPartition(task: PartitionTask): Promise<PartialResult | Finish
       const collector = whole ? classRecords.collect(ctx.store) : null;
       let after: string[] | null = null;
       return streamPages(task, task.finish, pages, () => {
-        after = encodeCode(ctx, request, times, partition.start, partition.end, encoder, { after }, collector);
+        after = encodeCode(ctx.store, request, times, partition.start, partition.end, encoder, { after }, collector);
         if (after !== null) return false;
         collector?.done();
         return true;
@@ -122,7 +122,7 @@ async function runPartition(task: PartitionTask): Promise<PartialResult | Finish
     }
     const chunks = new ChunkedItems();
     const encoder = new CodeItemEncoder(withCount, chunks);
-    if (encodesRecords(request)) encodeCode(ctx, request, times, partition.start, partition.end, encoder);
+    if (encodesRecords(request)) encodeCode(ctx.store, request, times, partition.start, partition.end, encoder);
     else scanCode(ctx.store, request, times, partition.start, partition.end, (cls) => encoder.add(cls));
     return moved(chunks.finish());
   }
@@ -141,6 +141,20 @@ async function runPartition(task: PartitionTask): Promise<PartialResult | Finish
   const finish = finishes();
   if (finish !== null) return finishHere(ctx.store, task, finish, [partial]);
   return 'kind' in partial && partial.kind === 'encoded' ? moved(partial) : partial;
+}
+
+/**
+ * This node's code group's classes for a cluster's code report: all of them, from this thread's copy of
+ * the class records when no write changed them since (read and copied otherwise), as a report of one node
+ * reads its own.
+ */
+function groupClasses(store: Store, request: ReportRequest, times: SlotTimes, partition: { start: string[] | null; end: string[] | null }): TimedClasses {
+  const whole = partition.start === null && partition.end === null && readsWholeRecords(request);
+  const kept = whole ? classRecords.current(store) : null;
+  if (kept === null) return timedCode(store, request, times, partition.start, partition.end, undefined, whole ? classRecords.collect(store) : null).classes;
+  const builder = new TimedClassesBuilder();
+  for (let next = 0; next !== -1; ) next = encodeKeptCode(request, times, kept, builder, next);
+  return builder.finish();
 }
 
 /** The pages of a report whose only partition ran in this task. */

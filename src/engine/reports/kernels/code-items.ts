@@ -64,6 +64,11 @@ export class CodeItemEncoder {
     this.#tail = new ItemTail(JSON_FIRST_SEEN, JSON_LAST_SEEN, ascii(withCount ? '","count":1}' : '"}'));
   }
 
+  /** Output is waiting in the sink: a resumable scan returns. */
+  get ready(): boolean {
+    return this.sink.ready;
+  }
+
   add(cls: ClassMethods): void {
     this.#head = -1;
     for (let m = 0; m < cls.methods.length; m++) {

@@ -172,10 +172,14 @@ function classTest(request: ReportRequest): (sourceName: string, className: stri
   return (sourceName, className) => onSource.every((test) => test(sourceName)) && onClass.every((test) => test(className));
 }
 
-/** What takes a scan's classes: each as its methods, or as a fleet-wide record read in place when it can be. */
-interface ClassSink {
+/**
+ * What takes a scan's classes: each as its methods, or as a fleet-wide record read in place when it can be.
+ * `ready`: output is waiting, so a scan that resumes returns.
+ */
+export interface ClassSink {
   add(cls: ClassMethods): void;
   addRecord(sourceName: string, className: string, record: Uint8Array, times: SlotTimes, window: { from: number; to: number }): boolean;
+  readonly ready: boolean;
 }
 
 /** A fleet-wide class record's methods seen in the window: from its bytes when its names are ASCII, else decoded. */
@@ -196,33 +200,32 @@ function stableRecord(view: Uint8Array, times: SlotTimes): Uint8Array {
 
 /**
  * The key-order fast path: each fleet-wide class record of the range passing the filter is encoded
- * straight from its bytes. For a request without AppEnv and methodName conditions (`encodesRecords`).
- * With `resume`, it starts after the key `resume.after` (when not null) and stops once the encoder's sink
- * has output ready or RECORDS_PER_STEP records are encoded, giving the last key it read; null once the
- * range is done. A `collector` gets every record read, in key order.
+ * straight from its bytes. For a request without AppEnv and methodName conditions (`readsWholeRecords`).
+ * With `resume`, it starts after the key `resume.after` (when not null) and stops once the encoder is
+ * ready or RECORDS_PER_STEP records are encoded, giving the last key it read; null once the range is
+ * done. A `collector` gets every record read, in key order.
  */
-export function encodeCode(context: KernelContext, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null, encoder: CodeItemEncoder, resume?: { after: string[] | null }, collector: RecordCollector | null = null): string[] | null {
+export function encodeCode(store: Store, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null, encoder: ClassSink, resume?: { after: string[] | null }, collector: RecordCollector | null = null): string[] | null {
   const passes = classTest(request);
   const window = { from: request.from, to: request.to ?? request.now };
   const after = resume?.after ?? null;
   let read = 0;
-  for (const { key, value: view } of context.store.fleetCodeViews.getRange(keyRange(after ?? start, end))) {
+  for (const { key, value: view } of store.fleetCodeViews.getRange(keyRange(after ?? start, end))) {
     const [sourceName, className] = key;
     if (after !== null && sourceName === after[0] && className === after[1]) continue;
     const copy = collector === null ? null : collector.add(sourceName, className, view);
     if (!passes(sourceName, className)) continue;
     encodeRecord(encoder, sourceName, className, copy ?? stableRecord(view, times), times, window);
-    if (resume !== undefined && (encoder.sink.ready || ++read === RECORDS_PER_STEP)) return [sourceName, className];
+    if (resume !== undefined && (encoder.ready || ++read === RECORDS_PER_STEP)) return [sourceName, className];
   }
   return null;
 }
 
 /**
  * encodeCode over the whole key range from records a worker kept (ClassRecords): from record `from`, until
- * the encoder's sink has output ready or RECORDS_PER_STEP records are read; gives the next record to read,
- * -1 once all are.
+ * the encoder is ready or RECORDS_PER_STEP records are read; gives the next record to read, -1 once all are.
  */
-export function encodeKeptCode(request: ReportRequest, times: SlotTimes, kept: KeptRecords, encoder: CodeItemEncoder, from: number): number {
+export function encodeKeptCode(request: ReportRequest, times: SlotTimes, kept: KeptRecords, encoder: ClassSink, from: number): number {
   const passes = classTest(request);
   const window = { from: request.from, to: request.to ?? request.now };
   const { sourceNames, classNames, bytes, starts } = kept;
@@ -230,13 +233,13 @@ export function encodeKeptCode(request: ReportRequest, times: SlotTimes, kept: K
   const end = Math.min(count, from + RECORDS_PER_STEP);
   for (let k = from; k < end; k++) {
     if (passes(sourceNames[k], classNames[k])) encodeRecord(encoder, sourceNames[k], classNames[k], bytes.subarray(starts[k], starts[k + 1]), times, window);
-    if (encoder.sink.ready) return k + 1 === count ? -1 : k + 1;
+    if (encoder.ready) return k + 1 === count ? -1 : k + 1;
   }
   return end === count ? -1 : end;
 }
 
 /** Whether the fleet-wide records answer the request as they are: no per-method or AppEnv test. */
-function readsWholeRecords(request: ReportRequest): boolean {
+export function readsWholeRecords(request: ReportRequest): boolean {
   const conditions = codeConditions(request);
   return conditions.AppEnv.length === 0 && conditions.methodName.length === 0;
 }
@@ -250,25 +253,19 @@ export function encodesRecords(request: ReportRequest): boolean {
  * The classes of the key range with the methods that pass the filter and the window, as bytes (a code
  * group's partition): read in place from the fleet-wide records where the request allows, else from
  * scanCode. With `resume`, as scanCode's: `last` is the key of the class to resume after, null once the
- * range is done.
+ * range is done. A `collector` gets every record read, as encodeCode's.
  */
-export function timedCode(store: Store, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null, resume?: { after: string[] | null; methods: number }): { classes: TimedClasses; last: string[] | null } {
-  const builder = new TimedClassesBuilder();
+export function timedCode(store: Store, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null, resume?: { after: string[] | null; methods: number }, collector: RecordCollector | null = null): { classes: TimedClasses; last: string[] | null } {
+  const builder = new TimedClassesBuilder(resume?.methods);
   if (!readsWholeRecords(request)) {
     const last = scanCode(store, request, times, start, end, (cls) => builder.add(cls), resume);
     return { classes: builder.finish(), last };
   }
-  const passes = classTest(request);
-  const window = { from: request.from, to: request.to ?? request.now };
-  const after = resume?.after ?? null;
-  for (const { key, value: view } of store.fleetCodeViews.getRange(keyRange(after ?? start, end))) {
-    const [sourceName, className] = key;
-    if (after !== null && sourceName === after[0] && className === after[1]) continue;
-    if (!passes(sourceName, className)) continue;
-    encodeRecord(builder, sourceName, className, stableRecord(view, times), times, window);
-    if (resume !== undefined && builder.methods >= resume.methods) return { classes: builder.finish(), last: [sourceName, className] };
-  }
-  return { classes: builder.finish(), last: null };
+  let after = resume?.after ?? null;
+  do after = encodeCode(store, request, times, start, end, builder, { after }, collector);
+  while (after !== null && !builder.ready);
+  if (after === null) collector?.done();
+  return { classes: builder.finish(), last: after };
 }
 
 export function codePartition(context: KernelContext, request: ReportRequest, times: SlotTimes, start: string[] | null, end: string[] | null): ClassMethods[] {

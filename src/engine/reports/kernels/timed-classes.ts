@@ -27,10 +27,11 @@ export function timesView(methods: Uint8Array): DataView {
   return new DataView(methods.buffer, methods.byteOffset, methods.byteLength);
 }
 
-/** Classes added one after the other, in key order. */
+/** Classes added one after the other, in key order; `ready` once they hold `limit` methods. */
 export class TimedClassesBuilder {
   /** Methods added so far. */
   methods = 0;
+  readonly #limit: number;
   readonly #sourceNames: string[] = [];
   readonly #classNames: string[] = [];
   readonly #counts: number[] = [];
@@ -39,6 +40,14 @@ export class TimedClassesBuilder {
   #view = timesView(this.#bytes.bytes);
   #count = 0;
   readonly #recordMethods = new RecordMethods();
+
+  constructor(limit = Number.POSITIVE_INFINITY) {
+    this.#limit = limit;
+  }
+
+  get ready(): boolean {
+    return this.methods >= this.#limit;
+  }
 
   add(cls: ClassMethods): void {
     this.#startClass();
