@@ -1,17 +1,23 @@
 // What a cluster's log costs per agent batch, in process: the gateway turning a validated batch into its
-// command (split by code group, packed, deflated) and a node turning the command back into its group's events;
-// beside them, what parsing and validating the body costs, which a log of bodies as received would make every
-// node pay. The command's size, which the nats-servers store three times, is in `extra`.
+// command (split by code group, packed, deflated), a node turning the command back into its group's events,
+// and a node applying it to its store (what every node does for every batch); beside them, what parsing and
+// validating the body costs, which a log of bodies as received would make every node pay. The command's size,
+// which the nats-servers store three times, is in `extra`.
 import { decodeCommand, encodeCommand, eventsCommand, loggedEvents } from '../../src/cluster/commands.ts';
 import type { Command } from '../../src/cluster/commands.ts';
 import type { AgentEvent } from '../../src/ingest/events.ts';
 import { batchEvents } from '../../src/writes.ts';
 import type { AgentBatch } from '../../src/writes.ts';
-import { describeFleet, fleetSpec } from '../fleet.ts';
+import { describeFleet, fleetSpec, temporaryDir } from '../fleet.ts';
 import type { FleetSize } from '../fleet.ts';
-import { newBench, runTinybench } from '../harness.ts';
+import { newBench, runTinybench, wanted } from '../harness.ts';
 import type { BenchOptions, BenchRow, Suite } from '../harness.ts';
 import { buildIngestPayloads, stampTime } from '../ingest-payloads.ts';
+import type { IngestPayloads } from '../ingest-payloads.ts';
+import { validateEvents } from '../../src/ingest/events.ts';
+import { Dictionary } from '../../src/storage/dictionary.ts';
+import { Ingestor } from '../../src/storage/ingest.ts';
+import { openStore } from '../../src/storage/store.ts';
 
 const NAME = 'cluster-log';
 const ITEMS = 10_000;
@@ -19,6 +25,7 @@ const GROUPS = 3;
 const PARSE = `agent batch of ${ITEMS.toLocaleString('en-US')} code items: body parsed and validated`;
 const ENCODE = `agent batch of ${ITEMS.toLocaleString('en-US')} code items: its log command in ${GROUPS} code groups (split, packed, deflated)`;
 const DECODE = `agent batch of ${ITEMS.toLocaleString('en-US')} code items: a node's events of its group from the command (inflated, unpacked)`;
+const APPLY = `agent batch of ${ITEMS.toLocaleString('en-US')} code items already known: applied by a node of code group 0 of ${GROUPS} from the command (unpacked, written to LMDB, flushed)`;
 /** The cluster bench's ingestion fleet: its bodies are what the cluster rows send. */
 const FLEET: Record<'quick' | 'full', FleetSize> = {
   quick: { vms: 1_000, componentsPerVm: 20, methods: 100_000 },
@@ -27,11 +34,12 @@ const FLEET: Record<'quick' | 'full', FleetSize> = {
 
 export const suite: Suite = {
   name: NAME,
-  rows: [PARSE, ENCODE, DECODE],
+  rows: [PARSE, ENCODE, DECODE, APPLY],
   async run(options: BenchOptions): Promise<BenchRow[]> {
     const size = options.quick ? FLEET.quick : FLEET.full;
     const now = Date.now();
-    const bodies = buildIngestPayloads(fleetSpec(size), ITEMS, options.quick ? 4 : 20).bodies;
+    const payloads = buildIngestPayloads(fleetSpec(size), ITEMS, options.quick ? 4 : 20);
+    const { bodies } = payloads;
     const batches: AgentBatch[] = bodies.map((body) => ({ body: stampTime(body, now), contentType: 'application/x-ndjson', now }));
     const validated: AgentEvent[][] = batches.map(batchEvents);
     const encoded = validated.map((events) => encodeCommand(eventsCommand(events, now, GROUPS)));
@@ -48,10 +56,58 @@ export const suite: Suite = {
       const command = decodeCommand(encoded[next++ % encoded.length]) as Extract<Command, { kind: 'events' }>;
       loggedEvents(command, next % GROUPS).decode();
     });
+    const applying = wanted(options, NAME, APPLY) ? await appliedCommands(payloads, now) : null;
+    if (applying !== null) bench.add(APPLY, () => applying.applyNext(), { beforeAll: (mode) => applying.count(mode === 'run'), beforeEach: () => applying.stampNext() });
     const rows = await runTinybench(NAME, `${describeFleet(size)}, ${batches.length} bodies in turn`, bench, ITEMS, 'items/s');
+    await applying?.close();
     for (const row of rows) {
       row.extra = { usPerItem: Math.round((1e6 / row.rate) * 1000) / 1000, ...(row.name === ENCODE ? { commandBytesPerItem: Math.round(bytesPerItem * 100) / 100 } : {}) };
+      // The process's CPU while applying (the write thread's included), steadier on a shared machine than the wall time with its flushes.
+      if (row.name === APPLY && applying !== null) row.extra.cpuUsPerItem = Math.round(applying.cpuUsPerItem() * 1000) / 1000;
     }
     return rows;
   },
 };
+
+/**
+ * A node's store with the fleet's VMs and every body's code applied once, and the next command to apply:
+ * a body stamped with a time later than the last (its sightings move), logged as its gateway would log it,
+ * outside the timed step. A node that keeps up applies each logged batch in a transaction of its own.
+ */
+async function appliedCommands({ setup, bodies }: IngestPayloads, start: number) {
+  const store = openStore(temporaryDir('cluster-log-'));
+  const ingestor = new Ingestor(store, new Dictionary(store));
+  for (const events of setup) await ingestor.ingest(() => validateEvents(JSON.parse(events), start), start);
+  let clock = start;
+  let next = 0;
+  let command = encodeCommand(eventsCommand([], start, GROUPS));
+  const stampNext = () => {
+    const body = bodies[next++ % bodies.length];
+    clock++;
+    command = encodeCommand(eventsCommand(batchEvents({ body: stampTime(body, clock), contentType: 'application/x-ndjson', now: clock }), clock, GROUPS));
+  };
+  let counting = false;
+  let cpuMicros = 0;
+  let applied = 0;
+  const applyNext = async () => {
+    const cpu = process.cpuUsage();
+    const logged = loggedEvents(decodeCommand(command) as Extract<Command, { kind: 'events' }>, 0);
+    await ingestor.ingest(logged.decode, logged.receivedAt);
+    if (!counting) return;
+    const used = process.cpuUsage(cpu);
+    cpuMicros += used.user + used.system;
+    applied++;
+  };
+  /** From now on, the CPU of each batch applied is counted (or not). */
+  const count = (on: boolean) => {
+    counting = on;
+    cpuMicros = 0;
+    applied = 0;
+  };
+  // Every body once: its code is known from then on.
+  for (let k = 0; k < bodies.length; k++) {
+    stampNext();
+    await applyNext();
+  }
+  return { stampNext, applyNext, count, cpuUsPerItem: () => cpuMicros / (applied * ITEMS), close: () => store.close() };
+}
