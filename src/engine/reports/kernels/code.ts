@@ -13,7 +13,6 @@ import type { KernelContext } from './kernel-context.ts';
 import type { SlotTimes } from '../../../storage/code-times.ts';
 import { decodeFleetClassCode, fleetRecordLayout } from '../../../storage/class-code.ts';
 import type { Database } from 'lmdb';
-import type { CodeItemEncoder } from './code-items.ts';
 import type { ClassMethods } from './class-methods.ts';
 import { codeTime } from '../time-bytes.ts';
 import type { KeptRecords, RecordCollector } from './class-records.ts';

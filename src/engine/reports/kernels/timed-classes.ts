@@ -23,7 +23,7 @@ export interface TimedClasses {
   methods: Uint8Array;
 }
 
-export function timesView(methods: Uint8Array): DataView {
+function timesView(methods: Uint8Array): DataView {
   return new DataView(methods.buffer, methods.byteOffset, methods.byteLength);
 }
 
