@@ -151,8 +151,16 @@ test('a new node started once the log was truncated copies a live node\'s data, 
 
 test('a second process with a live node\'s id copies nothing and refuses to start', { skip: missing && 'nats-server is not installed' }, async () => {
   const twin = await startNode('n3', tempDir('jvmlens-twin-'), false);
-  const code = await new Promise((resolve) => (twin.child.exitCode !== null ? resolve(twin.child.exitCode) : twin.child.once('exit', resolve)));
-  await twin.stop();
+  let code: unknown;
+  try {
+    // Bounded: when the test before left no live n3, the twin starts as n3 and would run until stopped.
+    code = await Promise.race([
+      new Promise((resolve) => (twin.child.exitCode !== null ? resolve(twin.child.exitCode) : twin.child.once('exit', resolve))),
+      new Promise((resolve) => setTimeout(() => resolve('still running after 60 s'), 60_000).unref()),
+    ]);
+  } finally {
+    await twin.stop();
+  }
   assert.equal(code, 1, twin.stderr());
   assert.match(twin.stderr(), /cannot start: the node id 'n3' is in use by a live node/);
   assert.doesNotMatch(twin.stderr(), /copying a live node's data/);
