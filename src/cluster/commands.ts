@@ -133,7 +133,7 @@ const GROUP_CLASSES = 1 << 24;
  * A batch's classes, each hashed to its group once: a batch names far fewer classes than it has runs of
  * items (842 classes in 8,614 runs in the cluster bench's bodies), and hashing each run took half the split.
  * A place is a number, not an object per class: with objects, the young collections of a process that
- * also applied batches took twice as long (35 against 17 ms per 20 batches in process), which cost about
+ * also applied batches took twice as long (28-41 against 15-18 ms per 20 batches, in process), which cost about
  * what hashing once saved.
  */
 class ClassPlaces {
