@@ -4,7 +4,7 @@
 // out over the nodes by VM shard), CVE event pages, a killed node back UP, a new node copying a live node's
 // data once the log was truncated, and the write pause when a NATS server dies.
 import { ClusterLog } from '../../src/cluster/log.ts';
-import { STREAM, TRUNCATED_SUBJECTS } from '../../src/cluster/commands.ts';
+import { STREAM } from '../../src/cluster/commands.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import { readdirSync, statSync } from 'node:fs';
@@ -422,7 +422,7 @@ async function newNodeRow(deployment: Deployment, size: FleetSize): Promise<Benc
   for (const node of deployment.nodes) await caughtUp(node);
   const log = await ClusterLog.open(deployment.nats.map((server) => server.url), 'jvmlens-bench');
   try {
-    await log.purgeBelow((await log.lastSeq()) + 1, TRUNCATED_SUBJECTS);
+    await log.purgeBelow((await log.lastSeq()) + 1);
   } finally {
     await log.close();
   }

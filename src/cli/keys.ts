@@ -1,8 +1,7 @@
 // `jvmlens keys create|list|revoke`: API key management on the data directory (decisions §2).
 import type { Config } from '../config.ts';
-import type { ClusterLog } from '../cluster/log.ts';
 import { openClusterLog } from './cluster.ts';
-import { KEYS_SUBJECT } from '../cluster/commands.ts';
+import { clusterKeyRecords } from '../cluster/keys.ts';
 import { createKey, listKeys, newKey, revokeKey } from '../storage/keys.ts';
 import { SCOPES } from '../storage/records.ts';
 import type { ApiKeyRecord, Scope } from '../storage/records.ts';
@@ -71,19 +70,6 @@ function requiredUser(userId: string | undefined): string {
 function requiredKeyId(keyId: string | undefined): string {
   if (keyId === undefined) throw new UsageError('keys revoke needs a KEY_ID (see keys list)');
   return keyId;
-}
-
-/** The cluster's keys, folded from the key commands of its log. */
-async function clusterKeyRecords(log: ClusterLog): Promise<ApiKeyRecord[]> {
-  const keys = new Map<string, ApiKeyRecord>();
-  for (const command of await log.read(KEYS_SUBJECT)) {
-    if (command.kind === 'key.put') keys.set(command.record.keyId, command.record);
-    else if (command.kind === 'key.revoke') {
-      const record = keys.get(command.keyId);
-      if (record !== undefined && record.revokedAt === null) keys.set(command.keyId, { ...record, revokedAt: command.at });
-    }
-  }
-  return [...keys.values()];
 }
 
 /** The same actions on a cluster: through its log, so every node applies them (within seconds). */

@@ -58,8 +58,6 @@ export function subjectOf(command: Command): string {
   return `${PREFIX}.${command.kind.split('.')[0]}`;
 }
 export const KEYS_SUBJECT = `${PREFIX}.key`;
-/** What truncating the log removes: every family but the keys, which `keys list --cluster` reads from the log. */
-export const TRUNCATED_SUBJECTS = ['events', 'tags', 'vulns', 'report'].map((family) => `${PREFIX}.${family}`);
 
 // Records stay plain objects, so a value reads the same on every node and across versions.
 const packr = new Packr({ useRecords: false, moreTypes: false });

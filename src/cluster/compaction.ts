@@ -4,8 +4,10 @@
 import { Kvm } from '@nats-io/kv';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { TRUNCATED_SUBJECTS } from './commands.ts';
+import type { ApiKeyRecord } from '../storage/records.ts';
 import { bucketEntries, readBucket } from './buckets.ts';
+import { KEYS_SUBJECT } from './commands.ts';
+import { openKeyRecords, saveKeyRecords } from './keys.ts';
 import type { ClusterLog } from './log.ts';
 
 const POSITIONS = 'jvmlens_positions';
@@ -38,21 +40,23 @@ export function recordedPositions(nc: NatsConnection): Promise<RecordedPosition[
 export class LogCompaction {
   readonly #log: ClusterLog;
   readonly #positions: KV;
+  readonly #keys: KV;
   readonly #retentionMs: number;
   /** The log's last sequence at each round of this node, oldest first: where the log stood a retention ago. */
   readonly #marks: { at: number; seq: number }[] = [];
-  /** Commands below this sequence are truncated already. */
-  #below = 0;
+  /** Commands below this sequence are truncated already (a purge below 1 would empty the stream: nats-server issue 4696). */
+  #below = 1;
 
-  private constructor(log: ClusterLog, positions: KV, retentionMs: number) {
+  private constructor(log: ClusterLog, positions: KV, keys: KV, retentionMs: number) {
     this.#log = log;
     this.#positions = positions;
+    this.#keys = keys;
     this.#retentionMs = retentionMs;
   }
 
   static async open(log: ClusterLog, replicas: number, retentionMs: number): Promise<LogCompaction> {
     const positions = await new Kvm(log.nc).create(POSITIONS, { ttl: POSITION_TTL_MS, replicas, history: 1 });
-    return new LogCompaction(log, positions, retentionMs);
+    return new LogCompaction(log, positions, await openKeyRecords(log, replicas), retentionMs);
   }
 
   /** This node has applied the log up to `applied`: truncation never passes it. */
@@ -62,9 +66,10 @@ export class LogCompaction {
 
   /**
    * One round of the lowest live node: removes the commands every recorded node has applied that were in
-   * the log a retention ago.
+   * the log a retention ago. `keys` are the API keys as this node's store holds them, saved for `keys list
+   * --cluster` before the log drops key commands.
    */
-  async truncate(now: number): Promise<void> {
+  async truncate(now: number, keys: () => readonly ApiKeyRecord[]): Promise<void> {
     this.#marks.push({ at: now, seq: await this.#log.lastSeq() });
     // The newest mark at least a retention old; older ones are no longer needed.
     let old = -1;
@@ -76,7 +81,9 @@ export class LogCompaction {
     for (const entry of await bucketEntries(this.#positions)) lowest = Math.min(lowest, Number(entry.string()));
     const below = Math.min(retained, lowest) + 1;
     if (!Number.isFinite(below) || below <= this.#below) return;
-    await this.#log.purgeBelow(below, TRUNCATED_SUBJECTS);
+    const firstKey = await this.#log.nextOn(KEYS_SUBJECT, this.#below);
+    if (firstKey !== null && firstKey < below) await saveKeyRecords(this.#keys, keys());
+    await this.#log.purgeBelow(below);
     this.#below = below;
   }
 }

@@ -196,18 +196,28 @@ export class ClusterLog {
   }
 
   /**
-   * Whether the log still holds the command at `seq` (false once truncation removed it). It asks for the
-   * first command from `seq` on: truncation keeps key commands, so the log may hold one before `seq` and after.
+   * Whether the log still holds the command at `seq` (false once truncation removed it). Asked as the first
+   * command from `seq` on: a log truncated by an earlier version kept its key commands, before `seq` and after.
    */
   async holds(seq: number): Promise<boolean> {
-    // JetStream's message get takes `next_by_subj` (nats-server 2.9 and later); the client types it for direct gets only.
-    const next = await this.jsm.streams.getMessage(STREAM, { seq, next_by_subj: STREAM_SUBJECTS[0] } as unknown as { seq: number });
-    return next?.seq === seq;
+    return (await this.nextOn(STREAM_SUBJECTS[0], seq)) === seq;
   }
 
-  /** Removes the commands with a sequence below `seq` on each of `subjects`. */
-  async purgeBelow(seq: number, subjects: readonly string[]): Promise<void> {
-    for (const filter of subjects) await this.jsm.streams.purge(STREAM, { filter, seq });
+  /** The sequence of the first command on `subject` from `seq` on, or null when the log holds none. */
+  async nextOn(subject: string, seq: number): Promise<number | null> {
+    // JetStream's message get takes `next_by_subj` (nats-server 2.9 and later); the client types it for direct gets only.
+    const next = await this.jsm.streams.getMessage(STREAM, { seq, next_by_subj: subject } as unknown as { seq: number });
+    return next?.seq ?? null;
+  }
+
+  /**
+   * Removes every command with a sequence below `seq`. Never by subject: nats-server 2.9.10 moves every
+   * consumer of the stream to the first command left on the purged subject (past the end when none is
+   * left), so a node whose consumer was behind skipped the commands of other subjects in between, and
+   * stopped as if the log had been truncated past it (fixed in later releases: nats-io/nats-server#3838).
+   */
+  async purgeBelow(seq: number): Promise<void> {
+    await this.jsm.streams.purge(STREAM, { seq });
   }
 
   /** When JetStream last answered: an append acknowledged, or the stream's state with a leader. */

@@ -13,6 +13,7 @@ import type { AgentEvent } from '../ingest/events.ts';
 import type { Logger } from '../log.ts';
 import type { Dictionary } from '../storage/dictionary.ts';
 import { checkKnownVms } from '../storage/ingest.ts';
+import { listKeys } from '../storage/keys.ts';
 import type { Store } from '../storage/store.ts';
 import { readTags } from '../storage/vm-tags.ts';
 import { findVm, MissingTagError, vmTags } from '../storage/vms.ts';
@@ -284,7 +285,7 @@ export class ClusterNode {
     const { config, logger } = this.#options;
     try {
       await compaction.record(config.nodeId, this.#requireReplica().applied);
-      if ((await this.#membership?.live())?.[0] === config.nodeId) await compaction.truncate(Date.now());
+      if ((await this.#membership?.live())?.[0] === config.nodeId) await compaction.truncate(Date.now(), () => listKeys(this.#options.store));
       if (this.#compactionFailures > 0) logger.info('truncating the cluster log works again', { failedRounds: this.#compactionFailures });
       this.#compactionFailures = 0;
     } catch (error) {

@@ -7,7 +7,6 @@ import { promisify } from 'node:util';
 import { ingest, vmStart } from '../helpers/events.ts';
 import { createReport, waitFinal } from '../helpers/reports.ts';
 import { request, ROOT, startService, tempDir } from '../helpers/service.ts';
-import { TRUNCATED_SUBJECTS } from '../../src/cluster/commands.ts';
 import { ClusterLog } from '../../src/cluster/log.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 
@@ -61,7 +60,7 @@ test('a cluster node runs under Deno too: NATS client, JetStream log, read your 
       // runs `jvmlens backup` as a child process of its own runtime.
       const log = await ClusterLog.open([nats.url], 'deno-test', 'once');
       try {
-        await log.purgeBelow((await log.lastSeq()) + 1, TRUNCATED_SUBJECTS);
+        await log.purgeBelow((await log.lastSeq()) + 1);
       } finally {
         await log.close();
       }

@@ -1,0 +1,45 @@
+// The cluster's API keys as `jvmlens keys list|revoke --cluster` read them: the records saved by the node that
+// truncated the log past key commands, with the key commands the log still holds folded over them.
+import { Kvm } from '@nats-io/kv';
+import type { KV } from '@nats-io/kv';
+import type { ApiKeyRecord } from '../storage/records.ts';
+import { bucketEntries, readBucket } from './buckets.ts';
+import { KEYS_SUBJECT } from './commands.ts';
+import type { ClusterLog } from './log.ts';
+
+const KEYS_BUCKET = 'jvmlens_keys';
+
+export function openKeyRecords(log: ClusterLog, replicas: number): Promise<KV> {
+  return new Kvm(log.nc).create(KEYS_BUCKET, { replicas, history: 1 });
+}
+
+/**
+ * Before the log drops key commands: saves the keys as the truncating node holds them (it applied the log
+ * at least up to where it truncates), each record that differs from the saved one.
+ */
+export async function saveKeyRecords(kv: KV, records: readonly ApiKeyRecord[]): Promise<void> {
+  const saved = new Map((await bucketEntries(kv)).map((entry) => [entry.key, entry.string()]));
+  for (const record of records) {
+    const json = JSON.stringify(record);
+    if (saved.get(record.keyId) !== json) await kv.put(record.keyId, json);
+  }
+}
+
+/**
+ * Every key of the cluster. The log is read first: a truncation that drops key commands after that saved
+ * them before, so the saved records then hold them; folding the commands read over records at least as new
+ * gives what the log's last command of each key says.
+ */
+export async function clusterKeyRecords(log: ClusterLog): Promise<ApiKeyRecord[]> {
+  const commands = await log.read(KEYS_SUBJECT);
+  const saved = await readBucket(log.nc, KEYS_BUCKET, async (kv) => (await bucketEntries(kv)).map((entry) => entry.json<ApiKeyRecord>()), []);
+  const keys = new Map(saved.map((record) => [record.keyId, record]));
+  for (const command of commands) {
+    if (command.kind === 'key.put') keys.set(command.record.keyId, command.record);
+    else if (command.kind === 'key.revoke') {
+      const record = keys.get(command.keyId);
+      if (record !== undefined && record.revokedAt === null) keys.set(command.keyId, { ...record, revokedAt: command.at });
+    }
+  }
+  return [...keys.values()];
+}
