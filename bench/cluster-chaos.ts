@@ -1,7 +1,7 @@
 // The cluster's kill loop: three nats-server and three nodes on loopback (storing every class, or in three
 // code groups, one node each); two writers ingest new VMs with code and one edits tags, each through a random
 // live node, while every 10-20 s a random node or nats-server is SIGKILLed and started again a few seconds
-// later. Then every node must hold every acknowledged batch and the last acknowledged tags of every VM, the
+// later, and the log is truncated meanwhile. Then every node must hold every acknowledged batch and the last acknowledged tags of every VM, the
 // nodes must count the same VMs, and a code report through each must hold every method the batches sent.
 import { randomUUID } from 'node:crypto';
 import { startNatsServers } from '../src/cluster/nats-servers.ts';
@@ -28,6 +28,11 @@ export interface ClusterChaosResult {
 }
 
 const KEY = 'bench_cluster_chaos_key_0123456789';
+/**
+ * The log is truncated as it goes (every half second, what every node applied 2 s ago): a restarted node
+ * replays what it missed while the lowest live node truncates behind it.
+ */
+const LOG_RETENTION_MS = 2_000;
 const WRITERS = 2;
 const TAG_EDIT_MS = 200;
 /** A gap in which the writers keep going between two kills, and how long a victim stays down. */
@@ -93,7 +98,7 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
   const nats = await startNatsServers(3, dir);
   const urls = nats.map((server) => server.url).join(',');
   const groups = (index: number) => (codeGroups === 1 ? [] : ['--code-groups', String(codeGroups), '--code-group', String(index)]);
-  const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`, ...groups(index)] });
+  const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`, '--log-retention-ms', String(LOG_RETENTION_MS), ...groups(index)] });
   const nodes: (JvmlensService | null)[] = [];
   const result: ClusterChaosResult = { kills: 0, acknowledged: 0, unanswered: 0, tagEdits: 0, lost: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [] };
   let batches = 0;
