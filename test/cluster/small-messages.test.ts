@@ -12,7 +12,7 @@ import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import { componentsEvent, startEvent } from '../helpers/cve.ts';
 import { ingest } from '../helpers/events.ts';
-import { runReport, waitFinal } from '../helpers/reports.ts';
+import { readPages, runReport, waitFinal } from '../helpers/reports.ts';
 import { request, startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
 
@@ -20,6 +20,8 @@ const missing = spawnSync('nats-server', ['--version']).error !== undefined;
 if (missing && process.env.CI === 'true') throw new Error('nats-server is not installed (apt-get install nats-server)');
 const KEY = 'small_messages_key_0123456789';
 const MAX_PAYLOAD = 64 * 1024;
+/** Pages of a few hundred kilobytes: a report of about 1 MB has several, each published in parts, a few at once. */
+const PAGE_BYTES = 400_000;
 
 let nats: NatsServer[] = [];
 const nodes: RunningService[] = [];
@@ -29,7 +31,7 @@ before(async () => {
   const dir = tempDir('jvmlens-small-messages-');
   nats = await startNatsServers(1, dir, { maxPayload: MAX_PAYLOAD });
   for (const nodeId of ['n1', 'n2']) {
-    nodes.push({ ...(await startService({ noStaticKey: true, dataDir: `${dir}/${nodeId}`, args: ['--api-key', KEY, '--cluster', nats[0].url, '--node-id', nodeId, '--report-fan-out-vms', '0'] })), apiKey: KEY });
+    nodes.push({ ...(await startService({ noStaticKey: true, dataDir: `${dir}/${nodeId}`, args: ['--api-key', KEY, '--cluster', nats[0].url, '--node-id', nodeId, '--report-fan-out-vms', '0', '--page-bytes', String(PAGE_BYTES)] })), apiKey: KEY });
   }
 });
 
@@ -38,34 +40,37 @@ after(async () => {
   await Promise.all(nats.map((server) => server.stop()));
 });
 
-test('a report page larger than the servers\' max_payload reaches every node in parts', { skip: missing && 'nats-server is not installed' }, async () => {
+test('report pages larger than the servers\' max_payload reach every node in parts, every page whole', { skip: missing && 'nats-server is not installed' }, async () => {
   const vmId = '5a11e000-0000-4000-8000-000000000001';
   const time = Date.now() - 60_000;
   const ack = await ingest(nodes[0].gatewayUrl, KEY, [startEvent(vmId, time, 'host-1')]);
   assert.equal(ack.status, 200, JSON.stringify(ack.body));
-  // Random method names, so that the page stays large once deflated: 8,000 items, about 1 MB of JSON.
-  for (let batch = 0; batch < 8; batch++) {
+  // Long random method names, so that the pages stay large once deflated: 12,000 items, about 2.8 MB of JSON.
+  for (let batch = 0; batch < 12; batch++) {
     const events = Array.from({ length: 10 }, (_, k) => ({
       type: 'code',
       vmId,
       time: time + 1,
-      items: Array.from({ length: 100 }, () => ({ sourceName: 'app.jar', className: `com.acme.C${batch}x${k}`, methodName: randomBytes(12).toString('hex') })),
+      items: Array.from({ length: 100 }, () => ({ sourceName: 'app.jar', className: `com.acme.C${batch}x${k}`, methodName: randomBytes(48).toString('hex') })),
     }));
     const result = await ingest(nodes[1].gatewayUrl, KEY, events);
     assert.equal(result.status, 200, JSON.stringify(result.body));
   }
 
   const coordinated = await runReport(nodes[0], 'codeInventory', { from: '1d' });
-  assert.equal(coordinated.pages.length, 1);
-  assert.equal(coordinated.items.length, 8_000);
+  assert.ok(coordinated.pages.length >= 3, `${coordinated.pages.length} pages`);
+  assert.equal(coordinated.items.length, 12_000);
   const elsewhere = await waitFinal(nodes[1], 'codeInventory', coordinated.reportId, 30_000);
   assert.equal(elsewhere.body.state, 'SUCCEEDED', elsewhere.text.slice(0, 300));
-  assert.deepEqual(elsewhere.body.data, coordinated.pages[0].body.data, 'the other node serves the same page');
+  const pages = await readPages(nodes[1], 'codeInventory', coordinated.reportId);
+  assert.deepEqual(pages.map((page) => page.body.data), coordinated.pages.map((page) => page.body.data), 'the other node serves the same pages');
 
   const log = await ClusterLog.open([nats[0].url], 'small-messages-test', 'once');
   try {
     const parts = (await log.read('jvmlens.log.report')).filter((command: Command) => command.kind === 'report.page' && command.reportId === coordinated.reportId);
-    assert.ok(parts.length > 1, `the page went through the log in ${parts.length} part(s)`);
+    const partsPerPage = coordinated.pages.map((_, page) => parts.filter((part) => part.kind === 'report.page' && part.page === page).length);
+    // Every full page did (the last one holds what was left).
+    assert.ok(partsPerPage.slice(0, -1).every((count) => count > 1), `each page went through the log in parts: ${partsPerPage.join(', ')}`);
   } finally {
     await log.close();
   }
