@@ -44,7 +44,7 @@ export class LogCompaction {
   readonly #retentionMs: number;
   /** The log's last sequence at each round of this node, oldest first: where the log stood a retention ago. */
   readonly #marks: { at: number; seq: number }[] = [];
-  /** Commands below this sequence are truncated already (a purge below 1 would empty the stream: nats-server issue 4696). */
+  /** Commands below this sequence are truncated already; 1, not 0: JetStream takes a purge with seq 1 as one of the whole stream (nats-io/nats-server#4696). */
   #below = 1;
 
   private constructor(log: ClusterLog, positions: KV, keys: KV, retentionMs: number) {

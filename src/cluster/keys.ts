@@ -26,9 +26,9 @@ export async function saveKeyRecords(kv: KV, records: readonly ApiKeyRecord[]): 
 }
 
 /**
- * Every key of the cluster. The log is read first: a truncation that drops key commands after that saved
- * them before, so the saved records then hold them; folding the commands read over records at least as new
- * gives what the log's last command of each key says.
+ * Every key of the cluster. The log is read before the saved records: the key commands a truncation drops
+ * in between were saved before it dropped them. The commands read, folded over records at least as new,
+ * give what the last of them says for each key.
  */
 export async function clusterKeyRecords(log: ClusterLog): Promise<ApiKeyRecord[]> {
   const commands = await log.read(KEYS_SUBJECT);
