@@ -1,8 +1,9 @@
 // The cluster's kill loop: three nats-server and three nodes on loopback (storing every class, or in three
 // code groups, one node each); two writers ingest new VMs with code and one edits tags, each through a random
 // live node, while every 10-20 s a random node or nats-server is SIGKILLed and started again a few seconds
-// later, and the log is truncated meanwhile. Then every node must hold every acknowledged batch and the last acknowledged tags of every VM, the
-// nodes must count the same VMs, and a code report through each must hold every method the batches sent.
+// later, and the log is truncated meanwhile. Then every node must hold every acknowledged batch and the last
+// acknowledged tags of every VM, the nodes must count the same VMs, and a code report through each must hold
+// every method the batches sent.
 import { randomUUID } from 'node:crypto';
 import { startNatsServers } from '../src/cluster/nats-servers.ts';
 import { temporaryDir } from './fleet.ts';

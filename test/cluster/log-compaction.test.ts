@@ -44,7 +44,7 @@ function tagEdit(index: number): Command {
   return { kind: 'tags', edit: { vmId: `vm-${index}`, op: 'remove', key: 'env' } };
 }
 
-/** One truncation round once the retention has passed: everything below `below` that `position` allows. */
+/** Truncation once the retention (1 ms here) has passed: a round needs the mark an earlier round left. */
 async function truncate(compaction: LogCompaction, keys: readonly ApiKeyRecord[] = []): Promise<void> {
   await compaction.truncate(Date.now(), () => keys);
   await new Promise((resolve) => setTimeout(resolve, 20));
