@@ -21,6 +21,7 @@ import { batchEvents } from '../writes.ts';
 import type { LocalWrites, Writes } from '../writes.ts';
 import { eventsCommand, LOG_FORMAT } from './commands.ts';
 import type { Command } from './commands.ts';
+import { CatchUpHealth } from './catch-up.ts';
 import { compactionRoundMs, LogCompaction } from './compaction.ts';
 import { ClusterLog, CommandTooLargeError, LogUnavailableError } from './log.ts';
 import { liveNodes, Membership, NodeIdInUseError } from './membership.ts';
@@ -45,14 +46,6 @@ const DEGRADATION_CHECK_MS = 2_000;
  * and reads give up after as long. Shorter silences are the leader elections that follow a server's death.
  */
 const JETSTREAM_SILENT_MS = 10_000;
-/**
- * A node this far behind the log is DOWN for the load balancer until it caught up: its reads wait until it
- * applied every acknowledged write, and give up after 10 s. Half of that, so that a read sent as the node
- * turns UP still has room when the estimate (pending commands times the recent time per command) is short,
- * as on a loaded machine. (Its own gateway cannot run ahead of it: a write first waits for the node to
- * apply the log, as a read does; writes through other nodes can.)
- */
-const HEALTH_BEHIND_MS = 5_000;
 /** Test only (`--test-faults slow-apply`): how much longer each command takes to apply. */
 const SLOW_APPLY_MS = 100;
 /** A node without a NATS server this long is DOWN; shorter, its requests wait for the reconnection. */
@@ -118,6 +111,7 @@ export class ClusterNode {
   #compaction: ReturnType<typeof setInterval> | null = null;
   /** Rounds of truncation failed in a row (logged at the first, and when one works again). */
   #compactionFailures = 0;
+  readonly #catchUp = new CatchUpHealth();
   readonly reports: ClusterReports;
   /** The writes routes make: into the log. */
   readonly writes: Writes;
@@ -311,8 +305,8 @@ export class ClusterNode {
     // A node whose server died reconnects to another within a second: requests meanwhile wait (the client
     // sends them once reconnected) rather than be refused.
     if (log.disconnectedMs() > RECONNECT_GRACE_MS) return `not connected to any NATS server for ${Math.round(log.disconnectedMs() / 1000)} s (reconnecting)`;
-    const behindMs = this.#replica?.behindMs() ?? 0;
-    if (behindMs > HEALTH_BEHIND_MS) return `catching up: this node needs about ${Math.round(behindMs / 1000)} s to apply what the cluster log holds`;
+    const catchingUp = this.#catchUp.note(this.#replica?.behindMs() ?? 0);
+    if (catchingUp !== null) return catchingUp;
     const silentMs = Date.now() - log.answeredAt;
     if (this.#logSilence !== null && silentMs > JETSTREAM_SILENT_MS) {
       return `JetStream has not answered for the cluster log for ${Math.round(silentMs / 1000)} s (${this.#logSilence}): no write or read can be served until a majority of the NATS servers is back`;
