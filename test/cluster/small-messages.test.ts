@@ -20,7 +20,7 @@ const missing = spawnSync('nats-server', ['--version']).error !== undefined;
 if (missing && process.env.CI === 'true') throw new Error('nats-server is not installed (apt-get install nats-server)');
 const KEY = 'small_messages_key_0123456789';
 const MAX_PAYLOAD = 64 * 1024;
-/** Pages of a few hundred kilobytes: a report of about 1 MB has several, each published in parts, a few at once. */
+/** Pages of 400 kB: the first test's report (about 2.8 MB) has eight, each full one published in parts. */
 const PAGE_BYTES = 400_000;
 
 let nats: NatsServer[] = [];
