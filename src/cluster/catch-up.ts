@@ -7,13 +7,13 @@
  * as on a loaded machine. (Its own gateway cannot run ahead of it: a write first waits for the node to apply
  * the log, as a read does; writes through other nodes can.)
  */
-export const HEALTH_BEHIND_MS = 5_000;
+const HEALTH_BEHIND_MS = 5_000;
 /**
  * A node DOWN for catching up is UP again once it needs less than this: the estimate moves with each
  * command's time (applied in flight, several take little more than one), and one hovering at the threshold
  * turned the node UP and DOWN from one request to the next, in and out of the load balancer.
  */
-export const HEALTH_CAUGHT_UP_MS = 1_000;
+const HEALTH_CAUGHT_UP_MS = 1_000;
 
 export class CatchUpHealth {
   #catchingUp = false;
