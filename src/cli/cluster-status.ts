@@ -45,11 +45,17 @@ function table(rows: readonly string[][]): string {
   return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd()).join('\n') + '\n';
 }
 
+/** Where the log stands: once truncation removed every command, only how far it went. */
+function sequences(commands: number, first: number, last: number): string {
+  if (commands > 0) return `sequences ${first}-${last}`;
+  return last === 0 ? 'no command yet' : `all truncated, through ${last}`;
+}
+
 function text(status: ClusterStatus): string {
   const { log } = status;
   const replicas = log.replicas.map((replica) => `${replica.server} (${replica.offline ? 'offline' : replica.current ? 'current' : 'catching up'})`).join(', ');
   const lines = [
-    `log     ${log.stream}: ${log.commands} command${log.commands === 1 ? '' : 's'}, ${(log.bytes / 1e6).toFixed(1)} MB, sequences ${log.firstSeq}-${log.lastSeq}; leader ${log.leader ?? 'none (JetStream is electing one)'}${replicas === '' ? '' : `; other replicas ${replicas}`}`,
+    `log     ${log.stream}: ${log.commands} command${log.commands === 1 ? '' : 's'}, ${(log.bytes / 1e6).toFixed(1)} MB, ${sequences(log.commands, log.firstSeq, log.lastSeq)}; leader ${log.leader ?? 'none (JetStream is electing one)'}${replicas === '' ? '' : `; other replicas ${replicas}`}`,
     `shards  ${status.vmShards === null ? 'not fixed yet (no node has started)' : `${status.vmShards} VM shards, ${status.codeGroups} code group${status.codeGroups === 1 ? '' : 's'}`}`,
     '',
   ];
