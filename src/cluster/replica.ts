@@ -224,7 +224,7 @@ export class Replica {
           this.#stallMs = STALL_MS;
           // An ordered consumer restarted by the library may deliver what is applied already.
           if (message.seq < next) continue;
-          // Sequences run without gaps but where the log was truncated (key commands stay, so a gap can follow one).
+          // Sequences run without gaps but where the log was truncated (an earlier version kept key commands there, so a gap can follow one).
           if (message.seq > next) {
             messages.stop();
             await this.#settled();
