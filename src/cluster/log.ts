@@ -1,9 +1,9 @@
 // The cluster's log on NATS JetStream: one replicated stream that every change goes through, in one order.
 import { createHash } from 'node:crypto';
-import { connect } from '@nats-io/transport-node';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { connect, headers } from '@nats-io/transport-node';
+import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, JetStreamApiError } from '@nats-io/jetstream';
-import type { ConsumerMessages, JetStreamClient, JetStreamManager, StreamInfo } from '@nats-io/jetstream';
+import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg, StreamInfo } from '@nats-io/jetstream';
 import { decodeCommand, encodeCommand, STREAM, STREAM_SUBJECTS, subjectOf } from './commands.ts';
 import type { Command } from './commands.ts';
 import { natsAccess, shownUrls } from './nats-access.ts';
@@ -27,7 +27,25 @@ const FOLLOW_API_MS = 1_500;
  * 2.9 serves them on a stream given allow_direct by an update only once its servers restarted).
  */
 const DIRECT_GET_MS = 500;
-/** Room left in a message for its headers (the message id). */
+/**
+ * Names the node that holds a command's effect already (a report's coordinator, its pages): that node
+ * records the command as applied without unpacking it, megabytes for a page. Nodes of earlier versions
+ * ignore it and apply the command, which they skip once unpacked.
+ */
+const NOT_FOR_HEADER = 'Jvmlens-Not-For';
+
+function notForHeaders(node: string): MsgHdrs {
+  const headed = headers();
+  headed.set(NOT_FOR_HEADER, node);
+  return headed;
+}
+
+/** The node a command read from the log is not for (see NOT_FOR_HEADER), or null. */
+export function notFor(message: JsMsg): string | null {
+  return message.headers?.get(NOT_FOR_HEADER) || null;
+}
+
+/** Room left in a message for its headers (the message id, NOT_FOR_HEADER). */
 const HEADERS_BYTES = 4096;
 
 /** JetStream could not take a write in time: nothing is acknowledged, the client retries. */
@@ -141,19 +159,21 @@ export class ClusterLog {
 
   /**
    * Appends a command and resolves with its sequence once a quorum of JetStream servers stored it. The
-   * message id (by default a hash of the content) makes a retry of the same write within two minutes a no-op.
+   * message id (by default a hash of the content) makes a retry of the same write within two minutes a no-op;
+   * `notForNode` names a node that holds the command's effect already (NOT_FOR_HEADER).
    */
-  async append(command: Command, msgId?: string): Promise<number> {
+  async append(command: Command, msgId?: string, notForNode?: string): Promise<number> {
     const bytes = encodeCommand(command);
     if (bytes.length > this.maxPayload - HEADERS_BYTES) throw new CommandTooLargeError(`a ${command.kind} command of ${bytes.length} bytes exceeds the servers' max_payload of ${this.maxPayload}`);
     const msgID = msgId ?? createHash('sha1').update(bytes).digest('hex');
+    const headed = notForNode === undefined ? {} : { headers: notForHeaders(notForNode) };
     // Short attempts with the same message id (so a retry of a write that did land is stored once): a
     // publish sent to a leader that just died is answered by nobody, and the next leader is elected in seconds.
     const deadline = Date.now() + PUBLISH_TIMEOUT_MS;
     for (;;) {
       const remaining = deadline - Date.now();
       try {
-        const ack = await this.js.publish(subjectOf(command), bytes, { msgID, timeout: Math.max(1, Math.min(ATTEMPT_MS, remaining)) });
+        const ack = await this.js.publish(subjectOf(command), bytes, { msgID, ...headed, timeout: Math.max(1, Math.min(ATTEMPT_MS, remaining)) });
         this.#answeredAt = Date.now();
         return ack.seq;
       } catch (error) {

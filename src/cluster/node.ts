@@ -120,7 +120,7 @@ export class ClusterNode {
     this.#options = options;
     this.reports = new ClusterReports({
       nodeId: options.config.nodeId,
-      append: (command, msgId) => this.#append(command, msgId).catch(unavailable),
+      append: (command, msgId, notForNode) => this.#append(command, msgId, notForNode).catch(unavailable),
       store: options.store,
       logger: options.logger,
       waitFor: (seq) => this.#requireReplica().waitFor(seq),
@@ -164,8 +164,8 @@ export class ClusterNode {
     return this.#replica;
   }
 
-  #append(command: Command, msgId?: string): Promise<number> {
-    return this.#requireLog().append(command, msgId);
+  #append(command: Command, msgId?: string, notForNode?: string): Promise<number> {
+    return this.#requireLog().append(command, msgId, notForNode);
   }
 
   /**
@@ -207,7 +207,7 @@ export class ClusterNode {
       await holdCodeGroup(store, group);
       this.reports.attach(jobs, this.#membership);
       this.#replica = new Replica({
-        log, store, writes: local, codeGroup: group.of, applyReport: (command) => this.reports.apply(command), rematch, logger,
+        nodeId: config.nodeId, log, store, writes: local, codeGroup: group.of, applyReport: (command) => this.reports.apply(command), rematch, logger,
         ...(config.testFaults.includes('slow-apply') ? { slowApplyMs: SLOW_APPLY_MS } : {}),
       });
       const replica = this.#replica;

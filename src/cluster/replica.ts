@@ -10,7 +10,7 @@ import { putVulnerabilities } from '../storage/vulns.ts';
 import type { LocalWrites } from '../writes.ts';
 import { decodeCommand, loggedEvents } from './commands.ts';
 import type { Command } from './commands.ts';
-import { LogUnavailableError } from './log.ts';
+import { LogUnavailableError, notFor } from './log.ts';
 import type { ClusterLog } from './log.ts';
 
 /** The store's meta key holding the last applied log sequence. */
@@ -45,6 +45,8 @@ const CATCH_UP_MS = 10_000;
 const MAX_IN_FLIGHT = 8;
 
 export interface ReplicaOptions {
+  /** This node: commands not for it (log.ts, notFor) are recorded as applied without being read. */
+  nodeId: string;
   log: ClusterLog;
   store: Store;
   writes: LocalWrites;
@@ -233,7 +235,8 @@ export class Replica {
           }
           next = message.seq + 1;
           this.#knownLast = Math.max(this.#knownLast, message.seq + message.info.pending);
-          await this.#applyReceived(message.seq, message.data, true);
+          if (notFor(message) === this.#options.nodeId) await this.#skip(message.seq);
+          else await this.#applyReceived(message.seq, message.data, true);
         }
         await this.#settled();
         if (this.#failure !== null) throw this.#failure;
@@ -282,6 +285,13 @@ export class Replica {
     if (this.#failure !== null) throw this.#failure;
     if (command.kind === 'events') await this.#applyEvents(seq, command);
     else await this.#measured(seq, () => this.#apply(seq, command));
+  }
+
+  /** Records a command this node holds the effect of already (log.ts, NOT_FOR_HEADER) as applied, unread. */
+  async #skip(seq: number): Promise<void> {
+    await this.#settled();
+    if (this.#failure !== null) throw this.#failure;
+    await this.#measured(seq, () => this.#options.store.meta.put(APPLIED_SEQ, seq).then(() => undefined));
   }
 
   /** Until every agent batch in flight is applied or has failed. */

@@ -15,8 +15,8 @@ const TAKEOVER_CHECK_MS = 5_000;
 
 export interface ClusterReportsOptions {
   nodeId: string;
-  /** Appends to the cluster's log; resolves with the sequence (src/cluster/log.ts). */
-  append: (command: Command, msgId?: string) => Promise<number>;
+  /** Appends to the cluster's log; resolves with the sequence (src/cluster/log.ts, `append`). */
+  append: (command: Command, msgId?: string, notForNode?: string) => Promise<number>;
   store: Store;
   logger: Logger;
   /** Resolves once this node applied the log up to `seq`. */
@@ -105,7 +105,8 @@ export class ClusterReports implements Reports {
    */
   async #appendPage(reportId: string, page: number, json: Uint8Array, offset: number, msgId: string): Promise<void> {
     try {
-      await this.#options.append({ kind: 'report.page', reportId, page, json, ...(offset === 0 ? {} : { offset }) }, `${msgId}.${offset}`);
+      // The coordinator wrote its pages itself: it skips them unread.
+      await this.#options.append({ kind: 'report.page', reportId, page, json, ...(offset === 0 ? {} : { offset }) }, `${msgId}.${offset}`, this.#options.nodeId);
     } catch (error) {
       if (!(error instanceof CommandTooLargeError) || json.length < 2) throw error;
       const middle = json.length >> 1;

@@ -1,0 +1,76 @@
+// A command logged as not for one node (src/cluster/log.ts, notFor: a report's pages, which their
+// coordinator wrote itself) against a real nats-server: that node records it as applied without applying
+// it, every other node applies it, and both go on with the commands after it.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { after, before, test } from 'node:test';
+import type { Command } from '../../src/cluster/commands.ts';
+import { ClusterLog } from '../../src/cluster/log.ts';
+import { startNatsServers } from '../../src/cluster/nats-servers.ts';
+import type { NatsServer } from '../../src/cluster/nats-servers.ts';
+import { appliedSeq, Replica } from '../../src/cluster/replica.ts';
+import { logger } from '../../src/log.ts';
+import { Dictionary } from '../../src/storage/dictionary.ts';
+import { Ingestor } from '../../src/storage/ingest.ts';
+import { Liveness } from '../../src/storage/liveness.ts';
+import { openStore } from '../../src/storage/store.ts';
+import type { Store } from '../../src/storage/store.ts';
+import { localWrites } from '../../src/writes.ts';
+import { tempDir } from '../helpers/service.ts';
+
+const missing = spawnSync('nats-server', ['--version']).error !== undefined;
+if (missing && process.env.CI === 'true') throw new Error('nats-server is not installed (apt-get install nats-server)');
+
+let nats: NatsServer[] = [];
+const closers: (() => Promise<void>)[] = [];
+
+before(async () => {
+  if (missing) return;
+  nats = await startNatsServers(1, tempDir('jvmlens-not-for-'));
+});
+
+after(async () => {
+  for (const close of closers.reverse()) await close();
+  await Promise.all(nats.map((server) => server.stop()));
+});
+
+/** A node's replica of the log on its own store, with the report commands it applied. */
+async function node(nodeId: string): Promise<{ store: Store; replica: Replica; reportCommands: Command[] }> {
+  const log = await ClusterLog.open([nats[0].url], nodeId);
+  const store = openStore(tempDir(`jvmlens-not-for-${nodeId}-`));
+  const dict = new Dictionary(store);
+  const writes = localWrites({
+    store, dict, ingestor: new Ingestor(store, dict), liveness: new Liveness(store),
+    countEvents: () => undefined, afterIngest: () => undefined, afterTagsChange: () => undefined,
+  });
+  const reportCommands: Command[] = [];
+  const replica = new Replica({
+    nodeId, log, store, writes, codeGroup: 0, logger, rematch: async () => undefined,
+    applyReport: async (command) => void reportCommands.push(command),
+  });
+  replica.start();
+  closers.push(async () => {
+    await replica.stop();
+    await log.close();
+    await store.close();
+  });
+  return { store, replica, reportCommands };
+}
+
+test('a command not for a node is recorded as applied there, unread, and applied by every other node', { skip: missing && 'nats-server is not installed' }, async () => {
+  const writer = await ClusterLog.open([nats[0].url], 'writer', 'once');
+  closers.push(() => writer.close());
+  const coordinator = await node('n1');
+  const other = await node('n2');
+  await writer.append({ kind: 'report.delete', reportId: 'before' });
+  const notForN1 = await writer.append({ kind: 'report.delete', reportId: 'pages-of-n1' }, 'page-msg-id', 'n1');
+  const last = await writer.append({ kind: 'report.delete', reportId: 'after' });
+  assert.equal(notForN1, 2);
+  await Promise.all([coordinator.replica.waitFor(last), other.replica.waitFor(last)]);
+  const ids = (commands: Command[]) => commands.map((command) => (command as { reportId: string }).reportId);
+  assert.deepEqual(ids(coordinator.reportCommands), ['before', 'after'], 'n1 skips the command not for it');
+  assert.deepEqual(ids(other.reportCommands), ['before', 'pages-of-n1', 'after']);
+  // Both stores have applied the log up to its end: a restart resumes after it.
+  assert.equal(appliedSeq(coordinator.store), last);
+  assert.equal(appliedSeq(other.store), last);
+});
