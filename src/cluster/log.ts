@@ -4,7 +4,7 @@ import { connect, headers } from '@nats-io/transport-node';
 import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, JetStreamApiError } from '@nats-io/jetstream';
 import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg, StreamInfo } from '@nats-io/jetstream';
-import { decodeCommand, encodeCommand, STREAM, STREAM_SUBJECTS, subjectOf } from './commands.ts';
+import { decodeCommand, encodeCommand, encodeCommandOffThread, STREAM, STREAM_SUBJECTS, subjectOf } from './commands.ts';
 import type { Command } from './commands.ts';
 import { natsAccess, shownUrls } from './nats-access.ts';
 
@@ -163,7 +163,7 @@ export class ClusterLog {
    * `notForNode` names a node that holds the command's effect already (NOT_FOR_HEADER).
    */
   async append(command: Command, msgId?: string, notForNode?: string): Promise<number> {
-    const bytes = encodeCommand(command);
+    const bytes = await encodeCommandOffThread(command);
     if (bytes.length > this.maxPayload - HEADERS_BYTES) throw new CommandTooLargeError(`a ${command.kind} command of ${bytes.length} bytes exceeds the servers' max_payload of ${this.maxPayload}`);
     const msgID = msgId ?? createHash('sha1').update(bytes).digest('hex');
     const headed = notForNode === undefined ? {} : { headers: notForHeaders(notForNode) };
