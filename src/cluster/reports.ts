@@ -11,6 +11,8 @@ import { CommandTooLargeError } from './log.ts';
 import type { Membership } from './membership.ts';
 
 const PUBLISH_RETRY_MS = 1_000;
+/** Pages published before the first of them is acknowledged. */
+const PAGES_IN_FLIGHT = 4;
 const TAKEOVER_CHECK_MS = 5_000;
 
 export interface ClusterReportsOptions {
@@ -74,27 +76,45 @@ export class ClusterReports implements Reports {
     return true;
   }
 
-  /** Called by the job queue on the coordinator: its pages, then its final record, go to every node. */
+  /**
+   * Called by the job queue on the coordinator: its pages, then its final record, go to every node. Up to
+   * PAGES_IN_FLIGHT pages at a time, the next one read meanwhile (a report's pages may be hundreds of
+   * megabytes): each page waits for JetStream's quorum, and the other nodes write several at once.
+   */
   async publishFinished(meta: ReportMeta): Promise<void> {
-    const { store, append, logger } = this.#options;
-    for (let index = 0; index <= meta.totalPages; index++) {
-      // One page read at a time: a report's pages may be hundreds of megabytes.
-      const json = index < meta.totalPages ? await store.pageFiles.json(meta.reportId, index) : undefined;
+    const { store, append } = this.#options;
+    const read = (index: number) => (index < meta.totalPages ? store.pageFiles.json(meta.reportId, index) : Promise.resolve(undefined));
+    const msgId = (index: number) => `${meta.reportId}.${meta.startTime}.${index}`;
+    const publishing: Promise<boolean>[] = [];
+    let reading = read(0);
+    for (let index = 0; index < meta.totalPages; index++) {
+      const json = await reading;
+      reading = read(index + 1);
+      // Settled by the next turn, or left when this one returns early.
+      reading.catch(() => undefined);
       // A page gone: the report was deleted meanwhile.
-      if (index < meta.totalPages && json === undefined) return;
-      const msgId = `${meta.reportId}.${meta.startTime}.${index}`;
-      // Until the log takes it: a report's pages must reach every node, or the others serve it PROCESSING.
-      // A report deleted meanwhile (the delete came through the log and was applied here) needs none of it.
-      for (;;) {
-        if (this.#closed || this.#stored(meta.reportId) === undefined) return;
-        try {
-          if (json === undefined) await append({ kind: 'report.final', meta }, msgId);
-          else await this.#appendPage(meta.reportId, index, json, 0, msgId);
-          break;
-        } catch (error) {
-          logger.warn('publishing a finished report failed; retrying', { reportId: meta.reportId, reason: (error as Error).message });
-          await new Promise((resolve) => setTimeout(resolve, PUBLISH_RETRY_MS));
-        }
+      if (json === undefined) return;
+      publishing.push(this.#published(meta, () => this.#appendPage(meta.reportId, index, json, 0, msgId(index))));
+      if (publishing.length >= PAGES_IN_FLIGHT && !(await publishing.shift()!)) return;
+    }
+    for (const page of publishing) if (!(await page)) return;
+    await this.#published(meta, () => append({ kind: 'report.final', meta }, msgId(meta.totalPages)));
+  }
+
+  /**
+   * Retries `publish` until the log takes it (a report's pages must reach every node, or the others serve it
+   * PROCESSING); false, never a rejection, once the report needs it no more: deleted meanwhile (the delete came
+   * through the log and was applied here), or this node closing.
+   */
+  async #published(meta: ReportMeta, publish: () => Promise<unknown>): Promise<boolean> {
+    for (;;) {
+      if (this.#closed || this.#stored(meta.reportId) === undefined) return false;
+      try {
+        await publish();
+        return true;
+      } catch (error) {
+        this.#options.logger.warn('publishing a finished report failed; retrying', { reportId: meta.reportId, reason: (error as Error).message });
+        await new Promise((resolve) => setTimeout(resolve, PUBLISH_RETRY_MS));
       }
     }
   }
