@@ -16,6 +16,14 @@ import type { ClusterLog } from './log.ts';
 /** The store's meta key holding the last applied log sequence. */
 const APPLIED_SEQ = 'logSeq';
 
+/**
+ * A report page whole, or the first part of one: the parts after it write into the file it makes, so they
+ * wait for it (src/cluster/reports.ts, #appendPage).
+ */
+function isWholePage(command: Command): command is Extract<Command, { kind: 'report.page' }> {
+  return command.kind === 'report.page' && command.offset === undefined;
+}
+
 /** The last log sequence applied to this store (0 for a store that never applied one). */
 export function appliedSeq(store: Pick<Store, 'meta'>): number {
   return (store.meta.get(APPLIED_SEQ) as number | undefined) ?? 0;
@@ -40,7 +48,7 @@ const CATCH_UP_MS = 10_000;
  * Agent batches applied before the one ahead of them is on disk, at most: lmdb-js commits those queued
  * together in one transaction, with one flush. A transaction each cost a node catching up (after a restart,
  * or on a machine of its own) about 15 % of its time: alone in three code groups it applied 1.49-1.50M
- * known code items/s, and 1.76M with this (`npm run bench -- --filter alone`).
+ * known code items/s, and 1.76M with this (`npm run bench -- --filter alone`). Report pages too (#applyPage).
  */
 const MAX_IN_FLIGHT = 8;
 
@@ -72,8 +80,9 @@ export class Replica {
   #receivedAt = Date.now();
   /** Commands being applied now (several while agent batches are in flight). */
   #applying = 0;
-  /** The agent batches in flight, oldest first: each settles once it is applied or has failed. */
+  /** The agent batches, or the report pages, in flight, oldest first: each settles once it is applied or has failed. */
   readonly #inFlight: Promise<void>[] = [];
+  #inFlightKind: 'events' | 'report.page' = 'events';
   /** The last one started, which the next one waits for before it counts as applied. */
   #lastInFlight: Promise<void> = Promise.resolve();
   /** Why a batch in flight failed (the others after it then fail too), until #follow starts over. */
@@ -266,13 +275,19 @@ export class Replica {
   }
 
   /**
-   * Applies the command at `seq`. With `inFlight`, an agent batch is only started (up to MAX_IN_FLIGHT of
-   * them): its failure stops the consumer, and #follow starts over from the last applied command.
+   * Applies the command at `seq`. With `inFlight`, an agent batch or a report page is only started (up to
+   * MAX_IN_FLIGHT of them): its failure stops the consumer, and #follow starts over from the last applied command.
    */
   async #applyReceived(seq: number, data: Uint8Array, inFlight: boolean): Promise<void> {
     const command = decodeCommand(data);
-    if (command.kind === 'events' && inFlight && this.#options.slowApplyMs === undefined) {
-      const applying = this.#applyEvents(seq, command).catch((error: Error) => {
+    if ((command.kind === 'events' || isWholePage(command)) && inFlight && this.#options.slowApplyMs === undefined) {
+      // Batches and pages are never in flight together: a batch's transaction expects the command before it stored.
+      if (this.#inFlight.length > 0 && this.#inFlightKind !== command.kind) {
+        await this.#settled();
+        if (this.#failure !== null) throw this.#failure;
+      }
+      this.#inFlightKind = command.kind;
+      const applying = (command.kind === 'events' ? this.#applyEvents(seq, command) : this.#applyPage(seq, command)).catch((error: Error) => {
         this.#failure ??= error;
         this.#stop?.();
       });
@@ -294,7 +309,7 @@ export class Replica {
     await this.#measured(seq, () => this.#options.store.meta.put(APPLIED_SEQ, seq).then(() => undefined));
   }
 
-  /** Until every agent batch in flight is applied or has failed. */
+  /** Until every agent batch or page in flight is applied or has failed. */
   async #settled(): Promise<void> {
     while (this.#inFlight.length > 0) await this.#inFlight[0];
   }
@@ -329,6 +344,25 @@ export class Replica {
       }, receivedAt);
       await previous;
       if (skipped !== null) logger.warn('a logged command does not apply and is skipped', { seq, kind: command.kind, reason: skipped.message });
+    });
+    this.#lastInFlight = applied.catch(() => undefined);
+    return applied;
+  }
+
+  /**
+   * Writes a report's page (a file, synced), several at once: one after the other, each 5.5 MB page took a
+   * node 10 to 100 ms, most of the time every other node served a code report after its coordinator. The
+   * sequence is stored in log order, once the page and every command before it are.
+   */
+  #applyPage(seq: number, command: Extract<Command, { kind: 'report.page' }>): Promise<void> {
+    const { store, applyReport } = this.#options;
+    const previous = this.#lastInFlight;
+    const applied = this.#measured(seq, async () => {
+      await applyReport(command);
+      await previous;
+      const stored = appliedSeq(store);
+      if (stored !== seq - 1) throw new Error(`command ${seq} of the cluster log follows command ${seq - 1}, but this node's store has applied up to ${stored}`);
+      await store.meta.put(APPLIED_SEQ, seq);
     });
     this.#lastInFlight = applied.catch(() => undefined);
     return applied;
