@@ -289,6 +289,22 @@ async function seedFleet(deployment: Deployment, size: FleetSize): Promise<void>
   progress(`${NAME}: seeded and applied on every node in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
+/**
+ * A load balancer's probe of the node's health every 20 ms until `done`: a node whose event loop is busy
+ * answers it late, and a probe that times out takes the node out of rotation.
+ */
+async function probeHealthWhile(node: JvmlensService, done: () => boolean): Promise<number[]> {
+  const latencies: number[] = [];
+  while (!done()) {
+    const started = performance.now();
+    const response = await fetch(`${node.gatewayUrl}/opthub-health`);
+    await response.arrayBuffer();
+    latencies.push(performance.now() - started);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return latencies;
+}
+
 /** POST → SUCCEEDED through the second node (the first on a single node), then until every node serves it. */
 async function reportRow(deployment: Deployment, size: FleetSize, runs: number, name: string): Promise<BenchRow> {
   const coordinator = deployment.nodes[1 % deployment.nodes.length];
@@ -298,24 +314,33 @@ async function reportRow(deployment: Deployment, size: FleetSize, runs: number, 
   const everywhere: number[] = [];
   let totalCount = 0;
   const cpuBefore = deploymentCpu(deployment);
-  for (let run = 0; run < runs; run++) {
-    const started = performance.now();
-    const created = await fetch(`${coordinator.apiUrl}${createPath(path)}`, { method: 'POST', headers, body: JSON.stringify(request) });
-    if (created.status !== 202) throw new Error(`POST answered ${created.status}: ${await created.text()}`);
-    const { reportId } = (await created.json()) as { reportId: string };
-    for (const [index, node] of [coordinator, ...deployment.nodes.filter((other) => other !== coordinator)].entries()) {
-      for (;;) {
-        const body = (await (await fetch(`${node.apiUrl}${path}/${reportId}`, { headers })).json()) as { state: string; totalCount: number };
-        totalCount = body.totalCount;
-        if (body.state === 'SUCCEEDED') break;
-        if (body.state !== 'PROCESSING') throw new Error(`report ${reportId} ended ${body.state}`);
-        await new Promise((resolve) => setTimeout(resolve, 5));
+  let reporting = true;
+  const probes = probeHealthWhile(coordinator, () => !reporting);
+  // Awaited below; a row that throws first must not leave it unhandled.
+  probes.catch(() => undefined);
+  try {
+    for (let run = 0; run < runs; run++) {
+      const started = performance.now();
+      const created = await fetch(`${coordinator.apiUrl}${createPath(path)}`, { method: 'POST', headers, body: JSON.stringify(request) });
+      if (created.status !== 202) throw new Error(`POST answered ${created.status}: ${await created.text()}`);
+      const { reportId } = (await created.json()) as { reportId: string };
+      for (const [index, node] of [coordinator, ...deployment.nodes.filter((other) => other !== coordinator)].entries()) {
+        for (;;) {
+          const body = (await (await fetch(`${node.apiUrl}${path}/${reportId}`, { headers })).json()) as { state: string; totalCount: number };
+          totalCount = body.totalCount;
+          if (body.state === 'SUCCEEDED') break;
+          if (body.state !== 'PROCESSING') throw new Error(`report ${reportId} ended ${body.state}`);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        if (index === 0) ms.push(performance.now() - started);
       }
-      if (index === 0) ms.push(performance.now() - started);
+      everywhere.push(performance.now() - started);
     }
-    everywhere.push(performance.now() - started);
+  } finally {
+    reporting = false;
   }
   const cpuAfter = deploymentCpu(deployment);
+  const health = summarize(await probes);
   const summary = summarize(ms);
   return {
     suite: NAME, name: `${name}, ${deployment.label}`, size: describeFleet(size),
@@ -325,6 +350,7 @@ async function reportRow(deployment: Deployment, size: FleetSize, runs: number, 
       servedByEveryNodeMeanMs: round1(summarize(everywhere).mean), runs, totalCount,
       // On a machine shared by every process, time shows the work of all of them: CPU says where it went (the polling above included).
       jvmlensCpuMsPerReport: round1(((cpuAfter.nodes - cpuBefore.nodes) / runs) * 1000), natsCpuMsPerReport: round1(((cpuAfter.nats - cpuBefore.nats) / runs) * 1000),
+      coordinatorHealthP99Ms: round1(health.p99), coordinatorHealthMaxMs: round1(health.max),
     },
   };
 }
