@@ -290,7 +290,7 @@ async function seedFleet(deployment: Deployment, size: FleetSize): Promise<void>
 }
 
 /**
- * A load balancer's probe of the node's health every 20 ms until `done`: a node whose event loop is busy
+ * A load balancer's probe of a node's health every 20 ms until `done`: a node whose event loop is busy
  * answers it late, and a probe that times out takes the node out of rotation.
  */
 async function probeHealthWhile(node: JvmlensService, done: () => boolean): Promise<number[]> {
@@ -315,7 +315,8 @@ async function reportRow(deployment: Deployment, size: FleetSize, runs: number, 
   let totalCount = 0;
   const cpuBefore = deploymentCpu(deployment);
   let reporting = true;
-  const probes = probeHealthWhile(coordinator, () => !reporting);
+  const others = deployment.nodes.filter((node) => node !== coordinator);
+  const probes = Promise.all([coordinator, ...others].map((node) => probeHealthWhile(node, () => !reporting)));
   // Awaited below; a row that throws first must not leave it unhandled.
   probes.catch(() => undefined);
   try {
@@ -324,7 +325,7 @@ async function reportRow(deployment: Deployment, size: FleetSize, runs: number, 
       const created = await fetch(`${coordinator.apiUrl}${createPath(path)}`, { method: 'POST', headers, body: JSON.stringify(request) });
       if (created.status !== 202) throw new Error(`POST answered ${created.status}: ${await created.text()}`);
       const { reportId } = (await created.json()) as { reportId: string };
-      for (const [index, node] of [coordinator, ...deployment.nodes.filter((other) => other !== coordinator)].entries()) {
+      for (const [index, node] of [coordinator, ...others].entries()) {
         for (;;) {
           const body = (await (await fetch(`${node.apiUrl}${path}/${reportId}`, { headers })).json()) as { state: string; totalCount: number };
           totalCount = body.totalCount;
@@ -340,7 +341,10 @@ async function reportRow(deployment: Deployment, size: FleetSize, runs: number, 
     reporting = false;
   }
   const cpuAfter = deploymentCpu(deployment);
-  const health = summarize(await probes);
+  const [coordinatorProbes, ...otherProbes] = await probes;
+  const health = summarize(coordinatorProbes);
+  // The other nodes give a code report's groups, or a grouped report's partitions, and apply its pages.
+  const othersHealth = others.length === 0 ? null : summarize(otherProbes.flat());
   const summary = summarize(ms);
   return {
     suite: NAME, name: `${name}, ${deployment.label}`, size: describeFleet(size),
@@ -351,6 +355,7 @@ async function reportRow(deployment: Deployment, size: FleetSize, runs: number, 
       // On a machine shared by every process, time shows the work of all of them: CPU says where it went (the polling above included).
       jvmlensCpuMsPerReport: round1(((cpuAfter.nodes - cpuBefore.nodes) / runs) * 1000), natsCpuMsPerReport: round1(((cpuAfter.nats - cpuBefore.nats) / runs) * 1000),
       coordinatorHealthP99Ms: round1(health.p99), coordinatorHealthMaxMs: round1(health.max),
+      ...(othersHealth === null ? {} : { otherNodesHealthP99Ms: round1(othersHealth.p99), otherNodesHealthMaxMs: round1(othersHealth.max) }),
     },
   };
 }
