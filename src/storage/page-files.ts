@@ -2,6 +2,7 @@
 // to disk in one copy each, where LMDB copied them into its overflow pages first and kept them in its map.
 import { closeSync, constants, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Report ids are UUIDs; anything else never names a path. */
@@ -123,7 +124,7 @@ export class PageFiles {
    * thread's event loop, so a 5.5 MB page took 10 to 60 ms on a busy cluster node instead of one step.
    */
   async #read(reportId: string, page: number, kind: 'json' | 'msgpack'): Promise<Buffer | undefined> {
-    let file;
+    let file: FileHandle;
     try {
       file = await open(join(this.#folder(reportId), `${page}.${kind}`), 'r');
     } catch (error) {
