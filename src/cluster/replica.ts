@@ -28,6 +28,15 @@ function isWholePage(command: Command): command is Extract<Command, { kind: 'rep
 export function appliedSeq(store: Pick<Store, 'meta'>): number {
   return (store.meta.get(APPLIED_SEQ) as number | undefined) ?? 0;
 }
+/**
+ * Throws unless the store has applied the log up to `seq`: a command in flight stores its own sequence only
+ * after the one before it, so none outlives a failed one (the node starts over from the failed command).
+ */
+function expectApplied(store: Pick<Store, 'meta'>, seq: number): void {
+  const stored = appliedSeq(store);
+  if (stored !== seq) throw new Error(`command ${seq + 1} of the cluster log follows command ${seq}, but this node's store has applied up to ${stored}`);
+}
+
 const RETRY_MS = 1_000;
 /** A consumer JetStream could not create (its API request timed out) is asked for again this soon. */
 const FOLLOW_RETRY_MS = 200;
@@ -327,8 +336,7 @@ export class Replica {
       // Assigned in the transaction's callback, so typed wider than its first value.
       let skipped = null as UnknownVmsError | null;
       await writes.decoded(() => {
-        const stored = appliedSeq(store);
-        if (stored !== seq - 1) throw new Error(`command ${seq} of the cluster log follows command ${seq - 1}, but this node's store has applied up to ${stored}`);
+        expectApplied(store, seq - 1);
         // The sequence commits in the batch's own transaction: a restart never applies a batch twice.
         store.meta.put(APPLIED_SEQ, seq);
         const events = decode();
@@ -360,8 +368,7 @@ export class Replica {
     const applied = this.#measured(seq, async () => {
       await applyReport(command);
       await previous;
-      const stored = appliedSeq(store);
-      if (stored !== seq - 1) throw new Error(`command ${seq} of the cluster log follows command ${seq - 1}, but this node's store has applied up to ${stored}`);
+      expectApplied(store, seq - 1);
       await store.meta.put(APPLIED_SEQ, seq);
     });
     this.#lastInFlight = applied.catch(() => undefined);
