@@ -8,13 +8,21 @@ export interface Logger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
-function write(level: LogLevel, message: string, fields?: Record<string, unknown>): void {
-  const record = { time: new Date().toISOString(), level, message, ...fields };
+function write(level: LogLevel, fixed: Record<string, unknown>, message: string, fields?: Record<string, unknown>): void {
+  const record = { time: new Date().toISOString(), level, ...fixed, message, ...fields };
   process.stderr.write(JSON.stringify(record) + '\n');
 }
 
-export const logger: Logger = {
-  info: (message, fields) => write('info', message, fields),
-  warn: (message, fields) => write('warn', message, fields),
-  error: (message, fields) => write('error', message, fields),
-};
+/**
+ * A logger whose every record carries `fixed`: a cluster node's id, so that the records of many nodes, once
+ * gathered in one place, tell which node wrote each.
+ */
+export function loggerWith(fixed: Record<string, unknown>): Logger {
+  return {
+    info: (message, fields) => write('info', fixed, message, fields),
+    warn: (message, fields) => write('warn', fixed, message, fields),
+    error: (message, fields) => write('error', fixed, message, fields),
+  };
+}
+
+export const logger: Logger = loggerWith({});

@@ -1,7 +1,7 @@
 // `jvmlens serve`: runs the service until SIGTERM/SIGINT, then shuts down gracefully (decisions §1).
 import { ConfigError } from '../config.ts';
 import type { Config } from '../config.ts';
-import { logger } from '../log.ts';
+import { logger as plainLogger, loggerWith } from '../log.ts';
 import { startService } from '../service.ts';
 
 /** How long a start-up that failed waits for the shutdown before exiting. */
@@ -9,6 +9,8 @@ const FAILED_START_STOP_MS = 10_000;
 
 export async function serveCommand(config: Config): Promise<void> {
   if (config.codeGroup >= config.codeGroups) throw new ConfigError(`--code-group ${config.codeGroup} is not one of the ${config.codeGroups} code groups (0 to ${config.codeGroups - 1})`);
+  // A cluster's nodes log alike: each record names its node, for logs gathered from all of them.
+  const logger = config.cluster.length > 0 ? loggerWith({ node: config.nodeId }) : plainLogger;
   const service = await startService(config, logger);
   const shown = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
   const lines = [

@@ -114,6 +114,15 @@ test('a write through one node is in the next read through any other', { skip: m
   }
 });
 
+test('every log record of a node names the node, so that the logs of all nodes can be gathered', { skip: missing && 'nats-server is not installed' }, () => {
+  for (const [index, node] of nodes.entries()) {
+    const records = node.stderr().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { node?: string; message: string });
+    assert.ok(records.some((record) => record.message === 'ready'), `n${index + 1} logged ready`);
+    for (const record of records) assert.equal(record.node, `n${index + 1}`, JSON.stringify(record));
+  }
+  assert.ok(single.stderr().split('\n').filter((line) => line.startsWith('{')).every((line) => !('node' in JSON.parse(line))), 'a single node\'s records name no node');
+});
+
 test('reports through any node equal a single node\'s for the same events, and every node serves their pages', { skip: missing && 'nats-server is not installed' }, async () => {
   for (const [index, { family, body }] of REPORTS.entries()) {
     const coordinator = nodes[index % 3];
