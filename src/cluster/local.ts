@@ -1,39 +1,64 @@
 // `npm run cluster:local`: three nats-server processes and three jvmlens nodes on loopback, to try a cluster
 // on one machine (README "Running a cluster"). Ctrl-C stops them all; the data stays in the directory.
-import { spawn, spawnSync } from 'node:child_process';
+// A node or server that dies meanwhile (killed to see what the others do) is named, with the command that
+// starts it again.
+import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { integerOption, parseArgs, UsageError } from '../cli/args.ts';
 import { startNatsServers } from './nats-servers.ts';
+import type { NatsServer } from './nats-servers.ts';
 
+const USAGE = 'usage: npm run cluster:local -- [DIR] [--port N]   (DIR default ./cluster-local; N: the first node\'s gateway port, default 8080, its API N+10, the next node N+100; 0: any free ports)';
 const MAIN = fileURLToPath(new URL('../main.js', import.meta.url));
 const NODES = 3;
-const dir = resolve(process.argv[2] ?? 'cluster-local');
-mkdirSync(dir, { recursive: true });
 
-const servers = await startNatsServers(3, dir);
-const urls = servers.map((server) => server.url).join(',');
-process.stdout.write(`nats-server: ${urls} (data in ${dir})\n`);
-
-const nodes: ChildProcess[] = [];
-for (let k = 1; k <= NODES; k++) {
-  const args = [MAIN, 'serve', '--cluster', urls, '--node-id', `n${k}`, '--data-dir', resolve(dir, `n${k}`), '--gateway-port', String(8080 + 100 * (k - 1)), '--api-port', String(8090 + 100 * (k - 1))];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  child.stdout!.on('data', (chunk: Buffer) => process.stdout.write(chunk.toString().replace(/^(?=.)/gm, `[n${k}] `)));
-  nodes.push(child);
+function options(): { dir: string; port: number } {
+  try {
+    const args = parseArgs(process.argv.slice(2), ['port']);
+    if (args.positional.length > 1) throw new UsageError(`one directory at most, not ${args.positional.length}`);
+    const port = integerOption(args, 'port', 8080);
+    if (port > 65535 - 100 * (NODES - 1) - 10) throw new UsageError(`--port ${port} leaves no room for ${NODES} nodes' ports`);
+    return { dir: resolve(args.positional[0] ?? 'cluster-local'), port };
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`cluster:local: ${error.message}\n${USAGE}\n`);
+    process.exit(2);
+  }
 }
 
-// A key every node accepts, through the cluster's log (nodes of a cluster create none themselves).
-const created = spawnSync(process.execPath, [MAIN, 'keys', 'create', '--cluster', urls, '--user', 'admin', '--scopes', 'read,write,ingest'], { encoding: 'utf8' });
-process.stdout.write(created.stdout + created.stderr);
-process.stdout.write('nodes: gateways on :8080, :8180, :8280; APIs on :8090, :8190, :8290. Ctrl-C stops everything.\n');
+/** A command line a shell runs as shown. */
+function shellLine(words: readonly string[]): string {
+  return words.map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`)).join(' ');
+}
 
+/** Every line of `stream` on stdout, after `prefix`; `onLine` sees each line as well. */
+function relay(stream: NodeJS.ReadableStream, prefix: string, onLine: (line: string) => void = () => undefined): void {
+  let partial = '';
+  stream.on('data', (chunk: Buffer) => {
+    const lines = (partial + chunk.toString()).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) {
+      process.stdout.write(`${prefix} ${line}\n`);
+      onLine(line);
+    }
+  });
+}
+
+const { dir, port } = options();
+mkdirSync(dir, { recursive: true });
 let stopping = false;
+let servers: NatsServer[] = [];
+const nodes: ChildProcess[] = [];
+
 const stop = async (): Promise<void> => {
   if (stopping) return;
   stopping = true;
   await Promise.all(nodes.map((child) => new Promise((done) => {
+    if (child.exitCode !== null || child.signalCode !== null) return done(undefined);
     child.once('exit', done);
     child.kill('SIGTERM');
   })));
@@ -42,3 +67,46 @@ const stop = async (): Promise<void> => {
 };
 process.on('SIGINT', () => void stop());
 process.on('SIGTERM', () => void stop());
+
+servers = await startNatsServers(3, dir, {
+  onExit: (server, how) => {
+    if (!stopping) process.stdout.write(`[${server.name}] nats-server exited (${how}); to start it again (in another terminal): ${shellLine(['nats-server', '-c', server.configFile])}\n`);
+  },
+});
+const urls = servers.map((server) => server.url).join(',');
+for (const server of servers) process.stdout.write(`nats-server ${server.name} (pid ${server.pid}): ${server.url}\n`);
+process.stdout.write(`cluster: ${urls} (data in ${dir})\n`);
+
+/** Each node, and its gateway and API once it is ready. */
+const started = Array.from({ length: NODES }, (_, index) => {
+  const id = `n${index + 1}`;
+  const ports = port === 0 ? ['0', '0'] : [String(port + 100 * index), String(port + 10 + 100 * index)];
+  const args = [MAIN, 'serve', '--cluster', urls, '--node-id', id, '--data-dir', resolve(dir, id), '--gateway-port', ports[0], '--api-port', ports[1]];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  nodes.push(child);
+  child.once('exit', (code, signal) => {
+    if (!stopping) process.stdout.write(`[${id}] exited (${signal ?? `exit code ${code}`}); to start it again (in another terminal): ${shellLine([process.execPath, ...args])}\n`);
+  });
+  relay(child.stderr!, `[${id}]`);
+  // Once it is ready; null when it exits before (its lines above say why).
+  const ready = new Promise<{ gateway: string; api: string } | null>((done) => {
+    child.once('exit', () => done(null));
+    let gateway = '';
+    let api = '';
+    relay(child.stdout!, `[${id}]`, (line) => {
+      gateway ||= /^jvmlens: gateway (\S+)/.exec(line)?.[1] ?? '';
+      api ||= /^jvmlens: api (\S+)/.exec(line)?.[1] ?? '';
+      if (line === 'jvmlens: ready') done({ gateway, api });
+    });
+  });
+  return { id, child, ready };
+});
+
+// A key every node accepts, through the cluster's log (nodes of a cluster create none themselves).
+const created = await promisify(execFile)(process.execPath, [MAIN, 'keys', 'create', '--cluster', urls, '--user', 'admin', '--scopes', 'read,write,ingest']).catch((error: { stdout?: string; stderr?: string }) => error);
+process.stdout.write(`${created.stdout ?? ''}${created.stderr ?? ''}`);
+for (const { id, child, ready } of started) {
+  const serving = await ready;
+  process.stdout.write(serving === null ? `node ${id} did not start\n` : `node ${id} (pid ${child.pid}): gateway ${serving.gateway}, API ${serving.api}\n`);
+}
+process.stdout.write('Ctrl-C stops everything.\n');

@@ -10,6 +10,8 @@ import { freePort } from '../free-port.ts';
 export interface NatsServer {
   name: string;
   url: string;
+  /** Its configuration: `nats-server -c FILE` starts it again by hand. */
+  configFile: string;
   /** Stops the process (SIGKILL to simulate a crash); its store directory stays. */
   stop(signal?: NodeJS.Signals): Promise<void>;
   /** Starts it again on the same ports and store. */
@@ -50,8 +52,14 @@ jetstream {
 `;
 }
 
+export interface NatsServersOptions {
+  maxPayload?: number;
+  /** Called when a server's process ends without `stop()`: killed from outside, or crashed. */
+  onExit?: (server: NatsServer, how: string) => void;
+}
+
 /** Starts `count` servers under `dir` (one is a stand-alone JetStream server) and waits until each accepts connections. */
-export async function startNatsServers(count: number, dir: string, options: { maxPayload?: number } = {}): Promise<NatsServer[]> {
+export async function startNatsServers(count: number, dir: string, options: NatsServersOptions = {}): Promise<NatsServer[]> {
   const ports = await Promise.all(Array.from({ length: count }, () => freePort()));
   const clusterPorts = await Promise.all(Array.from({ length: count }, () => freePort()));
   const servers = ports.map((port, index) => {
@@ -62,10 +70,13 @@ export async function startNatsServers(count: number, dir: string, options: { ma
     const routes = count === 1 ? [] : clusterPorts.filter((_, other) => other !== index);
     writeFileSync(configFile, natsConfig(name, port, clusterPorts[index], routes, storeDir, options.maxPayload));
     let child: ChildProcess | null = null;
+    /** True while stop() waits for the exit it asked for. */
+    let stopping = false;
     let exited: Promise<void> = Promise.resolve();
     const server: NatsServer = {
       name,
       url: `nats://127.0.0.1:${port}`,
+      configFile,
       get running() {
         return child !== null;
       },
@@ -77,7 +88,10 @@ export async function startNatsServers(count: number, dir: string, options: { ma
         let log = '';
         process.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000)));
         child = process;
-        exited = new Promise((resolve) => process.once('exit', () => resolve()));
+        exited = new Promise((resolve) => process.once('exit', (code, signal) => {
+          if (!stopping) options.onExit?.(server, signal ?? `exit code ${code}`);
+          resolve();
+        }));
         const deadline = Date.now() + 20_000;
         while (!(await accepts(port))) {
           if (process.exitCode !== null) throw new Error(`nats-server ${name} exited: ${log}`);
@@ -87,9 +101,11 @@ export async function startNatsServers(count: number, dir: string, options: { ma
       },
       async stop(signal: NodeJS.Signals = 'SIGTERM') {
         if (child === null) return;
+        stopping = true;
         child.kill(signal);
         await exited;
         child = null;
+        stopping = false;
       },
     };
     return server;

@@ -1,0 +1,110 @@
+// `npm run cluster:local`, as someone trying a cluster uses it: it starts three nats-servers and three nodes
+// and prints a key; a write through one node is read through another; every node's log records name the
+// node; a node or a server killed is named with the command that starts it again, which works; Ctrl-C stops
+// everything it started and keeps the data.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { ingest, vmStart } from '../helpers/events.ts';
+import { request, ROOT, tempDir } from '../helpers/service.ts';
+
+const missing = spawnSync('nats-server', ['--version']).error !== undefined;
+if (missing && process.env.CI === 'true') throw new Error('nats-server is not installed (apt-get install nats-server)');
+
+/** A process's stdout as it comes, and a wait for a line matching a pattern. */
+class Output {
+  text = '';
+  constructor(child: ChildProcess) {
+    child.stdout!.on('data', (chunk: Buffer) => (this.text += chunk.toString()));
+  }
+
+  async line(pattern: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const match = this.text.split('\n').map((line) => pattern.exec(line)).find((found) => found !== null);
+      if (match) return match;
+      if (Date.now() > deadline) throw new Error(`no line matching ${pattern} within ${timeoutMs} ms:\n${this.text}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+function accepts(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+const started: ChildProcess[] = [];
+after(() => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+test('npm run cluster:local starts a cluster to try, names what dies and how to restart it, and stops on Ctrl-C', { skip: missing && 'nats-server is not installed', timeout: 180_000 }, async () => {
+  const dir = tempDir('jvmlens-local-');
+  const local = spawn(process.execPath, [join(ROOT, 'dist/src/cluster/local.js'), dir, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  started.push(local);
+  const output = new Output(local);
+  await output.line(/^Ctrl-C stops everything\.$/);
+  const key = (await output.line(/^key:\s+(\S+)$/))[1];
+  const nodes = await Promise.all([1, 2, 3].map(async (k) => {
+    const [, pid, gateway, api] = await output.line(new RegExp(`^node n${k} \\(pid (\\d+)\\): gateway (\\S+), API (\\S+)/public$`));
+    return { pid: Number(pid), gateway, api };
+  }));
+  const servers = await Promise.all([1, 2, 3].map(async (k) => {
+    const [, pid, url] = await output.line(new RegExp(`^nats-server s${k} \\(pid (\\d+)\\): (\\S+)$`));
+    return { pid: Number(pid), url };
+  }));
+
+  const vmId = 'local-try-vm';
+  const written = await ingest(nodes[0].gateway, key, [vmStart(vmId, Date.now() - 1000)]);
+  assert.equal(written.status, 200, JSON.stringify(written.body));
+  const read = await request(`${nodes[2].api}/public/instance/${vmId}`, { key });
+  assert.equal(read.status, 200, read.text);
+
+  process.kill(nodes[1].pid, 'SIGKILL');
+  process.kill(servers[1].pid, 'SIGKILL');
+  const restartNode = (await output.line(/^\[n2\] exited \(SIGKILL\); to start it again \(in another terminal\): (.+)$/))[1];
+  const restartServer = (await output.line(/^\[s2\] nats-server exited \(SIGKILL\); to start it again \(in another terminal\): (.+)$/))[1];
+  assert.deepEqual(restartServer.split(' '), ['nats-server', '-c', join(dir, 's2.conf')]);
+
+  // The commands as printed (no word of them needs quoting here), started as a user would.
+  const server = spawn(restartServer.split(' ')[0], restartServer.split(' ').slice(1), { stdio: 'ignore' });
+  started.push(server);
+  const [command, ...args] = restartNode.split(' ');
+  assert.equal(command, process.execPath);
+  const node = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push(node);
+  const nodeOutput = new Output(node);
+  const api = (await nodeOutput.line(/^jvmlens: api (\S+)\/public$/))[1];
+  await nodeOutput.line(/^jvmlens: ready$/);
+  const again = await request(`${api}/public/instance/${vmId}`, { key });
+  assert.equal(again.status, 200, again.text);
+  node.kill('SIGTERM');
+  server.kill('SIGTERM');
+
+  // Every log record a node wrote names that node.
+  const records = output.text.split('\n').flatMap((line) => {
+    const match = /^\[(n\d)\] (\{.*)$/.exec(line);
+    return match === null ? [] : [{ prefix: match[1], record: JSON.parse(match[2]) as { node?: string; message: string } }];
+  });
+  for (const k of [1, 2, 3]) assert.ok(records.some(({ prefix, record }) => prefix === `n${k}` && record.message === 'ready'), `n${k} logged ready`);
+  for (const { prefix, record } of records) assert.equal(record.node, prefix, JSON.stringify(record));
+
+  local.kill('SIGINT');
+  const [code] = await new Promise<[number | null]>((resolve) => local.once('exit', (exitCode) => resolve([exitCode])));
+  assert.equal(code, 0);
+  for (const { pid } of [nodes[0], nodes[2], servers[0], servers[2]]) assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `process ${pid} is gone`);
+  for (const { url } of [servers[0], servers[2]]) assert.equal(await accepts(url), false, `${url} no longer accepts connections`);
+  for (const name of ['n1', 'n2', 'n3', 's1', 's2', 's3']) assert.ok(existsSync(join(dir, name)), `${name}'s data stays`);
+});
