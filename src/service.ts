@@ -99,9 +99,15 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   const cluster = clustered ? new ClusterNode({ config, store, dict, local, readiness, logger }) : null;
   if (cluster !== null) readiness.addCheck(() => cluster.problem());
   const context: ServiceContext = { config, store, dict, clock, logger, metrics, readiness, liveness, instances, writes: cluster?.writes ?? local };
-  metrics.gauge('jvmlens_vms:state', () => liveness.countByState(clock(), config.offlineAfterMs));
-  // Cluster mode: report partitions this node ran for other coordinators, sent to other nodes, and ran itself after another failed to.
-  if (cluster !== null) metrics.gauge('jvmlens_cluster_report_partitions:outcome', () => ({ ...cluster.partitionCounts }));
+  metrics.gauge('jvmlens_vms:state', 'VMs by state (RUNNING, OFFLINE, TERMINATED).', () => liveness.countByState(clock(), config.offlineAfterMs));
+  // Cluster mode: the report partitions a node ran for others, its place in the log, the live nodes.
+  if (cluster !== null) {
+    metrics.gauge('jvmlens_cluster_report_partitions:outcome', 'Report partitions this node ran for other coordinators (served, cancelled), sent to other nodes, and ran itself after another failed to.', () => ({ ...cluster.partitionCounts }));
+    metrics.gauge('jvmlens_cluster_log_applied_sequence', 'The last command of the cluster log applied to this node\'s store.', () => cluster.logPosition.applied);
+    metrics.gauge('jvmlens_cluster_log_known_sequence', 'The highest sequence this node knows the cluster log holds: less the applied one, the commands it has yet to apply.', () => cluster.logPosition.known);
+    metrics.gauge('jvmlens_cluster_log_behind_seconds', 'About how long this node needs to apply the commands it knows of and has not applied (reads here wait as long).', () => cluster.logPosition.behindSeconds);
+    metrics.gauge('jvmlens_cluster_live_nodes', 'The nodes whose heartbeat this node saw live at its last look, itself included.', () => cluster.liveNodes);
+  }
   const authenticator = new Authenticator(store, config.apiKey, clock);
   const common = {
     metrics,

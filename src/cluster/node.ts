@@ -105,6 +105,8 @@ export class ClusterNode {
   #stopped = false;
   /** What health notes while UP, refreshed every few seconds from the stream's cluster info. */
   #degradation: string | null = null;
+  /** How many nodes were live at the last look (see liveNodes). */
+  #liveNodes = 0;
   /** Why the last look at the log's stream failed, or null when it answered. */
   #logSilence: string | null = null;
   #watch: ReturnType<typeof setInterval> | null = null;
@@ -234,7 +236,9 @@ export class ClusterNode {
     }
     readiness.done(CLUSTER_STEP);
     readiness.setDegradation(() => [this.#degradation, this.#fanOut?.degradation() ?? null, this.#codeReports?.degradation() ?? null].filter((note) => note !== null).join('; ') || null);
+    const membership = this.#membership;
     this.#watch ??= setInterval(() => {
+      membership.live().then((live) => (this.#liveNodes = live.length), () => undefined);
       log.degradation().then(
         (degradation) => {
           this.#degradation = degradation;
@@ -267,6 +271,20 @@ export class ClusterNode {
    */
   async place(meta: ReportMeta): Promise<Placement | null> {
     return this.#codeReports?.place(meta) ?? (this.#fanOut === null ? null : this.#fanOut.place(meta));
+  }
+
+  /**
+   * This node's place in the log (for /metrics): the last command applied, the highest it knows the log holds,
+   * and about how long it needs to apply those in between; zeros before it joined.
+   */
+  get logPosition(): { applied: number; known: number; behindSeconds: number } {
+    const replica = this.#replica;
+    return replica === null ? { applied: 0, known: 0, behindSeconds: 0 } : { applied: replica.applied, known: replica.knownLast, behindSeconds: replica.behindMs() / 1000 };
+  }
+
+  /** The live nodes this node saw at its last look (every 2 s), itself included; 0 before it joined. */
+  get liveNodes(): number {
+    return this.#liveNodes;
   }
 
   /** Report partitions served for others (and stopped by their coordinator), sent to others, and run here after another node failed to give one. */

@@ -133,6 +133,11 @@ export class Replica {
     return this.#problem;
   }
 
+  /** The highest log sequence this node knows of (see #knownLast). */
+  get knownLast(): number {
+    return Math.max(this.#knownLast, this.#applied);
+  }
+
   /** The last sequence applied to this node's store. */
   get applied(): number {
     return this.#applied;

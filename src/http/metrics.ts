@@ -17,7 +17,7 @@ export class Metrics {
   readonly #series = new Map<string, { histogram: Histogram; counters: Map<string, { labels: string; value: number }> }>();
   readonly #latency = new Map<string, Histogram>();
   readonly #events = new Map<string, number>();
-  readonly #gauges = new Map<string, () => Record<string, number>>();
+  readonly #gauges = new Map<string, { help: string; read: () => Record<string, number> | number }>();
 
   recordRequest(route: string, method: string, status: number, seconds: number): void {
     // Hot path: label strings are built once per (route, method, status), not per request.
@@ -46,9 +46,12 @@ export class Metrics {
     this.#events.set(type, (this.#events.get(type) ?? 0) + count);
   }
 
-  /** A gauge family computed at scrape time: label value → number. */
-  gauge(name: string, read: () => Record<string, number>): void {
-    this.#gauges.set(name, read);
+  /**
+   * A gauge computed at scrape time: one number, or with `name` as `metric:label`, a family of label value →
+   * number.
+   */
+  gauge(name: string, help: string, read: () => Record<string, number> | number): void {
+    this.#gauges.set(name, { help, read });
   }
 
   render(): string {
@@ -67,10 +70,13 @@ export class Metrics {
     lines.push('# HELP jvmlens_ingested_events_total Agent events stored, by type.');
     lines.push('# TYPE jvmlens_ingested_events_total counter');
     for (const [type, value] of this.#events) lines.push(`jvmlens_ingested_events_total{type="${escapeLabel(type)}"} ${value}`);
-    for (const [name, read] of this.#gauges) {
+    for (const [name, { help, read }] of this.#gauges) {
       const [metric, label] = name.split(':');
+      lines.push(`# HELP ${metric} ${help}`);
       lines.push(`# TYPE ${metric} gauge`);
-      for (const [value, count] of Object.entries(read())) lines.push(`${metric}{${label}="${escapeLabel(value)}"} ${count}`);
+      const values = read();
+      if (typeof values === 'number') lines.push(`${metric} ${values}`);
+      else for (const [value, count] of Object.entries(values)) lines.push(`${metric}{${label}="${escapeLabel(value)}"} ${count}`);
     }
     return lines.join('\n') + '\n';
   }

@@ -123,6 +123,33 @@ test('every log record of a node names the node, so that the logs of all nodes c
   assert.ok(single.stderr().split('\n').filter((line) => line.startsWith('{')).every((line) => !('node' in JSON.parse(line))), 'a single node\'s records name no node');
 });
 
+test('each node\'s /metrics gives its place in the log and the live nodes', { skip: missing && 'nats-server is not installed' }, async () => {
+  const gauge = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  // A write (to the single node too: the reports below compare with it), then a read through every node:
+  // each applied it, and so knows of nothing after it.
+  await ingestOk(nodes[0], fleetBatch(90));
+  await ingestOk(single, fleetBatch(90));
+  for (const node of nodes) assert.equal((await request(`${node.apiUrl}/public/instance/${(fleetBatch(90)[0] as { vmId: string }).vmId}`, { key: KEY })).status, 200);
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const texts = await Promise.all(nodes.map(async (node) => (await fetch(`${node.gatewayUrl}/metrics`)).text()));
+    const applied = texts.map((text) => gauge(text, 'jvmlens_cluster_log_applied_sequence'));
+    const live = texts.map((text) => gauge(text, 'jvmlens_cluster_live_nodes'));
+    if (live.every((count) => count === 3) || Date.now() > deadline) {
+      assert.deepEqual(live, [3, 3, 3], 'live nodes as each node sees them');
+      assert.ok(applied.every((seq) => seq > 0 && seq === applied[0]), `every node applied the same last command: ${applied}`);
+      for (const text of texts) {
+        assert.ok(gauge(text, 'jvmlens_cluster_log_known_sequence') >= applied[0]);
+        assert.equal(gauge(text, 'jvmlens_cluster_log_behind_seconds'), 0);
+        assert.match(text, /^# HELP jvmlens_cluster_log_applied_sequence \S/m);
+      }
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  assert.doesNotMatch(await (await fetch(`${single.gatewayUrl}/metrics`)).text(), /jvmlens_cluster_/, 'a single node has no cluster metrics');
+});
+
 test('reports through any node equal a single node\'s for the same events, and every node serves their pages', { skip: missing && 'nats-server is not installed' }, async () => {
   for (const [index, { family, body }] of REPORTS.entries()) {
     const coordinator = nodes[index % 3];
