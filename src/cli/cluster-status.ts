@@ -53,7 +53,7 @@ function sequences(commands: number, first: number, last: number): string {
 
 function text(status: ClusterStatus): string {
   const { log } = status;
-  const replicas = log.replicas.map((replica) => `${replica.server} (${replica.offline ? 'offline' : replica.current ? 'current' : 'catching up'})`).join(', ');
+  const replicas = log.replicas.map((replica) => `${replica.server} (${replica.state})`).join(', ');
   const lines = [
     `log     ${log.stream}: ${log.commands} command${log.commands === 1 ? '' : 's'}, ${(log.bytes / 1e6).toFixed(1)} MB, ${sequences(log.commands, log.firstSeq, log.lastSeq)}; leader ${log.leader ?? 'none (JetStream is electing one)'}${replicas === '' ? '' : `; other replicas ${replicas}`}`,
     `shards  ${status.vmShards === null ? 'not fixed yet (no node has started)' : `${status.vmShards} VM shards, ${status.codeGroups} code group${status.codeGroups === 1 ? '' : 's'}`}`,

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { connect, headers } from '@nats-io/transport-node';
 import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, JetStreamApiError } from '@nats-io/jetstream';
-import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg, StreamInfo } from '@nats-io/jetstream';
+import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg, PeerInfo, StreamInfo } from '@nats-io/jetstream';
 import { decodeCommand, encodeCommand, encodeCommandOffThread, STREAM, STREAM_SUBJECTS, subjectOf } from './commands.ts';
 import type { Command } from './commands.ts';
 import { natsAccess, shownUrls } from './nats-access.ts';
@@ -60,6 +60,20 @@ export interface LogEntry {
 }
 
 /** A stream without a leader answers its state from a replica, but takes no write. */
+/**
+ * A replica of the log that the stream's leader has not heard from this long is down, as far as anyone can
+ * tell: JetStream 2.9 marks a killed server's replica `offline` only once the servers drop it, and until then
+ * calls it not current, which read as catching up.
+ */
+const SILENT_REPLICA_NS = 5e9;
+
+/** How a replica of the log's stream stands, as health and `jvmlens cluster status` say it. */
+export function replicaState(peer: Pick<PeerInfo, 'current' | 'offline' | 'active'>): string {
+  if (peer.offline === true) return 'offline';
+  if (peer.current) return 'current';
+  return peer.active > SILENT_REPLICA_NS ? `not heard from for ${Math.round(peer.active / 1e9)} s` : 'catching up';
+}
+
 function hasLeader(info: StreamInfo): boolean {
   return info.cluster === undefined || (info.cluster.leader !== undefined && info.cluster.leader !== '');
 }
@@ -257,7 +271,7 @@ export class ClusterLog {
     if (cluster === undefined) return null;
     const lagging = (cluster.replicas ?? []).filter((peer) => peer.offline || !peer.current);
     if (lagging.length === 0) return null;
-    return `degraded: the cluster log's replica on ${lagging.map((peer) => `nats-server ${peer.name} (${peer.offline ? 'offline' : 'catching up'})`).join(', ')}; writes go on while a majority of servers is up`;
+    return `degraded: the cluster log's replica on ${lagging.map((peer) => `nats-server ${peer.name} (${replicaState(peer)})`).join(', ')}; writes go on while a majority of servers is up`;
   }
 
   /** Every command from `fromSeq` on, in log order, now and as they arrive (unfiltered: sequences without gaps but where the log was truncated). */

@@ -5,6 +5,7 @@ import { errors } from '@nats-io/transport-node';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { STREAM } from './commands.ts';
 import { recordedPositions, POSITION_TTL_MS } from './compaction.ts';
+import { replicaState } from './log.ts';
 import type { ClusterLog } from './log.ts';
 import { respond } from './replies.ts';
 import { liveNodes } from './membership.ts';
@@ -17,6 +18,8 @@ export interface LogReplicaStatus {
   server: string;
   current: boolean;
   offline: boolean;
+  /** `current`, `catching up`, `offline`, or how long the leader has not heard from it (log.ts replicaState). */
+  state: string;
 }
 
 /** What a node says of itself: its health as its `/opthub-health` gives it, and how far it applied the log. */
@@ -101,7 +104,7 @@ export async function clusterStatus(log: ClusterLog): Promise<ClusterStatus> {
     log: {
       stream: STREAM, commands: state.messages, bytes: state.bytes, firstSeq: state.first_seq, lastSeq: state.last_seq,
       leader: cluster?.leader || null,
-      replicas: (cluster?.replicas ?? []).map((peer) => ({ server: peer.name, current: peer.current, offline: peer.offline === true })),
+      replicas: (cluster?.replicas ?? []).map((peer) => ({ server: peer.name, current: peer.current, offline: peer.offline === true, state: replicaState(peer) })),
     },
     vmShards: shape?.vmShards ?? null,
     codeGroups: shape?.codeGroups ?? null,
