@@ -1,6 +1,6 @@
 // The cluster's log on NATS JetStream: one replicated stream that every change goes through, in one order.
 import { createHash } from 'node:crypto';
-import { connect, headers } from '@nats-io/transport-node';
+import { connect, errors, headers } from '@nats-io/transport-node';
 import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, JetStreamApiError } from '@nats-io/jetstream';
 import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg, PeerInfo, StreamInfo } from '@nats-io/jetstream';
@@ -72,6 +72,11 @@ export function replicaState(peer: Pick<PeerInfo, 'current' | 'offline' | 'activ
   if (peer.offline === true) return 'offline';
   if (peer.current) return 'current';
   return peer.active > SILENT_REPLICA_NS ? `not heard from for ${Math.round(peer.active / 1e9)} s` : 'catching up';
+}
+
+/** A failed request to NATS as health and logs say it: the client's bare `timeout` says nothing of why. */
+export function describeNatsError(error: Error): string {
+  return error instanceof errors.TimeoutError ? 'JetStream did not answer in time (while a server is down or has just started, it may be electing a leader)' : error.message;
 }
 
 function hasLeader(info: StreamInfo): boolean {

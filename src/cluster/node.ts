@@ -23,7 +23,7 @@ import { eventsCommand, LOG_FORMAT } from './commands.ts';
 import type { Command } from './commands.ts';
 import { CatchUpHealth } from './catch-up.ts';
 import { compactionRoundMs, LogCompaction } from './compaction.ts';
-import { ClusterLog, CommandTooLargeError, LogUnavailableError } from './log.ts';
+import { ClusterLog, CommandTooLargeError, describeNatsError, LogUnavailableError } from './log.ts';
 import { liveNodes, Membership, NodeIdInUseError } from './membership.ts';
 import { appliedSeq, Replica } from './replica.ts';
 import { ClusterReports } from './reports.ts';
@@ -184,7 +184,7 @@ export class ClusterNode {
         return;
       } catch (error) {
         if (error instanceof NodeIdInUseError || error instanceof ClusterShapeError) throw error;
-        const reason = (error as Error).message;
+        const reason = describeNatsError(error as Error);
         this.#joinProblem = `joining the cluster failed (attempt ${attempt}): ${reason}`;
         // Retried every second while the servers are down: logged when the reason changes, and every minute.
         if (reason !== lastReason || attempt % JOIN_LOG_EVERY === 0) this.#options.logger.warn('joining the cluster failed; retrying', { attempt, reason });
@@ -245,8 +245,8 @@ export class ClusterNode {
           this.#logSilence = null;
         },
         (error: Error) => {
-          this.#degradation = `degraded: the cluster log's state is unknown (${error.message})`;
-          this.#logSilence = error.message;
+          this.#degradation = `degraded: the cluster log's state is unknown (${describeNatsError(error)})`;
+          this.#logSilence = describeNatsError(error);
         },
       );
     }, DEGRADATION_CHECK_MS);
