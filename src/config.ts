@@ -40,6 +40,8 @@ export interface Config {
   codeGroup: number;
   /** Cluster mode: a grouped report fans out over the live nodes from this many VMs on (src/cluster/fan-out.ts). */
   reportFanOutVms: number;
+  /** Cluster mode: this node's store, which followed a log that is gone, adopts the servers' new, empty one (src/cluster/log-identity.ts). */
+  adoptClusterLog: boolean;
 }
 
 interface Setting {
@@ -118,6 +120,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'codeGroups', flag: '--code-groups', env: 'JVMLENS_CODE_GROUPS', parse: integer(1, 64), describe: 'cluster: how many groups the fleet\'s classes fall into, each node storing one group\'s code (1: every node stores all code); fixed when the cluster is created' },
   { key: 'codeGroup', flag: '--code-group', env: 'JVMLENS_CODE_GROUP', parse: integer(0, 63), describe: 'cluster: the code group this node stores, 0 to --code-groups - 1 (give each group two nodes or more: a group with no live node leaves code reports PARTIALLY_FAILED)' },
   { key: 'reportFanOutVms', flag: '--report-fan-out-vms', env: 'JVMLENS_REPORT_FAN_OUT_VMS', parse: integer(0), describe: 'cluster: a component report or a grouped JVM report fans out over the live nodes when the fleet has at least this many VMs (0: always); below, its coordinator generates it alone' },
+  { key: 'adoptClusterLog', flag: '--adopt-cluster-log', env: 'JVMLENS_ADOPT_CLUSTER_LOG', parse: yesNo, describe: 'cluster: true once, after the NATS servers lost their data: this node keeps its data and goes on with their new, empty log (the other nodes then copy its data); without it a node refuses a log other than the one its data came from' },
   { key: 'apiFront', flag: '--api-front', env: 'JVMLENS_API_FRONT', parse: yesNo, describe: 'true: the API port answers HTTP/1.0 (nginx\'s default proxy_pass) and malformed requests too, as the gateway port does; costs about a third of its rate of small requests' },
   { key: 'testFaults', flag: '--test-faults', env: 'JVMLENS_TEST_FAULTS', parse: (raw) => raw.split(',').filter(Boolean), describe: 'TEST ONLY: comma-separated report and cluster faults to inject' },
 ];
@@ -147,6 +150,7 @@ export function defaultConfig(): Config {
     codeGroups: 1,
     codeGroup: 0,
     reportFanOutVms: 250_000,
+    adoptClusterLog: false,
   };
 }
 

@@ -229,6 +229,12 @@ export class ClusterLog {
     }
   }
 
+  /** When JetStream created the log (the same on every server, and new if the servers lost their data), its last sequence and how many commands it holds. */
+  async identity(): Promise<{ created: string; lastSeq: number; commands: number }> {
+    const { created, state } = await this.jsm.streams.info(STREAM);
+    return { created, lastSeq: state.last_seq, commands: state.messages };
+  }
+
   /** The sequence of the first command the log still holds: truncation (compaction.ts) moves it on. */
   async firstSeq(): Promise<number> {
     return (await this.jsm.streams.info(STREAM)).state.first_seq;

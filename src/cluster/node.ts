@@ -23,6 +23,7 @@ import { eventsCommand, LOG_FORMAT } from './commands.ts';
 import type { Command } from './commands.ts';
 import { CatchUpHealth } from './catch-up.ts';
 import { compactionRoundMs, LogCompaction } from './compaction.ts';
+import { holdLog } from './log-identity.ts';
 import { ClusterLog, CommandTooLargeError, describeNatsError, LogUnavailableError } from './log.ts';
 import { liveNodes, Membership, NodeIdInUseError } from './membership.ts';
 import { appliedSeq, Replica } from './replica.ts';
@@ -198,6 +199,8 @@ export class ClusterNode {
     const { config, store, local, logger, readiness } = this.#options;
     this.#log ??= await ClusterLog.open(config.cluster, `jvmlens-${config.nodeId}`, 'node', config.clusterCa);
     const log = this.#log;
+    // Before this node shows up as a member: one that follows another log must not look live.
+    if (this.#replica === null) await holdLog(store, log, config.adoptClusterLog, logger);
     const replicas = Math.min(3, config.cluster.length);
     await agreeOnShape(log.nc, replicas, { vmShards: config.vmShards, codeGroups: config.codeGroups });
     const group: CodeGroup = { count: config.codeGroups, of: config.codeGroup };

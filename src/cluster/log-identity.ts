@@ -1,0 +1,45 @@
+// Which log a node's data directory follows. A store records the sequence of the last command it applied;
+// against another log (the NATS servers lost their data and made a new, empty one, or the node points at
+// another cluster) that number means nothing: a node that had applied 5,000 commands would skip the new
+// log's first 5,000, acknowledged writes every other node applies. So a store records the creation time of
+// the log it follows, and a node refuses another log, unless told to adopt it (README "When the NATS
+// servers lose their data").
+import type { Logger } from '../log.ts';
+import type { Store } from '../storage/store.ts';
+import type { ClusterLog } from './log.ts';
+import { appliedSeq } from './replica.ts';
+import { ClusterShapeError } from './shards.ts';
+
+/** The meta key of the followed log's creation time (JetStream's, the same on every server). */
+const LOG_CREATED = 'clusterLogCreated';
+
+export function followedLog(store: Pick<Store, 'meta'>): string | undefined {
+  return store.meta.get(LOG_CREATED) as string | undefined;
+}
+
+/**
+ * Records the log this store follows at a node's first join; throws ClusterShapeError when it follows
+ * another one. With `adopt`, a store that followed a log which is gone adopts this one, if it is empty: the
+ * log is moved on past the store's last applied command, so that this node goes on from there and every other
+ * node, finding the log's beginning gone, starts from a copy of this node's data (restore.ts).
+ */
+export async function holdLog(store: Store, log: ClusterLog, adopt: boolean, logger: Logger): Promise<void> {
+  const { created, lastSeq, commands } = await log.identity();
+  const followed = followedLog(store);
+  const applied = appliedSeq(store);
+  if (followed === created) return;
+  // A new node, or a store of a version before this record whose log is still there.
+  if (followed === undefined && applied <= lastSeq) {
+    await store.meta.put(LOG_CREATED, created);
+    return;
+  }
+  const was = followed === undefined ? 'a log that is gone' : `the log created at ${followed}`;
+  const mismatch = `this data directory applied commands 1 to ${applied} of ${was}, but the cluster log on these NATS servers was created at ${created} and holds ${commands} command(s) up to ${lastSeq}`;
+  if (!adopt) {
+    throw new ClusterShapeError(`${mismatch}: if the servers lost their data, start the node that applied the most with --adopt-cluster-log true once (it keeps its data and the others copy it); if another node adopted this log already, give this node an empty --data-dir; if this node points at the wrong servers, fix --cluster`);
+  }
+  if (commands > 0) throw new ClusterShapeError(`${mismatch}: a log that holds commands is not adopted (another cluster's, or written to since): fix --cluster, or give this node an empty --data-dir`);
+  await log.purgeBelow(applied + 1);
+  await store.meta.put(LOG_CREATED, created);
+  logger.warn('adopted the cluster log: it goes on after this node\'s last applied command, and nodes without this node\'s data copy it', { applied, logCreated: created, previous: followed ?? null });
+}

@@ -1,0 +1,104 @@
+// The NATS servers lose their data (a new, empty log under the same name) while the nodes keep theirs, on
+// real processes: one nats-server and two nodes. What a user relies on: a node does not follow a log other
+// than the one its data came from (it would skip the new log's first commands, acknowledged writes, without
+// a word); it refuses and says what to do; started once with --adopt-cluster-log true it keeps its data and
+// goes on with the new log; a node without its data then starts from a copy of it; every write is seen.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { startNatsServers } from '../../src/cluster/nats-servers.ts';
+import type { NatsServer } from '../../src/cluster/nats-servers.ts';
+import { codeEvent, startEvent } from '../helpers/cve.ts';
+import { ingest } from '../helpers/events.ts';
+import { request, startService, tempDir } from '../helpers/service.ts';
+import type { RunningService } from '../helpers/service.ts';
+
+const missing = spawnSync('nats-server', ['--version']).error !== undefined;
+if (missing && process.env.CI === 'true') throw new Error('nats-server is not installed (apt-get install nats-server)');
+const KEY = 'log_identity_test_key_0123456789';
+
+let nats: NatsServer | null = null;
+const running: RunningService[] = [];
+after(async () => {
+  await Promise.all(running.map((node) => node.stop()));
+  await nats?.stop();
+});
+
+function vmId(index: number): string {
+  return `1d000000-0000-4000-8000-${String(index).padStart(12, '0')}`;
+}
+
+async function startNode(dir: string, nodeId: string, extra: string[] = [], waitReady = true): Promise<RunningService> {
+  const node = await startService({ noStaticKey: true, dataDir: join(dir, nodeId), waitReady, args: ['--api-key', KEY, '--cluster', nats!.url, '--node-id', nodeId, ...extra] });
+  running.push(node);
+  return node;
+}
+
+async function ingestVm(node: RunningService, index: number): Promise<void> {
+  const time = Date.now() - 60_000;
+  const result = await ingest(node.gatewayUrl, KEY, [startEvent(vmId(index), time, 'host-1'), codeEvent(vmId(index), time + 1, ['app.jar'])]);
+  assert.equal(result.status, 200, JSON.stringify(result.body));
+}
+
+async function seesVm(node: RunningService, index: number): Promise<boolean> {
+  return (await request(`${node.apiUrl}/public/instance/${vmId(index)}`, { key: KEY })).status === 200;
+}
+
+/** Starts a node that should refuse to start: its exit code and what it said. */
+async function refusal(dir: string, nodeId: string): Promise<{ code: unknown; stderr: string }> {
+  const node = await startNode(dir, nodeId, [], false);
+  const exited = node.child.exitCode !== null ? Promise.resolve([node.child.exitCode]) : once(node.child, 'exit');
+  const [code] = (await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve(['still running after 30 s']), 30_000))])) as unknown[];
+  await node.stop({ keepData: true });
+  return { code, stderr: node.stderr() };
+}
+
+test('a node refuses a log other than its data\'s, adopts a new empty one when told, and the other nodes copy its data', { skip: missing && 'nats-server is not installed', timeout: 240_000 }, async () => {
+  const dir = tempDir('jvmlens-log-identity-');
+  [nats] = await startNatsServers(1, dir);
+  const first = await startNode(dir, 'n1');
+  const second = await startNode(dir, 'n2');
+  for (let index = 0; index < 5; index++) await ingestVm(index % 2 === 0 ? first : second, index);
+  for (let index = 0; index < 5; index++) assert.ok(await seesVm(second, index));
+  await first.stop({ keepData: true });
+  await second.stop({ keepData: true });
+
+  // The server loses its data: the same server, an empty store.
+  await nats.stop();
+  rmSync(join(dir, 's1'), { recursive: true, force: true });
+  mkdirSync(join(dir, 's1'));
+  await nats.start();
+
+  const refused = await refusal(dir, 'n1');
+  assert.equal(refused.code, 1, refused.stderr);
+  assert.match(refused.stderr, /cannot start: this data directory applied commands 1 to \d+ of the log created at \S+, but the cluster log on these NATS servers was created at \S+ and holds 0 command\(s\) up to 0: .*--adopt-cluster-log true/);
+
+  // Adopted: n1 keeps its data, and takes writes and reads on the new log.
+  const adopter = await startNode(dir, 'n1', ['--adopt-cluster-log', 'true']);
+  assert.match(adopter.stderr(), /adopted the cluster log/);
+  for (let index = 0; index < 5; index++) assert.ok(await seesVm(adopter, index), `VM ${index} kept through the adoption`);
+  await ingestVm(adopter, 5);
+  assert.ok(await seesVm(adopter, 5));
+
+  // n2 had applied as much of the old log as n1: it cannot tell its data is the same, and refuses.
+  const stale = await refusal(dir, 'n2');
+  assert.equal(stale.code, 1, stale.stderr);
+  assert.match(stale.stderr, /if another node adopted this log already, give this node an empty --data-dir/);
+
+  // Given an empty data directory, it finds the log's beginning gone and copies n1's data, old and new.
+  rmSync(join(dir, 'n2'), { recursive: true, force: true });
+  const copied = await startNode(dir, 'n2');
+  assert.match(copied.stderr(), /this node starts from a copy of a live node's data/);
+  for (let index = 0; index <= 5; index++) assert.ok(await seesVm(copied, index), `VM ${index} through the node that copied`);
+  await ingestVm(copied, 6);
+  assert.ok(await seesVm(adopter, 6), 'a write through the copy reaches the adopter');
+
+  // Adopted once, the log is n1's: a restart with or without the flag follows it as before.
+  await adopter.stop({ keepData: true });
+  const restarted = await startNode(dir, 'n1');
+  assert.ok(await seesVm(restarted, 6));
+  assert.doesNotMatch(restarted.stderr(), /adopted the cluster log/);
+});
