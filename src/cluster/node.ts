@@ -1,5 +1,7 @@
 // A jvmlens node of a cluster: its writes go through the JetStream log, its reads wait until its replica
 // has applied every write acknowledged before them, and its reports are coordinated through the log.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
@@ -49,6 +51,8 @@ const DEGRADATION_CHECK_MS = 2_000;
 const JETSTREAM_SILENT_MS = 10_000;
 /** Test only (`--test-faults slow-apply`): how much longer each command takes to apply. */
 const SLOW_APPLY_MS = 100;
+/** Test only (`--test-faults failing-apply`): applying fails while this file is in the data directory. */
+export const FAIL_APPLY_FILE = 'test-fail-apply';
 /** A node without a NATS server this long is DOWN; shorter, its requests wait for the reconnection. */
 const RECONNECT_GRACE_MS = 3_000;
 /** The longest a coordinator waits for another node's report partition before running it itself. */
@@ -214,6 +218,7 @@ export class ClusterNode {
       this.#replica = new Replica({
         nodeId: config.nodeId, log, store, writes: local, codeGroup: group.of, applyReport: (command) => this.reports.apply(command), rematch, logger,
         ...(config.testFaults.includes('slow-apply') ? { slowApplyMs: SLOW_APPLY_MS } : {}),
+        ...(config.testFaults.includes('failing-apply') ? { applyFails: () => existsSync(join(config.dataDir, FAIL_APPLY_FILE)) } : {}),
       });
       const replica = this.#replica;
       // From now on, so that `jvmlens cluster status` shows a node replaying the log too.

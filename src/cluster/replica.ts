@@ -76,6 +76,8 @@ export interface ReplicaOptions {
   logger: Logger;
   /** Test only (`--test-faults slow-apply`): every command takes this much longer to apply. */
   slowApplyMs?: number;
+  /** Test only (`--test-faults failing-apply`): while this says so, applying any command fails, as on a full disk. */
+  applyFails?: () => boolean;
 }
 
 export class Replica {
@@ -106,6 +108,8 @@ export class Replica {
   #watchdog: ReturnType<typeof setInterval> | null = null;
   /** Why this node can no longer follow the log (it was truncated past it), or null. */
   #problem: string | null = null;
+  /** Why applying the next command failed, until one applies: reads here would only wait (health is DOWN). */
+  #applyFailure: string | null = null;
   /**
    * The highest log sequence this node knows of: from the last-sequence questions, from reads waiting, and
    * from each delivered command with JetStream's count of those after it (as of its delivery).
@@ -130,7 +134,7 @@ export class Replica {
 
   /** Why this replica cannot follow the log any more, or null: health's note. */
   get problem(): string | null {
-    return this.#problem;
+    return this.#problem ?? this.#applyFailure;
   }
 
   /** The highest log sequence this node knows of (see #knownLast). */
@@ -293,7 +297,12 @@ export class Replica {
    * MAX_IN_FLIGHT of them): its failure stops the consumer, and #follow starts over from the last applied command.
    */
   async #applyReceived(seq: number, data: Uint8Array, inFlight: boolean): Promise<void> {
-    const command = decodeCommand(data);
+    let command: Command;
+    try {
+      command = decodeCommand(data);
+    } catch (error) {
+      throw this.#failedAt(seq, error as Error);
+    }
     if ((command.kind === 'events' || isWholePage(command)) && inFlight && this.#options.slowApplyMs === undefined) {
       // Batches and pages are never in flight together: a batch's transaction expects the command before it stored.
       if (this.#inFlight.length > 0 && this.#inFlightKind !== command.kind) {
@@ -389,13 +398,27 @@ export class Replica {
     this.#options.logger.error('the cluster log was truncated past this node', { applied: this.#applied, next });
   }
 
+  /**
+   * Notes that the command at `seq` does not apply here (not an error of the consumer's, such as a server
+   * gone): health is DOWN with `error` until a command applies. Returns `error`, to be thrown.
+   */
+  #failedAt(seq: number, error: Error): Error {
+    this.#applyFailure = `applying the cluster log fails at command ${seq} (${error.message}); retrying every ${RETRY_MS / 1000} s`;
+    return error;
+  }
+
   /** Counts `apply` as applying the command at `seq`, and once it is done, says so to the reads waiting for it. */
   async #measured(seq: number, apply: () => Promise<void>): Promise<void> {
     const started = performance.now();
     this.#applying++;
     try {
       if (this.#options.slowApplyMs !== undefined) await new Promise((resolve) => setTimeout(resolve, this.#options.slowApplyMs));
-      await apply();
+      try {
+        if (this.#options.applyFails?.() === true) throw new Error('test fault: applying fails');
+        await apply();
+      } catch (error) {
+        throw this.#failedAt(seq, error as Error);
+      }
     } finally {
       this.#applying--;
       this.#receivedAt = Date.now();
@@ -406,6 +429,7 @@ export class Replica {
     this.#appliedAt = now;
     this.#applyMs = this.#applyMs === 0 ? took : 0.9 * this.#applyMs + 0.1 * took;
     this.#applied = seq;
+    this.#applyFailure = null;
     for (let i = this.#waiters.length - 1; i >= 0; i--) {
       if (this.#waiters[i].seq <= seq) {
         this.#waiters[i].resolve();

@@ -2,12 +2,16 @@
 // them, and its reads, which wait until it applied every acknowledged write, would wait 10 s and fail. What a
 // user relies on: its health turns DOWN and says it is catching up, so the load balancer sends reads
 // elsewhere; once caught up it is UP with every write. Real processes: one nats-server, a node whose applies
-// are 100 ms slower (`--test-faults slow-apply`), and a normal node that takes the writes.
+// are 100 ms slower (`--test-faults slow-apply`), and a normal node that takes the writes. And a node that
+// cannot apply at all (`--test-faults failing-apply`) is DOWN with the reason, not UP with reads that time out.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
+import { FAIL_APPLY_FILE } from '../../src/cluster/node.ts';
 import type { ClusterStatus } from '../../src/cluster/status.ts';
 import { ingest, vmStart } from '../helpers/events.ts';
 import { request, runCli, startService, tempDir } from '../helpers/service.ts';
@@ -80,4 +84,33 @@ test('a node far behind the log is DOWN (catching up) instead of keeping reads w
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   for (const index of [0, WRITES - 1]) assert.equal((await request(`${slow.apiUrl}/public/instance/${vmId(index)}`, { key: KEY })).status, 200, vmId(index));
+});
+
+test('a node that cannot apply the log (a full disk, say) is DOWN and says why, and UP with every write once it can', { skip: missing && 'nats-server is not installed' }, async () => {
+  const dataDir = tempDir('jvmlens-stuck-node-');
+  const stuck = await startService({ noStaticKey: true, dataDir, args: ['--api-key', KEY, '--cluster', nats[0].url, '--node-id', 'stuck', '--test-faults', 'failing-apply'] });
+  try {
+    writeFileSync(join(dataDir, FAIL_APPLY_FILE), '');
+    const written = await ingest(fast.gatewayUrl, KEY, [vmStart(vmId(WRITES), Date.now() - 1000)]);
+    assert.equal(written.status, 200, JSON.stringify(written.body));
+    // Not UP with reads that would wait 10 s for a command it cannot apply, nor "catching up".
+    const deadline = Date.now() + 20_000;
+    let health = await request(`${stuck.gatewayUrl}/opthub-health`);
+    while (health.status === 200 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      health = await request(`${stuck.gatewayUrl}/opthub-health`);
+    }
+    assert.equal(health.status, 503, health.text);
+    assert.match(health.body.note, /^applying the cluster log fails at command \d+ \(test fault: applying fails\); retrying every 1 s$/);
+
+    unlinkSync(join(dataDir, FAIL_APPLY_FILE));
+    const healthy = Date.now() + 20_000;
+    while ((await request(`${stuck.gatewayUrl}/opthub-health`)).status !== 200) {
+      assert.ok(Date.now() < healthy, 'UP again once applying works');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal((await request(`${stuck.apiUrl}/public/instance/${vmId(WRITES)}`, { key: KEY })).status, 200);
+  } finally {
+    await stuck.stop();
+  }
 });
