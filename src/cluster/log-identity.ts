@@ -13,6 +13,11 @@ import { ClusterShapeError } from './shards.ts';
 /** The meta key of the followed log's creation time (JetStream's, the same on every server). */
 const LOG_CREATED = 'clusterLogCreated';
 
+/** Health's note for a running node whose log was deleted and made again under it. */
+export function replacedLog(followed: string, created: string): string {
+  return `the cluster log was replaced: this node's data follows the log created at ${followed}, the NATS servers now hold one created at ${created} (they lost their data, or it was deleted); this node stopped applying it: restart it, and it says what to do`;
+}
+
 export function followedLog(store: Pick<Store, 'meta'>): string | undefined {
   return store.meta.get(LOG_CREATED) as string | undefined;
 }

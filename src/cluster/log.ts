@@ -271,18 +271,17 @@ export class ClusterLog {
   }
 
   /**
-   * What is degraded about the log's stream (a replica offline or behind), or null when all is well; throws
-   * LogUnavailableError while the stream has no leader (no write can be taken then).
+   * What is degraded about the log's stream (a replica offline or behind), or null when all is well, and when
+   * the stream was created (log-identity.ts); throws LogUnavailableError while the stream has no leader (no
+   * write can be taken then).
    */
-  async degradation(): Promise<string | null> {
+  async degradation(): Promise<{ degradation: string | null; created: string }> {
     const info = await this.jsm.streams.info(STREAM);
     if (!hasLeader(info)) throw new LogUnavailableError('the cluster log has no leader (JetStream is electing one)');
     this.#answeredAt = Date.now();
-    const { cluster } = info;
-    if (cluster === undefined) return null;
-    const lagging = (cluster.replicas ?? []).filter((peer) => peer.offline || !peer.current);
-    if (lagging.length === 0) return null;
-    return `degraded: the cluster log's replica on ${lagging.map((peer) => `nats-server ${peer.name} (${replicaState(peer)})`).join(', ')}; writes go on while a majority of servers is up`;
+    const lagging = (info.cluster?.replicas ?? []).filter((peer) => peer.offline || !peer.current);
+    const degradation = lagging.length === 0 ? null : `degraded: the cluster log's replica on ${lagging.map((peer) => `nats-server ${peer.name} (${replicaState(peer)})`).join(', ')}; writes go on while a majority of servers is up`;
+    return { degradation, created: info.created };
   }
 
   /** Every command from `fromSeq` on, in log order, now and as they arrive (unfiltered: sequences without gaps but where the log was truncated). */

@@ -25,7 +25,7 @@ import { eventsCommand, LOG_FORMAT } from './commands.ts';
 import type { Command } from './commands.ts';
 import { CatchUpHealth } from './catch-up.ts';
 import { compactionRoundMs, LogCompaction } from './compaction.ts';
-import { holdLog } from './log-identity.ts';
+import { followedLog, holdLog, replacedLog } from './log-identity.ts';
 import { ClusterLog, CommandTooLargeError, describeNatsError, LogUnavailableError } from './log.ts';
 import { liveNodes, Membership, NodeIdInUseError } from './membership.ts';
 import { appliedSeq, Replica } from './replica.ts';
@@ -248,9 +248,12 @@ export class ClusterNode {
     this.#watch ??= setInterval(() => {
       membership.live().then((live) => (this.#liveNodes = live.length), () => undefined);
       log.degradation().then(
-        (degradation) => {
+        ({ degradation, created }) => {
           this.#degradation = degradation;
           this.#logSilence = null;
+          const followed = followedLog(store);
+          // Deleted and made again by a node that started (the servers lost their data): not this node's log.
+          if (followed !== undefined && created !== followed) this.#replica?.halt(replacedLog(followed, created));
         },
         (error: Error) => {
           this.#degradation = `degraded: the cluster log's state is unknown (${describeNatsError(error)})`;

@@ -469,6 +469,15 @@ export class Replica {
     await store.meta.put(APPLIED_SEQ, seq);
   }
 
+  /** Stops applying the log for good, for `problem` (health's note until the node restarts). */
+  halt(problem: string): void {
+    if (this.#problem === problem) return;
+    this.#problem = problem;
+    this.#options.logger.error('stopped applying the cluster log', { reason: problem });
+    this.#stopped = true;
+    this.#stop?.();
+  }
+
   async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#watchdog !== null) clearInterval(this.#watchdog);

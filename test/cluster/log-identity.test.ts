@@ -2,7 +2,8 @@
 // real processes: one nats-server and two nodes. What a user relies on: a node does not follow a log other
 // than the one its data came from (it would skip the new log's first commands, acknowledged writes, without
 // a word); it refuses and says what to do; started once with --adopt-cluster-log true it keeps its data and
-// goes on with the new log; a node without its data then starts from a copy of it; every write is seen.
+// goes on with the new log; a node without its data then starts from a copy of it; every write is seen; and
+// nodes running when their log is replaced under them stop applying it and say so.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -101,4 +102,22 @@ test('a node refuses a log other than its data\'s, adopts a new empty one when t
   const restarted = await startNode(dir, 'n1');
   assert.ok(await seesVm(restarted, 6));
   assert.doesNotMatch(restarted.stderr(), /adopted the cluster log/);
+
+  // The server loses its data while the nodes run, and a node started meanwhile makes a new log: the running
+  // nodes stop applying (from their old position they would skip its first commands) and are DOWN, saying why.
+  await nats.stop();
+  rmSync(join(dir, 's1'), { recursive: true, force: true });
+  mkdirSync(join(dir, 's1'));
+  await nats.start();
+  await startNode(dir, 'n3');
+  for (const node of [restarted, copied]) {
+    const deadline = Date.now() + 30_000;
+    let health = await request(`${node.gatewayUrl}/opthub-health`);
+    while (!/^the cluster log was replaced/.test(health.body.note) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      health = await request(`${node.gatewayUrl}/opthub-health`);
+    }
+    assert.equal(health.status, 503, health.text);
+    assert.match(health.body.note, /^the cluster log was replaced: this node's data follows the log created at \S+, the NATS servers now hold one created at \S+ .*restart it, and it says what to do$/);
+  }
 });
