@@ -108,8 +108,8 @@ export class Replica {
   #watchdog: ReturnType<typeof setInterval> | null = null;
   /** Why this node can no longer follow the log (it was truncated past it), or null. */
   #problem: string | null = null;
-  /** Why applying the next command failed, until one applies: reads here would only wait (health is DOWN). */
-  #applyFailure: string | null = null;
+  /** The command that failed to apply and why, until one applies: reads here would only wait (health is DOWN). */
+  #applyFailure: { seq: number; problem: string } | null = null;
   /**
    * The highest log sequence this node knows of: from the last-sequence questions, from reads waiting, and
    * from each delivered command with JetStream's count of those after it (as of its delivery).
@@ -134,7 +134,7 @@ export class Replica {
 
   /** Why this replica cannot follow the log any more, or null: health's note. */
   get problem(): string | null {
-    return this.#problem ?? this.#applyFailure;
+    return this.#problem ?? this.#applyFailure?.problem ?? null;
   }
 
   /** The highest log sequence this node knows of (see #knownLast). */
@@ -403,7 +403,10 @@ export class Replica {
    * gone): health is DOWN with `error` until a command applies. Returns `error`, to be thrown.
    */
   #failedAt(seq: number, error: Error): Error {
-    this.#applyFailure = `applying the cluster log fails at command ${seq} (${error.message}); retrying every ${RETRY_MS / 1000} s`;
+    // The first of the batches in flight that failed is the one that does not apply; those after it fail for it.
+    if (this.#applyFailure === null || seq <= this.#applyFailure.seq) {
+      this.#applyFailure = { seq, problem: `applying the cluster log fails at command ${seq} (${error.message}); retrying every ${RETRY_MS / 1000} s` };
+    }
     return error;
   }
 
