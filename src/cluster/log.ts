@@ -59,7 +59,6 @@ export interface LogEntry {
   command: Command;
 }
 
-/** A stream without a leader answers its state from a replica, but takes no write. */
 /**
  * A replica of the log that the stream's leader has not heard from this long is down, as far as anyone can
  * tell: JetStream 2.9 marks a killed server's replica `offline` only once the servers drop it, and until then
@@ -79,6 +78,7 @@ export function describeNatsError(error: Error): string {
   return error instanceof errors.TimeoutError ? 'JetStream did not answer in time (while a server is down or has just started, it may be electing a leader)' : error.message;
 }
 
+/** A stream without a leader answers its state from a replica, but takes no write. */
 function hasLeader(info: StreamInfo): boolean {
   return info.cluster === undefined || (info.cluster.leader !== undefined && info.cluster.leader !== '');
 }
