@@ -38,8 +38,10 @@ function shellLine(words: readonly string[]): string {
 /** Every line of `stream` on stdout, after `prefix`; `onLine` sees each line as well. */
 function relay(stream: NodeJS.ReadableStream, prefix: string, onLine: (line: string) => void = () => undefined): void {
   let partial = '';
-  stream.on('data', (chunk: Buffer) => {
-    const lines = (partial + chunk.toString()).split('\n');
+  // Decoded as a stream: a character split between two chunks stays whole.
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n');
     partial = lines.pop()!;
     for (const line of lines) {
       process.stdout.write(`${prefix} ${line}\n`);
