@@ -15,7 +15,7 @@ import { FAIL_APPLY_FILE } from '../../src/cluster/node.ts';
 import type { ClusterStatus } from '../../src/cluster/status.ts';
 import { ingest, vmStart } from '../helpers/events.ts';
 import { request, runCli, startService, tempDir } from '../helpers/service.ts';
-import type { RunningService } from '../helpers/service.ts';
+import type { JsonResponse, RunningService } from '../helpers/service.ts';
 
 const missing = spawnSync('nats-server', ['--version']).error !== undefined;
 if (missing && process.env.CI === 'true') throw new Error('nats-server is not installed (apt-get install nats-server)');
@@ -45,18 +45,24 @@ function vmId(index: number): string {
   return `5104e000-0000-4000-8000-${String(index).padStart(12, '0')}`;
 }
 
+/** The node's health once it is no longer UP, or its last answer after `ms`. */
+async function healthOnceDown(node: RunningService, ms: number): Promise<JsonResponse<any>> {
+  const deadline = Date.now() + ms;
+  let health = await request(`${node.gatewayUrl}/opthub-health`);
+  while (health.status === 200 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    health = await request(`${node.gatewayUrl}/opthub-health`);
+  }
+  return health;
+}
+
 test('a node far behind the log is DOWN (catching up) instead of keeping reads waiting, and UP with every write once caught up', { skip: missing && 'nats-server is not installed' }, async () => {
   for (let index = 0; index < WRITES; index++) {
     const result = await ingest(fast.gatewayUrl, KEY, [vmStart(vmId(index), Date.now() - 1_000)]);
     assert.equal(result.status, 200, JSON.stringify(result.body));
   }
   // It learns how far the log goes with the commands it is given (a few seconds late at most: it reads ahead).
-  const down = Date.now() + 10_000;
-  let health = await request(`${slow.gatewayUrl}/opthub-health`);
-  while (health.status === 200 && Date.now() < down) {
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    health = await request(`${slow.gatewayUrl}/opthub-health`);
-  }
+  const health = await healthOnceDown(slow, 10_000);
   assert.equal(health.status, 503, health.text);
   assert.match(health.body.note, /^catching up: this node needs about \d+ s to apply what the cluster log holds$/);
   // The operator sees it in the cluster's status, as the node itself says it.
@@ -94,12 +100,7 @@ test('a node that cannot apply the log (a full disk, say) is DOWN and says why, 
     const written = await ingest(fast.gatewayUrl, KEY, [vmStart(vmId(WRITES), Date.now() - 1000)]);
     assert.equal(written.status, 200, JSON.stringify(written.body));
     // Not UP with reads that would wait 10 s for a command it cannot apply, nor "catching up".
-    const deadline = Date.now() + 20_000;
-    let health = await request(`${stuck.gatewayUrl}/opthub-health`);
-    while (health.status === 200 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      health = await request(`${stuck.gatewayUrl}/opthub-health`);
-    }
+    const health = await healthOnceDown(stuck, 20_000);
     assert.equal(health.status, 503, health.text);
     assert.match(health.body.note, /^applying the cluster log fails at command \d+ \(test fault: applying fails\); retrying every 1 s$/);
 
