@@ -7,8 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { integerOption, parseArgs, UsageError } from '../cli/args.ts';
+import { parseArgs, promisify } from 'node:util';
 import { startNatsServers } from './nats-servers.ts';
 import type { NatsServer } from './nats-servers.ts';
 
@@ -18,14 +17,13 @@ const NODES = 3;
 
 function options(): { dir: string; port: number } {
   try {
-    const args = parseArgs(process.argv.slice(2), ['port']);
-    if (args.positional.length > 1) throw new UsageError(`one directory at most, not ${args.positional.length}`);
-    const port = integerOption(args, 'port', 8080);
-    if (port > 65535 - 100 * (NODES - 1) - 10) throw new UsageError(`--port ${port} leaves no room for ${NODES} nodes' ports`);
-    return { dir: resolve(args.positional[0] ?? 'cluster-local'), port };
+    const { values, positionals } = parseArgs({ options: { port: { type: 'string' } }, allowPositionals: true });
+    if (positionals.length > 1) throw new Error(`one directory at most, not ${positionals.length}`);
+    const port = Number(values.port ?? 8080);
+    if (!/^\d+$/.test(values.port ?? '8080') || port > 65535 - 100 * (NODES - 1) - 10) throw new Error(`--port ${values.port} is not a port that leaves room for ${NODES} nodes' ports`);
+    return { dir: resolve(positionals[0] ?? 'cluster-local'), port };
   } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`cluster:local: ${error.message}\n${USAGE}\n`);
+    process.stderr.write(`cluster:local: ${(error as Error).message}\n${USAGE}\n`);
     process.exit(2);
   }
 }
