@@ -5,7 +5,9 @@
 // the log it follows, and a node refuses another log, unless told to adopt it (README "When the NATS
 // servers lose their data").
 import type { Logger } from '../log.ts';
+import { listKeys } from '../storage/keys.ts';
 import type { Store } from '../storage/store.ts';
+import { openKeyRecords, saveKeyRecords } from './keys.ts';
 import type { ClusterLog } from './log.ts';
 import { appliedSeq } from './replica.ts';
 import { ClusterShapeError } from './shards.ts';
@@ -26,9 +28,10 @@ export function followedLog(store: Pick<Store, 'meta'>): string | undefined {
  * Records the log this store follows at a node's first join; throws ClusterShapeError when it follows
  * another one. With `adopt`, a store that followed a log which is gone adopts this one, if it is empty: the
  * log is moved on past the store's last applied command, so that this node goes on from there and every other
- * node, finding the log's beginning gone, starts from a copy of this node's data (restore.ts).
+ * node, finding the log's beginning gone, starts from a copy of this node's data (restore.ts); its API keys
+ * are saved as a truncation saves them (keys.ts).
  */
-export async function holdLog(store: Store, log: ClusterLog, adopt: boolean, logger: Logger): Promise<void> {
+export async function holdLog(store: Store, log: ClusterLog, adopt: boolean, replicas: number, logger: Logger): Promise<void> {
   const { created, lastSeq, commands } = await log.identity();
   const followed = followedLog(store);
   const applied = appliedSeq(store);
@@ -45,6 +48,8 @@ export async function holdLog(store: Store, log: ClusterLog, adopt: boolean, log
   }
   if (commands > 0) throw new ClusterShapeError(`${mismatch}: a log that holds commands is not adopted (another cluster's, or written to since): fix --cluster, or give this node an empty --data-dir`);
   await log.purgeBelow(applied + 1);
+  // The keys as this node holds them, where `jvmlens keys list --cluster` reads those the log no longer has.
+  await saveKeyRecords(await openKeyRecords(log, replicas), listKeys(store));
   await store.meta.put(LOG_CREATED, created);
   logger.warn('adopted the cluster log: it goes on after this node\'s last applied command, and nodes without this node\'s data copy it', { applied, logCreated: created, previous: followed ?? null });
 }

@@ -203,9 +203,9 @@ export class ClusterNode {
     const { config, store, local, logger, readiness } = this.#options;
     this.#log ??= await ClusterLog.open(config.cluster, `jvmlens-${config.nodeId}`, 'node', config.clusterCa);
     const log = this.#log;
-    // Before this node shows up as a member: one that follows another log must not look live.
-    if (this.#replica === null) await holdLog(store, log, config.adoptClusterLog, logger);
     const replicas = Math.min(3, config.cluster.length);
+    // Before this node shows up as a member: one that follows another log must not look live.
+    if (this.#replica === null) await holdLog(store, log, config.adoptClusterLog, replicas, logger);
     await agreeOnShape(log.nc, replicas, { vmShards: config.vmShards, codeGroups: config.codeGroups });
     const group: CodeGroup = { count: config.codeGroups, of: config.codeGroup };
     if (this.#membership === null) {

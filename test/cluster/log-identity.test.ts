@@ -14,7 +14,7 @@ import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import { codeEvent, startEvent } from '../helpers/cve.ts';
 import { ingest } from '../helpers/events.ts';
-import { request, startService, tempDir } from '../helpers/service.ts';
+import { request, runCli, startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
 
 const missing = spawnSync('nats-server', ['--version']).error !== undefined;
@@ -63,6 +63,9 @@ test('a node refuses a log other than its data\'s, adopts a new empty one when t
   const first = await startNode(dir, 'n1');
   const second = await startNode(dir, 'n2');
   for (let index = 0; index < 5; index++) await ingestVm(index % 2 === 0 ? first : second, index);
+  const created = await runCli(['keys', 'create', '--cluster', nats.url, '--user', 'ops', '--scopes', 'read']);
+  assert.equal(created.code, 0, created.stderr);
+  const keyId = /key id: +(\S+)/.exec(created.stdout)![1];
   for (let index = 0; index < 5; index++) assert.ok(await seesVm(second, index));
   await first.stop({ keepData: true });
   await second.stop({ keepData: true });
@@ -83,6 +86,8 @@ test('a node refuses a log other than its data\'s, adopts a new empty one when t
   for (let index = 0; index < 5; index++) assert.ok(await seesVm(adopter, index), `VM ${index} kept through the adoption`);
   await ingestVm(adopter, 5);
   assert.ok(await seesVm(adopter, 5));
+  // The cluster's key, lost with the old log, is listed again from the adopting node's store.
+  assert.match((await runCli(['keys', 'list', '--cluster', nats.url])).stdout, new RegExp(`${keyId} +ops`));
 
   // n2 had applied as much of the old log as n1: it cannot tell its data is the same, and refuses.
   const stale = await refusal(dir, 'n2');
