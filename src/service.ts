@@ -138,7 +138,7 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   };
   const jobs = new ReportJobs({
     store, pool, fleetView, config, clock, logger,
-    ...(cluster === null ? {} : { runsHere: (meta) => cluster.reports.runsHere(meta), onFinished: (meta) => cluster.reports.publishFinished(meta), place: (meta) => cluster.place(meta) }),
+    ...(cluster === null ? {} : { runsHere: (meta) => cluster.reports.runsHere(meta), finished: (meta) => cluster.reports.publishFinished(meta), place: (meta) => cluster.place(meta) }),
   });
   const vulnerabilities = new Vulnerabilities({ store, pool, ingestor, cveIndex, clock, logger });
   const gatewayRoutes: Route[] = [...healthRoutes(context), ...agentRoutes(context), ...metricsRoutes(context)];

@@ -36,8 +36,9 @@ export type Command =
   /**
    * One finished page, as the coordinator stored it; or, where one message would exceed the servers'
    * max_payload, consecutive parts of it, each `json` holding the page's bytes from `offset` on.
+   * `coordinator`: the node that generated it (absent in logs of versions before it).
    */
-  | { kind: 'report.page'; reportId: string; page: number; json: Uint8Array; offset?: number }
+  | { kind: 'report.page'; reportId: string; page: number; json: Uint8Array; offset?: number; coordinator?: string }
   /** The coordinator's final record, after all its pages. */
   | { kind: 'report.final'; meta: ReportMeta }
   /** A live node takes over the reports of a coordinator that left. */

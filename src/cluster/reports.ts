@@ -104,11 +104,11 @@ export class ClusterReports implements Reports {
   /**
    * Retries `publish` until the log takes it (a report's pages must reach every node, or the others serve it
    * PROCESSING); false, never a rejection, once the report needs it no more: deleted meanwhile (the delete came
-   * through the log and was applied here), or this node closing.
+   * through the log and was applied here), taken over by another node, or this node closing.
    */
   async #published(meta: ReportMeta, publish: () => Promise<unknown>): Promise<boolean> {
     for (;;) {
-      if (this.#closed || this.#stored(meta.reportId) === undefined) return false;
+      if (this.#closed || this.#stored(meta.reportId)?.coordinator !== this.#options.nodeId) return false;
       try {
         await publish();
         return true;
@@ -126,7 +126,8 @@ export class ClusterReports implements Reports {
   async #appendPage(reportId: string, page: number, json: Uint8Array, offset: number, msgId: string): Promise<void> {
     try {
       // The coordinator wrote its pages itself: it skips them unread.
-      await this.#options.append({ kind: 'report.page', reportId, page, json, ...(offset === 0 ? {} : { offset }) }, `${msgId}.${offset}`, this.#options.nodeId);
+      const { nodeId } = this.#options;
+      await this.#options.append({ kind: 'report.page', reportId, page, json, coordinator: nodeId, ...(offset === 0 ? {} : { offset }) }, `${msgId}.${offset}`, nodeId);
     } catch (error) {
       if (!(error instanceof CommandTooLargeError) || json.length < 2) throw error;
       const middle = json.length >> 1;
@@ -149,14 +150,17 @@ export class ClusterReports implements Reports {
       }
       case 'report.page': {
         const stored = this.#stored(command.reportId);
-        // The coordinator wrote its pages itself; a deleted report takes no pages.
+        // The coordinator wrote its pages itself; a deleted report takes no pages, nor one taken over since
+        // from the node that generated them (it was given up for gone, and went on).
         if (stored === undefined || stored.coordinator === self) return;
+        if (command.coordinator !== undefined && command.coordinator !== stored.coordinator) return;
         await putPage(this.#options.store, command.reportId, command.page, command.json, command.offset);
         return;
       }
       case 'report.final': {
+        // The coordinator's own too: it stores its final record as the log orders it (ReportJobs `finished`).
         const stored = this.#stored(command.meta.reportId);
-        if (stored === undefined || stored.coordinator !== command.meta.coordinator || stored.coordinator === self) return;
+        if (stored === undefined || stored.coordinator !== command.meta.coordinator) return;
         await jobs.record(command.meta);
         return;
       }
@@ -165,7 +169,7 @@ export class ClusterReports implements Reports {
         if (stored === undefined || stored.state !== 'PROCESSING') return;
         const meta = { ...stored, coordinator: command.coordinator };
         if (command.coordinator === self) await jobs.rerun(meta);
-        else await jobs.record(meta);
+        else await jobs.handOver(meta);
         return;
       }
       case 'report.delete': {

@@ -59,8 +59,12 @@ export interface JobsOptions {
   logger: Logger;
   /** Which unfinished reports this process re-runs at start (cluster mode: those it coordinates); default all. */
   runsHere?: (meta: ReportMeta) => boolean;
-  /** Called once a report's final state and pages are stored (cluster mode: they are published). */
-  onFinished?: (meta: ReportMeta) => Promise<void>;
+  /**
+   * Where a finished report's record goes once its pages are stored: by default into the store. A cluster's
+   * coordinator publishes pages and record, and the log stores the record on every node, itself included, in
+   * the log's order: a node that took the report over before it wins everywhere (src/cluster/reports.ts).
+   */
+  finished?: (meta: ReportMeta) => Promise<void>;
   /** Cluster mode: where a report's partitions run, or null to run them here as a single node does. */
   place?: (meta: ReportMeta) => Promise<Placement | null>;
 }
@@ -91,7 +95,7 @@ export class ReportJobs implements Reports {
   readonly #running = new Map<string, RunningJob>();
   readonly #faults: TestFault[];
   readonly #runsHere: (meta: ReportMeta) => boolean;
-  readonly #onFinished: (meta: ReportMeta) => Promise<void>;
+  readonly #finished: (meta: ReportMeta) => Promise<void>;
   readonly #place: ((meta: ReportMeta) => Promise<Placement | null>) | undefined;
   /** Jobs accepted but not yet saved: they count against MAX_WAITING so concurrent POSTs cannot overfill it. */
   #reserved = 0;
@@ -107,7 +111,7 @@ export class ReportJobs implements Reports {
     this.#logger = options.logger;
     this.#faults = options.config.testFaults as TestFault[];
     this.#runsHere = options.runsHere ?? (() => true);
-    this.#onFinished = options.onFinished ?? (() => Promise.resolve());
+    this.#finished = options.finished ?? ((meta) => this.#save(meta));
     this.#place = options.place;
   }
 
@@ -191,9 +195,26 @@ export class ReportJobs implements Reports {
     return meta?.family === family ? meta : undefined;
   }
 
+  /**
+   * A report another node generates now (cluster mode: it took the report over from this one, which the
+   * membership had given up for gone): this node's job stops, and its pages go, as the other node's come.
+   */
+  async handOver(meta: ReportMeta): Promise<void> {
+    await this.#cancel(meta.reportId);
+    await this.#save(meta);
+    await deletePages(this.#store, meta.reportId);
+  }
+
   /** Deletes a report, a running one cancelled first (decisions §6); false when there is no such report. */
   async delete(reportId: string, family: ReportFamily): Promise<boolean> {
     if (this.find(reportId, family) === undefined) return false;
+    await this.#cancel(reportId);
+    await this.#remove(reportId);
+    return true;
+  }
+
+  /** Takes a report out of the queue, or stops its job and waits until nothing of it runs. */
+  async #cancel(reportId: string): Promise<void> {
     const waiting = this.#waiting.indexOf(reportId);
     if (waiting >= 0) this.#waiting.splice(waiting, 1);
     const running = this.#running.get(reportId);
@@ -202,8 +223,6 @@ export class ReportJobs implements Reports {
       running.controller.abort();
       await running.done;
     }
-    await this.#remove(reportId);
-    return true;
   }
 
   list(family: ReportFamily): ReportMeta[] {
@@ -402,8 +421,7 @@ export class ReportJobs implements Reports {
   async #finish(meta: ReportMeta, partitions: number, phases: Record<string, number>, phase: (name: string) => void): Promise<void> {
     meta.finishTime = this.#clock();
     await this.#store.pageFiles.sync(meta.reportId);
-    await this.#save(meta);
-    await this.#onFinished(meta);
+    await this.#finished(meta);
     phase('finishSaveMs');
     this.#logger.info('report finished', { reportId: meta.reportId, family: meta.family, state: meta.state, queuedMs: meta.startTime! - meta.requestTime, partitions, ...phases });
   }
