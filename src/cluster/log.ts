@@ -15,6 +15,19 @@ const DUPLICATE_WINDOW_NS = 120e9;
 const ATTEMPT_MS = 1_500;
 const RETRY_PAUSE_MS = 100;
 const STARTUP_WAIT_MS = 60_000;
+/**
+ * A server that stops answering without closing its connections (its machine lost power, a network cut) is
+ * noticed by unanswered pings only: with the client's defaults (every 2 min, 2 unanswered), a node on a hung
+ * server stayed DOWN for minutes while the other servers had taken over in seconds. Three unanswered pings
+ * 3 s apart: the node moves to another server after about 10 s.
+ */
+const PING_INTERVAL_MS = 3_000;
+const MAX_PINGS_OUT = 3;
+/**
+ * The handshake's time limit (the client's default is 20 s): a hung server's machine may still accept TCP
+ * connections, and each reconnection tried to it waited that long before the next server was tried.
+ */
+const HANDSHAKE_MS = 3_000;
 const CONSUME_AHEAD = 32;
 /**
  * How long following the log waits for JetStream to create its consumer. Short: a request sent while
@@ -96,9 +109,18 @@ export class ClusterLog {
   /** When JetStream last answered this client (an acknowledged append, the stream's state): health's evidence. */
   #answeredAt = Date.now();
 
-  private constructor(nc: NatsConnection, jsm: JetStreamManager) {
+  /**
+   * How many replicas the log and the cluster's buckets get where this client creates them: three on a
+   * cluster of three servers or more. The servers are counted from the URLs given and from those the server
+   * names as its cluster's (`connect_urls`): given one name (a DNS name in front of three servers, say), the
+   * log was created with one replica, and lost with that server's disk.
+   */
+  readonly replicas: number;
+
+  private constructor(nc: NatsConnection, jsm: JetStreamManager, urlsGiven: number) {
     this.nc = nc;
     this.jsm = jsm;
+    this.replicas = Math.min(3, Math.max(urlsGiven, nc.info?.connect_urls?.length ?? 0));
     this.js = jetstream(nc, { timeout: PUBLISH_TIMEOUT_MS });
     this.#followJs = jetstream(nc, { timeout: FOLLOW_API_MS });
     void this.#watchStatus();
@@ -126,18 +148,18 @@ export class ClusterLog {
     try {
       // A first connection that fails is thrown, not waited for: a node retries its join and health says why
       // (a wrong password, a certificate it cannot check, no server up yet); once connected, it reconnects forever.
-      nc = await connect({ ...natsAccess(servers, caFile), name, reconnectTimeWait: 500, maxReconnectAttempts: mode === 'node' ? -1 : 3 });
+      nc = await connect({ ...natsAccess(servers, caFile), name, reconnectTimeWait: 500, maxReconnectAttempts: mode === 'node' ? -1 : 3, pingInterval: PING_INTERVAL_MS, maxPingOut: MAX_PINGS_OUT, timeout: HANDSHAKE_MS });
     } catch (error) {
       throw new LogUnavailableError(`cannot connect to NATS at ${shownUrls(servers)}: ${(error as Error).message}`);
     }
     // No API check here: on a cluster just started it times out (no meta leader yet), the loop below waits for one.
     const jsm = await jetstreamManager(nc, { timeout: ATTEMPT_MS, checkAPI: false });
-    const log = new ClusterLog(nc, jsm);
+    const log = new ClusterLog(nc, jsm, servers.length);
     // A cluster just started elects its JetStream meta leader first: until then stream requests fail.
     const deadline = Date.now() + STARTUP_WAIT_MS;
     for (;;) {
       try {
-        await log.#ensureStream(Math.min(3, servers.length));
+        await log.#ensureStream(log.replicas);
         return log;
       } catch (error) {
         if (Date.now() > deadline) {

@@ -203,7 +203,7 @@ export class ClusterNode {
     const { config, store, local, logger, readiness } = this.#options;
     this.#log ??= await ClusterLog.open(config.cluster, `jvmlens-${config.nodeId}`, 'node', config.clusterCa);
     const log = this.#log;
-    const replicas = Math.min(3, config.cluster.length);
+    const { replicas } = log;
     // Before this node shows up as a member: one that follows another log must not look live.
     if (this.#replica === null) await holdLog(store, log, config.adoptClusterLog, replicas, logger);
     await agreeOnShape(log.nc, replicas, { vmShards: config.vmShards, codeGroups: config.codeGroups });
@@ -263,7 +263,7 @@ export class ClusterNode {
     }, DEGRADATION_CHECK_MS);
     this.#watch.unref();
     // Once caught up: a node still replaying is not yet where its position would say.
-    const compaction = await LogCompaction.open(log, Math.min(3, config.cluster.length), config.logRetentionMs);
+    const compaction = await LogCompaction.open(log, log.replicas, config.logRetentionMs);
     this.#compaction ??= setInterval(() => void this.#compact(compaction), compactionRoundMs(config.logRetentionMs));
     this.#compaction.unref();
     if (this.#snapshots === null) {

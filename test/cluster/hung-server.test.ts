@@ -1,0 +1,70 @@
+// A NATS server whose machine stops without closing its connections (a power loss, a network cut): no TCP
+// reset tells its clients, unlike a killed process. What a user relies on: a node that was connected to it
+// moves to another server within seconds, as the other servers elect new leaders, and takes writes again;
+// it is not DOWN for minutes. Real processes: three nats-servers, one node that is given only the first
+// server's URL (it learns the others from it, and gives the log a replica on each), and that server paused
+// with SIGSTOP.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { after, before, test } from 'node:test';
+import { startNatsServers } from '../../src/cluster/nats-servers.ts';
+import type { NatsServer } from '../../src/cluster/nats-servers.ts';
+import type { ClusterStatus } from '../../src/cluster/status.ts';
+import { ingest, vmStart } from '../helpers/events.ts';
+import { request, runCli, startService, tempDir } from '../helpers/service.ts';
+import type { RunningService } from '../helpers/service.ts';
+
+const missing = spawnSync('nats-server', ['--version']).error !== undefined;
+if (missing && process.env.CI === 'true') throw new Error('nats-server is not installed (apt-get install nats-server)');
+const KEY = 'hung_server_test_key_0123456789';
+
+let nats: NatsServer[] = [];
+let node: RunningService;
+
+before(async () => {
+  if (missing) return;
+  const dir = tempDir('jvmlens-hung-server-');
+  nats = await startNatsServers(3, dir);
+  node = await startService({ noStaticKey: true, dataDir: `${dir}/n1`, args: ['--api-key', KEY, '--cluster', nats[0].url, '--node-id', 'n1'] });
+});
+
+after(async () => {
+  if (nats[0]?.pid !== undefined) process.kill(nats[0].pid, 'SIGCONT');
+  await node?.stop();
+  await Promise.all(nats.map((server) => server.stop()));
+});
+
+function vmId(index: number): string {
+  return `4a0e0e00-0000-4000-8000-${String(index).padStart(12, '0')}`;
+}
+
+test('given one server\'s URL, a node creates the log with a replica on each of the three servers', { skip: missing && 'nats-server is not installed' }, async () => {
+  // As behind one DNS name: the servers name the others, and the log must survive losing one of them.
+  const status = await runCli(['cluster', 'status', '--cluster', nats[1].url, '--format', 'json']);
+  assert.equal(status.code, 0, status.stderr);
+  const { log } = JSON.parse(status.stdout) as ClusterStatus;
+  // The leader's replica and the others'.
+  assert.deepEqual([log.leader, ...log.replicas.map((replica) => replica.server)].sort(), ['s1', 's2', 's3'], JSON.stringify(log));
+});
+
+test('a node on a NATS server that hangs moves to another server and takes writes again within seconds', { skip: missing && 'nats-server is not installed' }, async (t) => {
+  assert.equal((await ingest(node.gatewayUrl, KEY, [vmStart(vmId(0), Date.now())])).status, 200);
+  process.kill(nats[0].pid!, 'SIGSTOP');
+  const hungAt = Date.now();
+  // Writes meanwhile are refused with 503 (the agent keeps them and retries), until one is acknowledged.
+  let index = 1;
+  for (;;) {
+    const result = await ingest(node.gatewayUrl, KEY, [vmStart(vmId(index), Date.now())]);
+    if (result.status === 200) break;
+    assert.equal(result.status, 503, JSON.stringify(result.body));
+    // The client's default pings (2 min apart, 2 unanswered) kept it on the hung server for minutes.
+    assert.ok(Date.now() - hungAt < 25_000, `writes through the node still refused ${Date.now() - hungAt} ms after its server hung: ${JSON.stringify(result.body)}`);
+    index++;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  t.diagnostic(`a write acknowledged again ${Date.now() - hungAt} ms after the node's server hung`);
+  const health = await request(`${node.gatewayUrl}/opthub-health`);
+  assert.equal(health.body.healthState, 'UP', health.text);
+  // The write before the hang and the one acknowledged after it.
+  for (const written of [0, index]) assert.equal((await request(`${node.apiUrl}/public/instance/${vmId(written)}`, { key: KEY })).status, 200, `VM ${written}`);
+});
