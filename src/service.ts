@@ -102,7 +102,7 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   metrics.gauge('jvmlens_vms:state', 'VMs by state (RUNNING, OFFLINE, TERMINATED).', () => liveness.countByState(clock(), config.offlineAfterMs));
   // Cluster mode: the report partitions a node ran for others, its place in the log, the live nodes.
   if (cluster !== null) {
-    metrics.gauge('jvmlens_cluster_report_partitions:outcome', 'Report partitions this node ran for other coordinators (served, cancelled), sent to other nodes, and ran itself after another failed to.', () => ({ ...cluster.partitionCounts }));
+    metrics.counter('jvmlens_cluster_report_partitions_total:outcome', 'Report partitions this node ran for other coordinators (served, cancelled), sent to other nodes, and ran itself after another failed to.', () => ({ ...cluster.partitionCounts }));
     metrics.gauge('jvmlens_cluster_log_applied_sequence', 'The last command of the cluster log applied to this node\'s store.', () => cluster.logPosition.applied);
     metrics.gauge('jvmlens_cluster_log_known_sequence', 'The highest sequence this node knows the cluster log holds: less the applied one, the commands it has yet to apply.', () => cluster.logPosition.known);
     metrics.gauge('jvmlens_cluster_log_behind_seconds', 'About how long this node needs to apply the commands it knows of and has not applied (reads here wait as long).', () => cluster.logPosition.behindSeconds);

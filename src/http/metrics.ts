@@ -17,7 +17,8 @@ export class Metrics {
   readonly #series = new Map<string, { histogram: Histogram; counters: Map<string, { labels: string; value: number }> }>();
   readonly #latency = new Map<string, Histogram>();
   readonly #events = new Map<string, number>();
-  readonly #gauges = new Map<string, { help: string; read: () => Record<string, number> | number }>();
+  /** Values read at scrape time, by name (`metric:label` for a family). */
+  readonly #read = new Map<string, { type: 'gauge' | 'counter'; help: string; read: () => Record<string, number> | number }>();
 
   recordRequest(route: string, method: string, status: number, seconds: number): void {
     // Hot path: label strings are built once per (route, method, status), not per request.
@@ -51,7 +52,12 @@ export class Metrics {
    * number.
    */
   gauge(name: string, help: string, read: () => Record<string, number> | number): void {
-    this.#gauges.set(name, { help, read });
+    this.#read.set(name, { type: 'gauge', help, read });
+  }
+
+  /** The same for a count that only grows (its name ends in `_total`): rates are taken of it. */
+  counter(name: string, help: string, read: () => Record<string, number> | number): void {
+    this.#read.set(name, { type: 'counter', help, read });
   }
 
   render(): string {
@@ -70,10 +76,10 @@ export class Metrics {
     lines.push('# HELP jvmlens_ingested_events_total Agent events stored, by type.');
     lines.push('# TYPE jvmlens_ingested_events_total counter');
     for (const [type, value] of this.#events) lines.push(`jvmlens_ingested_events_total{type="${escapeLabel(type)}"} ${value}`);
-    for (const [name, { help, read }] of this.#gauges) {
+    for (const [name, { type, help, read }] of this.#read) {
       const [metric, label] = name.split(':');
       lines.push(`# HELP ${metric} ${help}`);
-      lines.push(`# TYPE ${metric} gauge`);
+      lines.push(`# TYPE ${metric} ${type}`);
       const values = read();
       if (typeof values === 'number') lines.push(`${metric} ${values}`);
       else for (const [value, count] of Object.entries(values)) lines.push(`${metric}{${label}="${escapeLabel(value)}"} ${count}`);

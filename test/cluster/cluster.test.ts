@@ -55,7 +55,9 @@ const REPORTS: { family: Family; body: Record<string, unknown> }[] = [
 /** Report partitions a node ran for other coordinators (and stopped for them), sent to other nodes, and ran itself after another failed to (its /metrics). */
 async function partitionCounts(node: RunningService): Promise<{ served: number; cancelled: number; sent: number; ranHere: number }> {
   const text = await (await fetch(`${node.gatewayUrl}/metrics`)).text();
-  const count = (outcome: string) => Number(new RegExp(`^jvmlens_cluster_report_partitions\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+  // Counts that only grow: a counter, whose rate a dashboard takes.
+  assert.match(text, /^# TYPE jvmlens_cluster_report_partitions_total counter$/m);
+  const count = (outcome: string) => Number(new RegExp(`^jvmlens_cluster_report_partitions_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
   return { served: count('served'), cancelled: count('cancelled'), sent: count('sent'), ranHere: count('ranHere') };
 }
 
