@@ -1,9 +1,11 @@
 // The cluster's kill loop: three nats-server and three nodes on loopback (storing every class, or in three
-// code groups, one node each); two writers ingest new VMs with code and one edits tags, each through a random
-// live node, while every 10-20 s a random node or nats-server is SIGKILLed and started again a few seconds
-// later, and the log is truncated meanwhile. Then every node must hold every acknowledged batch and the last
-// acknowledged tags of every VM, the nodes must count the same VMs, and a code report through each must hold
-// every method the batches sent.
+// code groups, one node each); two writers ingest new VMs with code, one edits tags and one asks for JVM
+// reports, each through a random live node, while every 10-20 s a random node or nats-server is SIGKILLed and
+// started again a few seconds later, or paused (SIGSTOP, as a machine that stops without closing its
+// connections) for up to 25 s, and the log is truncated meanwhile. Then every node must hold every
+// acknowledged batch and the last acknowledged tags of every VM, the nodes must count the same VMs, a code
+// report through each must hold every method the batches sent, and every report asked for during the run
+// must have finished alike on every node.
 import { randomUUID } from 'node:crypto';
 import { startNatsServers } from '../src/cluster/nats-servers.ts';
 import { temporaryDir } from './fleet.ts';
@@ -13,6 +15,8 @@ import type { JvmlensService } from './service.ts';
 export interface ClusterChaosResult {
   /** Nodes and nats-servers SIGKILLed. */
   kills: number;
+  /** Nodes and nats-servers paused with SIGSTOP, then resumed. */
+  pauses: number;
   /** Batches answered 200. */
   acknowledged: number;
   /** Batches answered otherwise, or not at all (stored or not). */
@@ -26,6 +30,10 @@ export interface ClusterChaosResult {
   vmsPerNode: number[];
   /** The methods a code report through each node holds: CODE_CLASSES x METHODS_PER_CLASS, from every code group. */
   methodsPerNode: number[];
+  /** JVM reports created during the run. */
+  reports: number;
+  /** Of those, reports whose state or count is not the same on every node at the end (or still PROCESSING). */
+  reportsDiffering: number;
 }
 
 const KEY = 'bench_cluster_chaos_key_0123456789';
@@ -39,6 +47,9 @@ const TAG_EDIT_MS = 200;
 /** A gap in which the writers keep going between two kills, and how long a victim stays down. */
 const KILL_EVERY_MS = [10_000, 20_000];
 const DOWN_MS = [2_000, 8_000];
+/** How long a paused victim stays paused: a node past 15 s has its heartbeat expire and its reports taken over. */
+const PAUSE_MS = [5_000, 25_000];
+const REPORT_EVERY_MS = 3_000;
 /** A report once every node is up again takes seconds; one still PROCESSING after this is stuck. */
 const REPORT_WAIT_MS = 120_000;
 /**
@@ -93,6 +104,17 @@ async function reportTotal(node: JvmlensService, family: 'jvmInventory' | 'codeI
   }
 }
 
+/** A report's state and count on a node once it left PROCESSING, or PROCESSING after REPORT_WAIT_MS. */
+async function finalOutcome(node: JvmlensService, reportId: string): Promise<string> {
+  const deadline = performance.now() + REPORT_WAIT_MS;
+  for (;;) {
+    const { body } = await call(`${node.apiUrl}/public/report/jvmInventory/${reportId}`);
+    const { state, totalCount } = body as { state: string; totalCount: number };
+    if (state !== 'PROCESSING' || performance.now() > deadline) return `${state} ${totalCount}`;
+    await sleep(100);
+  }
+}
+
 /** `codeGroups`: 1, every node stores every class; 3, node n<i> stores group i - 1 only. */
 export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (line: string) => void = () => undefined): Promise<ClusterChaosResult> {
   const dir = temporaryDir('cluster-chaos-');
@@ -101,13 +123,15 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
   const groups = (index: number) => (codeGroups === 1 ? [] : ['--code-groups', String(codeGroups), '--code-group', String(index)]);
   const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`, '--log-retention-ms', String(LOG_RETENTION_MS), ...groups(index)] });
   const nodes: (JvmlensService | null)[] = [];
-  const result: ClusterChaosResult = { kills: 0, acknowledged: 0, unanswered: 0, tagEdits: 0, lost: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [] };
+  const result: ClusterChaosResult = { kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, tagEdits: 0, lost: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0 };
+  const reportIds: string[] = [];
   let batches = 0;
   // Each acknowledged VM's tags as last acknowledged; null once an edit's outcome is unknown (no answer).
   const expected = new Map<string, Record<string, string> | null>();
   try {
     for (const index of [0, 1, 2]) nodes.push(await start(index));
     let running = true;
+    // A paused node is left out, as a load balancer whose probe it no longer answers leaves it out.
     const live = () => nodes.filter((node): node is JvmlensService => node !== null);
     const anyNode = () => live()[Math.floor(Math.random() * live().length)];
     const writer = async () => {
@@ -138,29 +162,48 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
         if (answer?.status === 200) result.tagEdits++;
       }
     };
-    const load = [...Array.from({ length: WRITERS }, writer), tagger()];
+    const reporter = async () => {
+      while (running) {
+        await sleep(REPORT_EVERY_MS);
+        const created = await call(`${anyNode().apiUrl}/public/report/jvmInventory`, { method: 'POST', body: '{}' }).catch(() => null);
+        if (created?.status === 202) reportIds.push((created.body as { reportId: string }).reportId);
+      }
+    };
+    const load = [...Array.from({ length: WRITERS }, writer), tagger(), reporter()];
     const end = performance.now() + seconds * 1000;
     while (performance.now() + KILL_EVERY_MS[0] < end) {
       await sleep(between(KILL_EVERY_MS));
       const index = Math.floor(Math.random() * 3);
-      if (Math.random() < 0.5) {
+      const fault = Math.floor(Math.random() * 4);
+      if (fault === 0) {
         const victim = nodes[index]!;
         nodes[index] = null;
         await victim.kill();
         log(`SIGKILL node n${index + 1}`);
         await sleep(between(DOWN_MS));
         nodes[index] = await start(index);
-      } else {
+      } else if (fault === 1) {
         await nats[index].stop('SIGKILL');
         log(`SIGKILL nats-server ${nats[index].name}`);
         await sleep(between(DOWN_MS));
         await nats[index].start();
+      } else {
+        const victim = fault === 2 ? nodes[index]! : null;
+        const pid = victim?.pid ?? nats[index].pid!;
+        if (victim !== null) nodes[index] = null;
+        process.kill(pid, 'SIGSTOP');
+        const ms = between(PAUSE_MS);
+        log(`SIGSTOP ${victim !== null ? `node n${index + 1}` : `nats-server ${nats[index].name}`} for ${Math.round(ms / 1000)} s`);
+        await sleep(ms);
+        process.kill(pid, 'SIGCONT');
+        if (victim !== null) nodes[index] = victim;
       }
-      result.kills++;
+      if (fault < 2) result.kills++;
+      else result.pauses++;
     }
     running = false;
     await Promise.all(load);
-    log(`${result.kills} kills, ${result.acknowledged} batches and ${result.tagEdits} tag edits acknowledged; checking every node`);
+    log(`${result.kills} kills, ${result.pauses} pauses, ${result.acknowledged} batches, ${result.tagEdits} tag edits and ${reportIds.length} reports acknowledged; checking every node`);
     for (const node of live()) {
       for (const [vmId, tags] of expected) {
         const instance = await call(`${node.apiUrl}/public/instance/${vmId}`);
@@ -169,6 +212,14 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
       }
       result.vmsPerNode.push(await reportTotal(node, 'jvmInventory', {}));
       result.methodsPerNode.push(await reportTotal(node, 'codeInventory', { from: '30d' }));
+    }
+    result.reports = reportIds.length;
+    for (const reportId of reportIds) {
+      const outcomes = await Promise.all(live().map((node) => finalOutcome(node, reportId)));
+      if (outcomes.some((outcome) => outcome.startsWith('PROCESSING') || outcome !== outcomes[0])) {
+        result.reportsDiffering++;
+        log(`report ${reportId} differs between the nodes: ${outcomes.join(' | ')}`);
+      }
     }
   } finally {
     await Promise.all(nodes.map((node) => node?.stop()));

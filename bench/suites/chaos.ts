@@ -1,6 +1,6 @@
 // The hardening campaign's long kill -9 loop: 100 SIGKILLs during ingestion (3 with --quick); and the
-// cluster's, nodes and nats-servers SIGKILLed for 8 minutes (30 s with --quick), its nodes storing every
-// class, then in three code groups. The figures that matter are
+// cluster's, nodes and nats-servers SIGKILLed or paused for 8 minutes (30 s with --quick), its nodes storing
+// every class, then in three code groups. The figures that matter are
 // acknowledged writes and lost ones (always 0), not speed.
 import { CHAOS_METHODS, runClusterChaos } from '../cluster-chaos.ts';
 import { runKillLoop } from '../kill-loop.ts';
@@ -9,7 +9,7 @@ import { progress, wanted } from '../harness.ts';
 
 const NAME = 'chaos';
 const ROW = 'kill -9 during ingestion, restart, check every acknowledged batch';
-const CLUSTER_ROW = 'SIGKILL of cluster nodes and nats-servers every 10-20 s during ingestion and tag edits, then every acknowledged write checked on every node';
+const CLUSTER_ROW = 'SIGKILL or SIGSTOP of cluster nodes and nats-servers every 10-20 s during ingestion, tag edits and reports, then every acknowledged write and report checked on every node';
 /** The same with each node storing one code group's classes: a code report then needs a node of every group. */
 const GROUPS_ROW = `${CLUSTER_ROW}, nodes in 3 code groups`;
 
@@ -17,14 +17,14 @@ async function clusterRow(seconds: number, codeGroups: 1 | 3): Promise<BenchRow>
   const started = performance.now();
   const result = await runClusterChaos(seconds, codeGroups, (line) => progress(`${NAME}: ${line}`));
   const nodesDiffer = new Set(result.vmsPerNode).size !== 1 || result.methodsPerNode.some((methods) => methods !== CHAOS_METHODS);
-  if (result.lost > 0 || result.wrongTags > 0 || nodesDiffer) throw new Error(`the cluster lost acknowledged writes or its nodes differ: ${JSON.stringify(result)}`);
+  if (result.lost > 0 || result.wrongTags > 0 || nodesDiffer || result.reportsDiffering > 0) throw new Error(`the cluster lost acknowledged writes or its nodes differ: ${JSON.stringify(result)}`);
   return {
     suite: NAME,
     name: codeGroups === 1 ? CLUSTER_ROW : GROUPS_ROW,
-    size: `${seconds} s, ${result.kills} kills`,
+    size: `${seconds} s, ${result.kills} kills, ${result.pauses} pauses`,
     rate: result.acknowledged / seconds,
     unit: 'ops/s',
-    meanMs: (performance.now() - started) / Math.max(1, result.kills),
+    meanMs: (performance.now() - started) / Math.max(1, result.kills + result.pauses),
     p50Ms: 0,
     p99Ms: 0,
     rssMb: 0,
