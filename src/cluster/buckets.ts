@@ -1,10 +1,24 @@
-// Reading the cluster's KV buckets. `readBucket`: from outside the code that keeps one (a node before it
-// joins, `jvmlens cluster status`), where a bucket no node has made yet reads as empty. `bucketEntries`:
-// what a bucket holds, for every reader.
+// The cluster's KV buckets. `keptBucket`: for the code that keeps one. `readBucket`: from outside it (a node
+// before it joins, `jvmlens cluster status`), where a bucket no node has made yet reads as empty.
+// `bucketEntries`: what a bucket holds, for every reader.
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { Bucket, Kvm } from '@nats-io/kv';
 import type { KV, KvEntry } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
+
+/**
+ * Opens a bucket, created with `replicas` if there is none yet; one created with fewer gets `replicas` now
+ * (JetStream copies its data to the new ones): a cluster started through one server's URL by an earlier
+ * version made its buckets with one replica, lost with that server's disk.
+ */
+export async function keptBucket(nc: NatsConnection, name: string, options: { replicas: number; ttl?: number }): Promise<KV> {
+  const kv = await new Kvm(nc).create(name, { ...options, history: 1 });
+  // Kvm gives Buckets; the interface hides their stream.
+  if (!(kv instanceof Bucket)) throw new TypeError('keptBucket keeps a bucket that Kvm opened');
+  const { config } = await kv.jsm.streams.info(kv.stream);
+  if (config.num_replicas < options.replicas) await kv.jsm.streams.update(kv.stream, { ...config, num_replicas: options.replicas });
+  return kv;
+}
 
 export async function readBucket<T>(nc: NatsConnection, bucket: string, read: (kv: KV) => Promise<T>, empty: T): Promise<T> {
   try {

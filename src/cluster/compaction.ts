@@ -1,11 +1,10 @@
 // Truncating the cluster's log, so that its JetStream stream does not grow with the fleet's whole history:
 // a command leaves once every node has applied it and it is older than the retention. Each node records
 // how far it applied in a KV bucket; the lowest live node truncates below the lowest position.
-import { Kvm } from '@nats-io/kv';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ApiKeyRecord } from '../storage/records.ts';
-import { bucketEntries, readBucket } from './buckets.ts';
+import { bucketEntries, keptBucket, readBucket } from './buckets.ts';
 import { KEYS_SUBJECT } from './commands.ts';
 import { openKeyRecords, saveKeyRecords } from './keys.ts';
 import type { ClusterLog } from './log.ts';
@@ -55,7 +54,7 @@ export class LogCompaction {
   }
 
   static async open(log: ClusterLog, replicas: number, retentionMs: number): Promise<LogCompaction> {
-    const positions = await new Kvm(log.nc).create(POSITIONS, { ttl: POSITION_TTL_MS, replicas, history: 1 });
+    const positions = await keptBucket(log.nc, POSITIONS, { ttl: POSITION_TTL_MS, replicas });
     return new LogCompaction(log, positions, await openKeyRecords(log, replicas), retentionMs);
   }
 

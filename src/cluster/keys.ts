@@ -1,16 +1,15 @@
 // The cluster's API keys as `jvmlens keys list|revoke --cluster` read them: the records saved by the node that
 // truncated the log past key commands, with the key commands the log still holds folded over them.
-import { Kvm } from '@nats-io/kv';
 import type { KV } from '@nats-io/kv';
 import type { ApiKeyRecord } from '../storage/records.ts';
-import { bucketEntries, readBucket } from './buckets.ts';
+import { bucketEntries, keptBucket, readBucket } from './buckets.ts';
 import { KEYS_SUBJECT } from './commands.ts';
 import type { ClusterLog } from './log.ts';
 
 const KEYS_BUCKET = 'jvmlens_keys';
 
 export function openKeyRecords(log: ClusterLog, replicas: number): Promise<KV> {
-  return new Kvm(log.nc).create(KEYS_BUCKET, { replicas, history: 1 });
+  return keptBucket(log.nc, KEYS_BUCKET, { replicas });
 }
 
 /**

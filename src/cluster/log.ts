@@ -174,8 +174,11 @@ export class ClusterLog {
   async #ensureStream(replicas: number): Promise<void> {
     try {
       const { config } = await this.jsm.streams.info(STREAM);
-      // Streams of versions before direct reads (commandAt) get them.
-      if (config.allow_direct !== true) await this.jsm.streams.update(STREAM, { ...config, allow_direct: true });
+      // Streams of versions before direct reads (commandAt) get them; and a log created with fewer replicas
+      // (through one server's URL, by an earlier version) gets them: JetStream copies it to the new ones.
+      if (config.allow_direct !== true || config.num_replicas < replicas) {
+        await this.jsm.streams.update(STREAM, { ...config, allow_direct: true, num_replicas: Math.max(config.num_replicas, replicas) });
+      }
     } catch (error) {
       if (!(error instanceof JetStreamApiError) || error.status !== 404) throw error;
       try {

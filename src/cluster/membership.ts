@@ -1,10 +1,9 @@
 // Which nodes are alive: a JetStream KV bucket where each node's heartbeat expires unless renewed.
-import { Kvm } from '@nats-io/kv';
 import type { KV } from '@nats-io/kv';
 import { errors } from '@nats-io/transport-node';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../log.ts';
-import { bucketEntries, readBucket } from './buckets.ts';
+import { bucketEntries, keptBucket, readBucket } from './buckets.ts';
 import { respond } from './replies.ts';
 
 const BUCKET = 'jvmlens_nodes';
@@ -44,7 +43,7 @@ export class Membership {
   }
 
   static async join(nc: NatsConnection, self: NodeInfo, replicas: number, logger: Logger): Promise<Membership> {
-    const kv = await new Kvm(nc).create(BUCKET, { ttl: NODE_TTL_MS, replicas, history: 1 });
+    const kv = await keptBucket(nc, BUCKET, { ttl: NODE_TTL_MS, replicas });
     await refuseTakenId(nc, kv, self.nodeId, logger);
     const membership = new Membership(nc, kv, self);
     membership.#presence = nc.subscribe(`${PRESENCE_SUBJECT}.${self.nodeId}`, { callback: (error, message) => {

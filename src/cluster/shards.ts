@@ -1,10 +1,9 @@
 // The cluster's shards: how many VM shards and code groups there are is fixed when the cluster is created
 // (a bucket of the cluster's own settings), and which live node takes a shard is decided by rendezvous hashing, so that
 // every node computes the same owners from the same membership and a node leaving moves only its shards.
-import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { fnv1a } from '../hash.ts';
-import { readBucket } from './buckets.ts';
+import { keptBucket, readBucket } from './buckets.ts';
 
 const BUCKET = 'jvmlens_cluster';
 const SHAPE_KEY = 'shape';
@@ -23,7 +22,7 @@ export class ClusterShapeError extends Error {}
  * ClusterShapeError when the cluster was created with another.
  */
 export async function agreeOnShape(nc: NatsConnection, replicas: number, shape: ClusterShape): Promise<void> {
-  const kv = await new Kvm(nc).create(BUCKET, { replicas, history: 1 });
+  const kv = await keptBucket(nc, BUCKET, { replicas });
   // A bucket just created on a JetStream cluster takes a moment to elect its leader.
   for (let attempt = 1; ; attempt++) {
     try {

@@ -3,10 +3,12 @@
 // moves to another server within seconds, as the other servers elect new leaders, and takes writes again;
 // it is not DOWN for minutes. Real processes: three nats-servers, one node that is given only the first
 // server's URL (it learns the others from it, and gives the log a replica on each), and that server paused
-// with SIGSTOP.
+// with SIGSTOP. And a log and buckets left with one replica by an earlier version get three.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
+import { STREAM } from '../../src/cluster/commands.ts';
+import { ClusterLog } from '../../src/cluster/log.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import type { ClusterStatus } from '../../src/cluster/status.ts';
@@ -20,12 +22,18 @@ const KEY = 'hung_server_test_key_0123456789';
 
 let nats: NatsServer[] = [];
 let node: RunningService;
+let dir: string;
+
+/** The node, given the first server's URL only (as one DNS name in front of the three). */
+function startNode(): Promise<RunningService> {
+  return startService({ noStaticKey: true, dataDir: `${dir}/n1`, args: ['--api-key', KEY, '--cluster', nats[0].url, '--node-id', 'n1'] });
+}
 
 before(async () => {
   if (missing) return;
-  const dir = tempDir('jvmlens-hung-server-');
+  dir = tempDir('jvmlens-hung-server-');
   nats = await startNatsServers(3, dir);
-  node = await startService({ noStaticKey: true, dataDir: `${dir}/n1`, args: ['--api-key', KEY, '--cluster', nats[0].url, '--node-id', 'n1'] });
+  node = await startNode();
 });
 
 after(async () => {
@@ -45,6 +53,23 @@ test('given one server\'s URL, a node creates the log with a replica on each of 
   const { log } = JSON.parse(status.stdout) as ClusterStatus;
   // The leader's replica and the others'.
   assert.deepEqual([log.leader, ...log.replicas.map((replica) => replica.server)].sort(), ['s1', 's2', 's3'], JSON.stringify(log));
+});
+
+test('a log and buckets that an earlier version made with one replica get three at a node\'s start', { skip: missing && 'nats-server is not installed' }, async () => {
+  // As a node given one URL made them before 18ac58c: the stream and the membership bucket scaled down to one.
+  const log = await ClusterLog.open([nats[1].url], 'replicas-test', 'once');
+  try {
+    for (const stream of [STREAM, 'KV_jvmlens_nodes']) {
+      const { config } = await log.jsm.streams.info(stream);
+      await log.jsm.streams.update(stream, { ...config, num_replicas: 1 });
+      assert.equal((await log.jsm.streams.info(stream)).config.num_replicas, 1);
+    }
+    await node.stop({ keepData: true });
+    node = await startNode();
+    for (const stream of [STREAM, 'KV_jvmlens_nodes']) assert.equal((await log.jsm.streams.info(stream)).config.num_replicas, 3, stream);
+  } finally {
+    await log.close();
+  }
 });
 
 test('a node on a NATS server that hangs moves to another server and takes writes again within seconds', { skip: missing && 'nats-server is not installed' }, async (t) => {
