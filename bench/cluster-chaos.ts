@@ -22,8 +22,10 @@ export interface ClusterChaosResult {
   /** Batches answered otherwise, or not at all (stored or not). */
   unanswered: number;
   tagEdits: number;
-  /** Acknowledged batches a node does not have once every node is UP again. */
+  /** Acknowledged batches a node does not have (its instance read answers 404) once every node is UP again. */
   lost: number;
+  /** Acknowledged batches a node answered for with neither 200 nor 404 then (it was not serving). */
+  unreadable: number;
   /** VMs whose tags on a node are not the last acknowledged edit's. */
   wrongTags: number;
   /** The VMs each node counts (a JVM report): equal on every node. */
@@ -50,6 +52,8 @@ const DOWN_MS = [2_000, 8_000];
 /** How long a paused victim stays paused: a node past 15 s has its heartbeat expire and its reports taken over. */
 const PAUSE_MS = [5_000, 25_000];
 const REPORT_EVERY_MS = 3_000;
+/** Acknowledged writes a node does not serve as acknowledged: how many are named in the progress lines. */
+const NAMED = 50;
 /** A report once every node is up again takes seconds; one still PROCESSING after this is stuck. */
 const REPORT_WAIT_MS = 120_000;
 /**
@@ -104,11 +108,12 @@ async function reportTotal(node: JvmlensService, family: 'jvmInventory' | 'codeI
   }
 }
 
-/** A report's state and count on a node once it left PROCESSING, or PROCESSING after REPORT_WAIT_MS. */
+/** A report's state and count on a node once it left PROCESSING, or PROCESSING after REPORT_WAIT_MS; what the node said if it did not answer 200. */
 async function finalOutcome(node: JvmlensService, reportId: string): Promise<string> {
   const deadline = performance.now() + REPORT_WAIT_MS;
   for (;;) {
-    const { body } = await call(`${node.apiUrl}/public/report/jvmInventory/${reportId}`);
+    const { status, body } = await call(`${node.apiUrl}/public/report/jvmInventory/${reportId}`);
+    if (status !== 200) return `${status} ${JSON.stringify(body).slice(0, 300)}`;
     const { state, totalCount } = body as { state: string; totalCount: number };
     if (state !== 'PROCESSING' || performance.now() > deadline) return `${state} ${totalCount}`;
     await sleep(100);
@@ -123,7 +128,7 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
   const groups = (index: number) => (codeGroups === 1 ? [] : ['--code-groups', String(codeGroups), '--code-group', String(index)]);
   const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`, '--log-retention-ms', String(LOG_RETENTION_MS), ...groups(index)] });
   const nodes: (JvmlensService | null)[] = [];
-  const result: ClusterChaosResult = { kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, tagEdits: 0, lost: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0 };
+  const result: ClusterChaosResult = { kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0 };
   const reportIds: string[] = [];
   let batches = 0;
   // Each acknowledged VM's tags as last acknowledged; null once an edit's outcome is unknown (no answer).
@@ -204,11 +209,17 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
     running = false;
     await Promise.all(load);
     log(`${result.kills} kills, ${result.pauses} pauses, ${result.acknowledged} batches, ${result.tagEdits} tag edits and ${reportIds.length} reports acknowledged; checking every node`);
-    for (const node of live()) {
+    for (const [index, node] of nodes.entries()) {
+      if (node === null) continue;
       for (const [vmId, tags] of expected) {
         const instance = await call(`${node.apiUrl}/public/instance/${vmId}`);
-        if (instance.status !== 200) result.lost++;
-        else if (tags !== null && JSON.stringify((instance.body as { tags: unknown }).tags) !== JSON.stringify(tags)) result.wrongTags++;
+        const found = instance.status === 200 ? (instance.body as { tags: unknown }).tags : null;
+        if (instance.status === 404) result.lost++;
+        else if (instance.status !== 200) result.unreadable++;
+        else if (tags !== null && JSON.stringify(found) !== JSON.stringify(tags)) result.wrongTags++;
+        else continue;
+        // The first ones named, with what the node said: enough to find their batches in the nodes' logs.
+        if (result.lost + result.unreadable + result.wrongTags <= NAMED) log(`VM ${vmId} on n${index + 1}: ${instance.status} ${JSON.stringify(instance.status === 200 ? found : instance.body).slice(0, 300)}; acknowledged tags ${JSON.stringify(tags)}`);
       }
       result.vmsPerNode.push(await reportTotal(node, 'jvmInventory', {}));
       result.methodsPerNode.push(await reportTotal(node, 'codeInventory', { from: '30d' }));
