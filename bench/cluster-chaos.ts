@@ -24,7 +24,7 @@ export interface ClusterChaosResult {
   tagEdits: number;
   /** Acknowledged batches a node does not have (its instance read answers 404) once every node is UP again. */
   lost: number;
-  /** Acknowledged batches a node answered for with neither 200 nor 404 then (it was not serving). */
+  /** Acknowledged batches a node answered for with neither 200 nor 404 then (not serving for REPORT_WAIT_MS). */
   unreadable: number;
   /** VMs whose tags on a node are not the last acknowledged edit's. */
   wrongTags: number;
@@ -92,14 +92,28 @@ async function call(url: string, init: RequestInit = {}): Promise<{ status: numb
   return { status: response.status, body: text === '' ? null : (JSON.parse(text) as unknown) };
 }
 
+/**
+ * `call`, again while the node answers 503 (not serving for now: the last fault may have just ended, and
+ * JetStream elect a leader), for up to REPORT_WAIT_MS: the checks are of what the nodes hold, not of their
+ * reads during an election.
+ */
+async function callServing(url: string, init: RequestInit = {}): Promise<{ status: number; body: unknown }> {
+  const deadline = performance.now() + REPORT_WAIT_MS;
+  for (;;) {
+    const answer = await call(url, init);
+    if (answer.status !== 503 || performance.now() > deadline) return answer;
+    await sleep(250);
+  }
+}
+
 /** What a report of `family` created through a node counts: the VMs (jvmInventory), the methods (codeInventory). */
 async function reportTotal(node: JvmlensService, family: 'jvmInventory' | 'codeInventory', request: Record<string, unknown>): Promise<number> {
-  const created = await call(`${node.apiUrl}/public/report/${family}`, { method: 'POST', body: JSON.stringify(request) });
+  const created = await callServing(`${node.apiUrl}/public/report/${family}`, { method: 'POST', body: JSON.stringify(request) });
   if (created.status !== 202) throw new Error(`a ${family} report answered ${created.status}: ${JSON.stringify(created.body)}`);
   const { reportId } = created.body as { reportId: string };
   const deadline = performance.now() + REPORT_WAIT_MS;
   for (;;) {
-    const report = await call(`${node.apiUrl}/public/report/${family}/${reportId}`);
+    const report = await callServing(`${node.apiUrl}/public/report/${family}/${reportId}`);
     const { state, totalCount, errors } = report.body as { state: string; totalCount: number; errors?: unknown };
     if (state === 'SUCCEEDED') return totalCount;
     if (state !== 'PROCESSING') throw new Error(`a ${family} report ended ${state}: ${JSON.stringify(errors)}`);
@@ -112,7 +126,7 @@ async function reportTotal(node: JvmlensService, family: 'jvmInventory' | 'codeI
 async function finalOutcome(node: JvmlensService, reportId: string): Promise<string> {
   const deadline = performance.now() + REPORT_WAIT_MS;
   for (;;) {
-    const { status, body } = await call(`${node.apiUrl}/public/report/jvmInventory/${reportId}`);
+    const { status, body } = await callServing(`${node.apiUrl}/public/report/jvmInventory/${reportId}`);
     if (status !== 200) return `${status} ${JSON.stringify(body).slice(0, 300)}`;
     const { state, totalCount } = body as { state: string; totalCount: number };
     if (state !== 'PROCESSING' || performance.now() > deadline) return `${state} ${totalCount}`;
@@ -212,7 +226,7 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
     for (const [index, node] of nodes.entries()) {
       if (node === null) continue;
       for (const [vmId, tags] of expected) {
-        const instance = await call(`${node.apiUrl}/public/instance/${vmId}`);
+        const instance = await callServing(`${node.apiUrl}/public/instance/${vmId}`);
         const found = instance.status === 200 ? (instance.body as { tags: unknown }).tags : null;
         if (instance.status === 404) result.lost++;
         else if (instance.status !== 200) result.unreadable++;
