@@ -1,5 +1,5 @@
 // The cluster's log on NATS JetStream: one replicated stream that every change goes through, in one order.
-import { createHash } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { connect, errors, headers } from '@nats-io/transport-node';
 import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, JetStreamApiError } from '@nats-io/jetstream';
@@ -203,13 +203,15 @@ export class ClusterLog {
 
   /**
    * Appends a command and resolves with its sequence once a quorum of JetStream servers stored it. The
-   * message id (by default a hash of the content) makes a retry of the same write within two minutes a no-op;
-   * `notForNode` names a node that holds the command's effect already (NOT_FOR_HEADER).
+   * message id makes a retry of the same write within two minutes a no-op: by default one of this call's
+   * own, as two writes of the same bytes are two writes (tags set back to what they were a moment ago; a
+   * hash of the content took that for a retry, and the write was lost). `notForNode` names a node that
+   * holds the command's effect already (NOT_FOR_HEADER).
    */
   async append(command: Command, msgId?: string, notForNode?: string): Promise<number> {
     const bytes = await encodeCommandOffThread(command);
     if (bytes.length > this.maxPayload - HEADERS_BYTES) throw new CommandTooLargeError(`a ${command.kind} command of ${bytes.length} bytes exceeds the servers' max_payload of ${this.maxPayload}`);
-    const msgID = msgId ?? createHash('sha1').update(bytes).digest('hex');
+    const msgID = msgId ?? randomUUID();
     const headed = notForNode === undefined ? {} : { headers: notForHeaders(notForNode) };
     // Short attempts with the same message id (so a retry of a write that did land is stored once): a
     // publish sent to a leader that just died is answered by nobody, and the next leader is elected in seconds.

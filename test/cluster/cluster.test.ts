@@ -239,6 +239,16 @@ test('a tag edit through one node and a key created or revoked on the cluster re
   assert.equal(removed.status, 204);
   const again = await request(`${nodes[2].apiUrl}/public/instance/${vmId}/tags/owner`, { method: 'DELETE', key: KEY });
   assert.equal(again.status, 404, 'the removal is seen by the next node');
+  // An edit made again after another is a new write, not a retry of the first one: tags set back to what
+  // they were a moment ago stay so.
+  for (const [k, env] of ['staging', 'prod', 'staging'].entries()) {
+    const edit = await request(`${nodes[k].apiUrl}/public/instance/${vmId}/tags`, { method: 'PUT', key: KEY, body: { env } });
+    assert.deepEqual(edit.body, [{ key: 'env', value: env }], `edit ${k + 1} answers the tags it set`);
+  }
+  for (const node of nodes) {
+    const tags = await request(`${node.apiUrl}/public/instance/${vmId}/tags`, { key: KEY });
+    assert.deepEqual(tags.body, [{ key: 'env', value: 'staging' }]);
+  }
 
   const created = await runCli(['keys', 'create', '--cluster', urls, '--user', 'ops', '--scopes', 'read']);
   assert.equal(created.code, 0, created.stderr);
