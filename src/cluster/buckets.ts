@@ -5,18 +5,14 @@ import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { Bucket, Kvm } from '@nats-io/kv';
 import type { KV, KvEntry } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { keepReplicas } from './stream-replicas.ts';
 
-/**
- * Opens a bucket, created with `replicas` if there is none yet; one created with fewer gets `replicas` now
- * (JetStream copies its data to the new ones): a cluster started through one server's URL by an earlier
- * version made its buckets with one replica, lost with that server's disk.
- */
+/** Opens a bucket, created with `replicas` if there is none yet; one created with fewer gets `replicas` now. */
 export async function keptBucket(nc: NatsConnection, name: string, options: { replicas: number; ttl?: number }): Promise<KV> {
   const kv = await new Kvm(nc).create(name, { ...options, history: 1 });
   // Kvm gives Buckets; the interface hides their stream.
   if (!(kv instanceof Bucket)) throw new TypeError('keptBucket keeps a bucket that Kvm opened');
-  const { config } = await kv.jsm.streams.info(kv.stream);
-  if (config.num_replicas < options.replicas) await kv.jsm.streams.update(kv.stream, { ...config, num_replicas: options.replicas });
+  await keepReplicas(kv.jsm, kv.stream, options.replicas);
   return kv;
 }
 

@@ -7,6 +7,7 @@ import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg, PeerIn
 import { decodeCommand, encodeCommand, encodeCommandOffThread, STREAM, STREAM_SUBJECTS, subjectOf } from './commands.ts';
 import type { Command } from './commands.ts';
 import { natsAccess, shownUrls } from './nats-access.ts';
+import { keepReplicas } from './stream-replicas.ts';
 
 /** How long a write waits for JetStream's quorum before the client is told to retry (issue 15: about 10 s). */
 export const PUBLISH_TIMEOUT_MS = 10_000;
@@ -173,12 +174,8 @@ export class ClusterLog {
 
   async #ensureStream(replicas: number): Promise<void> {
     try {
-      const { config } = await this.jsm.streams.info(STREAM);
-      // Streams of versions before direct reads (commandAt) get them; and a log created with fewer replicas
-      // (through one server's URL, by an earlier version) gets them: JetStream copies it to the new ones.
-      if (config.allow_direct !== true || config.num_replicas < replicas) {
-        await this.jsm.streams.update(STREAM, { ...config, allow_direct: true, num_replicas: Math.max(config.num_replicas, replicas) });
-      }
+      // Logs of versions before direct reads (commandAt) get them.
+      await keepReplicas(this.jsm, STREAM, replicas, { allow_direct: true });
     } catch (error) {
       if (!(error instanceof JetStreamApiError) || error.status !== 404) throw error;
       try {
