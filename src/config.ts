@@ -22,6 +22,8 @@ export interface Config {
   testFaults: string[];
   /** Test-only: VM rows or code keys per report partition (0 = the engine's own sizes), to test merging. */
   testPartitionSize: number;
+  /** Test-only: commands per window the cluster's nodes compare their reading of the log by (0 = the default, src/cluster/log-checks.ts). */
+  testLogCheckEvery: number;
   /** NATS server URLs of a cluster's JetStream, credentials in them; empty = single node, everything in the local data directory. */
   cluster: string[];
   /** A CA certificate file the NATS servers' TLS certificates are checked against ('' = the system's CAs). */
@@ -112,6 +114,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'shutdownGraceMs', flag: '--shutdown-grace-ms', env: 'JVMLENS_SHUTDOWN_GRACE_MS', parse: integer(0), describe: 'time health answers DOWN before the listeners close on shutdown' },
   { key: 'readyDelayMs', flag: '--test-ready-delay-ms', env: 'JVMLENS_TEST_READY_DELAY_MS', parse: integer(0), describe: 'TEST ONLY: keep health DOWN this long after start' },
   { key: 'testPartitionSize', flag: '--test-partition-size', env: 'JVMLENS_TEST_PARTITION_SIZE', parse: integer(0), describe: 'TEST ONLY: VM rows or code keys per report partition' },
+  { key: 'testLogCheckEvery', flag: '--test-log-check-every', env: 'JVMLENS_TEST_LOG_CHECK_EVERY', parse: integer(0), describe: 'TEST ONLY: cluster log commands per window the nodes compare' },
   { key: 'cluster', flag: '--cluster', env: 'JVMLENS_CLUSTER', parse: natsUrls, describe: 'comma-separated NATS URLs: run as a cluster node on JetStream (README "Running a cluster"); credentials as nats://user:password@host:4222 or nats://token@host:4222, best in the variable (not shown in the process list)' },
   { key: 'clusterCa', flag: '--cluster-ca', env: 'JVMLENS_CLUSTER_CA', parse: readableFile, describe: 'cluster: a CA certificate (PEM) the NATS servers\' TLS certificates are signed by, when not by a CA the system trusts; TLS is then required' },
   { key: 'nodeId', flag: '--node-id', env: 'JVMLENS_NODE_ID', parse: nodeName, describe: 'this node\'s unique, stable name in the cluster (default: the host name)' },
@@ -141,6 +144,7 @@ export function defaultConfig(): Config {
     readyDelayMs: 0,
     testFaults: [],
     testPartitionSize: 0,
+    testLogCheckEvery: 0,
     cluster: [],
     clusterCa: '',
     nodeId: hostname().replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 64) || 'node',

@@ -25,6 +25,7 @@ import { eventsCommand, LOG_FORMAT } from './commands.ts';
 import type { Command } from './commands.ts';
 import { CatchUpHealth } from './catch-up.ts';
 import { compactionRoundMs, LogCompaction } from './compaction.ts';
+import { CHECK_EVERY, LogChecks, LogWindows } from './log-checks.ts';
 import { followedLog, holdLog, replacedLog } from './log-identity.ts';
 import { ClusterLog, CommandTooLargeError, describeNatsError, LogUnavailableError } from './log.ts';
 import { liveNodes, Membership, NodeIdInUseError } from './membership.ts';
@@ -100,6 +101,8 @@ export class ClusterNode {
   #fanOut: ReportFanOut | null = null;
   /** Code reports over the cluster's code groups (code-reports.ts). */
   #codeReports: CodeReports | null = null;
+  /** Whether this node read the log as the others did (log-checks.ts). */
+  #logChecks: LogChecks | null = null;
   /** Gives nodes the log was truncated past a copy of this node's data (restore.ts). */
   #snapshots: SnapshotSource | null = null;
   /** This node's answers to `jvmlens cluster status` (status.ts). */
@@ -215,8 +218,15 @@ export class ClusterNode {
     if (this.#replica === null) {
       await holdCodeGroup(store, group);
       this.reports.attach(jobs, this.#membership);
+      const every = config.testLogCheckEvery || CHECK_EVERY;
+      const checks = await LogChecks.open(log.nc, config.nodeId, replicas, logger, every);
+      this.#logChecks = checks;
+      const windows = new LogWindows((window) => void checks.record(window).catch((error: Error) => logger.warn('comparing the cluster log with the other nodes failed', { to: window.to, reason: error.message })), every);
+      // Test only: this node hashes other bytes than it read, as a node whose server gave it another history.
+      const misread = config.testFaults.includes('misread-log');
       this.#replica = new Replica({
         nodeId: config.nodeId, log, store, writes: local, codeGroup: group.of, applyReport: (command) => this.reports.apply(command), rematch, logger,
+        read: (seq, data) => windows.read(seq, misread ? Uint8Array.of(...data.subarray(0, 16), 0) : data),
         ...(config.testFaults.includes('slow-apply') ? { slowApplyMs: SLOW_APPLY_MS } : {}),
         ...(config.testFaults.includes('failing-apply') ? { applyFails: () => existsSync(join(config.dataDir, FAIL_APPLY_FILE)) } : {}),
       });
@@ -243,7 +253,7 @@ export class ClusterNode {
       this.#codeReports.serve();
     }
     readiness.done(CLUSTER_STEP);
-    readiness.setDegradation(() => [this.#degradation, this.#fanOut?.degradation() ?? null, this.#codeReports?.degradation() ?? null].filter((note) => note !== null).join('; ') || null);
+    readiness.setDegradation(() => [this.#degradation, this.#logChecks?.degradation ?? null, this.#fanOut?.degradation() ?? null, this.#codeReports?.degradation() ?? null].filter((note) => note !== null).join('; ') || null);
     const membership = this.#membership;
     this.#watch ??= setInterval(() => {
       membership.live().then((live) => (this.#liveNodes = live.length), () => undefined);

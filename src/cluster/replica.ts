@@ -69,6 +69,8 @@ export interface ReplicaOptions {
   writes: LocalWrites;
   /** The code group whose items this node applies (src/storage/code-groups.ts). */
   codeGroup: number;
+  /** Each command as it is read, in log order, before it is applied (src/cluster/log-checks.ts hashes them). */
+  read?: (seq: number, data: Uint8Array) => void;
   /** Applies report commands (src/cluster/reports.ts). */
   applyReport: (command: Command) => Promise<void>;
   /** Re-matches the fleet's components against the vulnerability data just stored. */
@@ -262,6 +264,7 @@ export class Replica {
           }
           next = message.seq + 1;
           this.#knownLast = Math.max(this.#knownLast, message.seq + message.info.pending);
+          this.#options.read?.(message.seq, message.data);
           if (notFor(message) === this.#options.nodeId) await this.#skip(message.seq);
           else await this.#applyReceived(message.seq, message.data, true);
         }
@@ -284,6 +287,7 @@ export class Replica {
         const seq = this.#applied + 1;
         const data = await this.#options.log.commandAt(seq);
         if (data === null) return;
+        this.#options.read?.(seq, data);
         await this.#applyReceived(seq, data, false);
       }
     } catch (error) {

@@ -8,6 +8,8 @@ import type { Command } from '../../src/cluster/commands.ts';
 import { ClusterLog } from '../../src/cluster/log.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
+import { LogWindows } from '../../src/cluster/log-checks.ts';
+import type { WindowHash } from '../../src/cluster/log-checks.ts';
 import { appliedSeq, Replica } from '../../src/cluster/replica.ts';
 import { logger } from '../../src/log.ts';
 import { Dictionary } from '../../src/storage/dictionary.ts';
@@ -35,7 +37,7 @@ after(async () => {
 });
 
 /** A node's replica of the log on its own store, with the report commands it applied. */
-async function node(nodeId: string): Promise<{ store: Store; replica: Replica; reportCommands: Command[] }> {
+async function node(nodeId: string): Promise<{ store: Store; replica: Replica; reportCommands: Command[]; windows: WindowHash[] }> {
   const log = await ClusterLog.open([nats[0].url], nodeId);
   const store = openStore(tempDir(`jvmlens-not-for-${nodeId}-`));
   const dict = new Dictionary(store);
@@ -44,9 +46,13 @@ async function node(nodeId: string): Promise<{ store: Store; replica: Replica; r
     countEvents: () => undefined, afterIngest: () => undefined, afterTagsChange: () => undefined,
   });
   const reportCommands: Command[] = [];
+  // The log's three commands make one window: its hash covers the command not for n1 as well.
+  const windows: WindowHash[] = [];
+  const reader = new LogWindows((window) => windows.push(window), 3);
   const replica = new Replica({
     nodeId, log, store, writes, codeGroup: 0, logger, rematch: async () => undefined,
     applyReport: async (command) => void reportCommands.push(command),
+    read: (seq, data) => reader.read(seq, data),
   });
   replica.start();
   closers.push(async () => {
@@ -54,7 +60,7 @@ async function node(nodeId: string): Promise<{ store: Store; replica: Replica; r
     await log.close();
     await store.close();
   });
-  return { store, replica, reportCommands };
+  return { store, replica, reportCommands, windows };
 }
 
 test('a command not for a node is recorded as applied there, unread, and applied by every other node', { skip: missing && 'nats-server is not installed' }, async () => {
@@ -73,4 +79,7 @@ test('a command not for a node is recorded as applied there, unread, and applied
   // Both stores have applied the log up to its end: a restart resumes after it.
   assert.equal(appliedSeq(coordinator.store), last);
   assert.equal(appliedSeq(other.store), last);
+  // Both read every command, the one n1 skips too, in order: one whole window, hashed alike.
+  assert.equal(coordinator.windows.length, 1);
+  assert.deepEqual(coordinator.windows, other.windows);
 });

@@ -1,0 +1,101 @@
+// Whether the nodes read one log: each hashes the commands it applies, a window of them at a time, and
+// compares its hash of each window with the other nodes'. JetStream promises every reader one history of
+// a stream; Jepsen found replicas of NATS 2.12.1 serving different ones after power failures combined with
+// pauses, and a node that applied another history would serve other data with nobody the wiser.
+import { crc32 } from 'node:zlib';
+import type { KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from '../log.ts';
+import { keptBucket } from './buckets.ts';
+
+const BUCKET = 'jvmlens_log_checks';
+/** Commands a window holds: a node applying 30 agent batches a second compares every two minutes or so. */
+export const CHECK_EVERY = 4_096;
+/** A window's hashes are kept this long: a node replaying the log later than that compares nothing. */
+const CHECK_TTL_MS = 24 * 3_600_000;
+
+/** The hash of the commands `to - every + 1` to `to` as one node read them. */
+export interface WindowHash {
+  to: number;
+  crc: number;
+}
+
+/**
+ * Hashes the log's commands as this process reads them, in order, and hands over the hash of each window
+ * it read whole: after a gap (its first command, a restart of its reading, a truncation) it starts at the
+ * next window, so a hash always covers the same commands on every node.
+ */
+export class LogWindows {
+  readonly #every: number;
+  readonly #whole: (window: WindowHash) => void;
+  /** The sequence read next; 0 before the first. */
+  #next = 0;
+  /** Whether the window being read began here (its first command was read in order). */
+  #inWindow = false;
+  #crc = 0;
+
+  constructor(whole: (window: WindowHash) => void, every = CHECK_EVERY) {
+    this.#whole = whole;
+    this.#every = every;
+  }
+
+  /** The command at `seq` was read: its bytes go into the window's hash. */
+  read(seq: number, data: Uint8Array): void {
+    if (seq !== this.#next) this.#inWindow = false;
+    this.#next = seq + 1;
+    if ((seq - 1) % this.#every === 0) {
+      this.#inWindow = true;
+      this.#crc = 0;
+    }
+    if (!this.#inWindow) return;
+    this.#crc = crc32(data, this.#crc);
+    if (seq % this.#every === 0) {
+      this.#inWindow = false;
+      this.#whole({ to: seq, crc: this.#crc });
+    }
+  }
+}
+
+/** Each node's window hashes, in a KV bucket: the later node to finish a window compares it with the others'. */
+export class LogChecks {
+  readonly #kv: KV;
+  readonly #nodeId: string;
+  readonly #logger: Logger;
+  /** The first window whose hash differed from another node's, and whose; null while none did. */
+  #mismatch: { to: number; nodes: string[] } | null = null;
+  readonly #every: number;
+
+  private constructor(kv: KV, nodeId: string, logger: Logger, every: number) {
+    this.#kv = kv;
+    this.#nodeId = nodeId;
+    this.#logger = logger;
+    this.#every = every;
+  }
+
+  static async open(nc: NatsConnection, nodeId: string, replicas: number, logger: Logger, every = CHECK_EVERY): Promise<LogChecks> {
+    return new LogChecks(await keptBucket(nc, BUCKET, { replicas, ttl: CHECK_TTL_MS }), nodeId, logger, every);
+  }
+
+  /** Records this node's hash of a window and compares it with the hashes the other nodes recorded already. */
+  async record(window: WindowHash): Promise<void> {
+    const crc = String(window.crc);
+    await this.#kv.put(`${window.to}.${this.#nodeId}`, crc);
+    const differing: string[] = [];
+    for await (const key of await this.#kv.keys(`${window.to}.*`)) {
+      const nodeId = key.slice(key.indexOf('.') + 1);
+      if (nodeId === this.#nodeId) continue;
+      const theirs = await this.#kv.get(key);
+      if (theirs !== null && theirs.operation === 'PUT' && theirs.string() !== crc) differing.push(nodeId);
+    }
+    if (differing.length === 0 || this.#mismatch !== null) return;
+    this.#mismatch = { to: window.to, nodes: differing.sort() };
+    this.#logger.error('the cluster log as this node read it differs from what other nodes read', { from: window.to - this.#every + 1, to: window.to, nodes: differing });
+  }
+
+  /** Health's note once a window differed (until the node restarts), or null. */
+  get degradation(): string | null {
+    if (this.#mismatch === null) return null;
+    const { to, nodes } = this.#mismatch;
+    return `degraded: the cluster log's commands ${to - this.#every + 1} to ${to} as this node read them differ from what ${nodes.join(', ')} read (JetStream's replicas disagree): the nodes' data may differ; compare them before trusting either`;
+  }
+}
