@@ -5,8 +5,10 @@
 // connections) for up to 25 s, and the log is truncated meanwhile. Then every node must hold every
 // acknowledged batch and the last acknowledged tags of every VM, the nodes must count the same VMs, a code
 // report through each must hold every method the batches sent, and every report asked for during the run
-// must have finished alike on every node.
+// must have finished alike on every node, and the nodes' hashes of the log (src/cluster/log-checks.ts) agree.
 import { randomUUID } from 'node:crypto';
+import { connect } from '@nats-io/transport-node';
+import { recordedWindows } from '../src/cluster/log-checks.ts';
 import { startNatsServers } from '../src/cluster/nats-servers.ts';
 import { temporaryDir } from './fleet.ts';
 import { startJvmlens } from './service.ts';
@@ -36,6 +38,9 @@ export interface ClusterChaosResult {
   reports: number;
   /** Of those, reports whose state or count is not the same on every node at the end (or still PROCESSING). */
   reportsDiffering: number;
+  /** Windows of the log two or more nodes hashed (src/cluster/log-checks.ts), and of those, windows whose hashes differ. */
+  logWindowsCompared: number;
+  logWindowsDiffering: number;
 }
 
 const KEY = 'bench_cluster_chaos_key_0123456789';
@@ -142,7 +147,7 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
   const groups = (index: number) => (codeGroups === 1 ? [] : ['--code-groups', String(codeGroups), '--code-group', String(index)]);
   const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`, '--log-retention-ms', String(LOG_RETENTION_MS), ...groups(index)] });
   const nodes: (JvmlensService | null)[] = [];
-  const result: ClusterChaosResult = { kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0 };
+  const result: ClusterChaosResult = { kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0 };
   const reportIds: string[] = [];
   let batches = 0;
   // Each acknowledged VM's tags as last acknowledged; null once an edit's outcome is unknown (no answer).
@@ -245,6 +250,21 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
         result.reportsDiffering++;
         log(`report ${reportId} differs between the nodes: ${outcomes.join(' | ')}`);
       }
+    }
+    // Whether the nodes read one log: their hashes of each window they read whole.
+    const nc = await connect({ servers: nats.map((server) => server.url) });
+    try {
+      const byWindow = new Map<number, { nodeId: string; crc: number }[]>();
+      for (const window of await recordedWindows(nc)) byWindow.set(window.to, [...(byWindow.get(window.to) ?? []), window]);
+      for (const [to, hashes] of byWindow) {
+        if (hashes.length < 2) continue;
+        result.logWindowsCompared++;
+        if (new Set(hashes.map((hash) => hash.crc)).size === 1) continue;
+        result.logWindowsDiffering++;
+        log(`the nodes read the log's window ending at ${to} otherwise: ${hashes.map((hash) => `${hash.nodeId} ${hash.crc}`).join(', ')}`);
+      }
+    } finally {
+      await nc.close();
     }
   } finally {
     await Promise.all(nodes.map((node) => node?.stop()));

@@ -17,7 +17,7 @@ async function clusterRow(seconds: number, codeGroups: 1 | 3): Promise<BenchRow>
   const started = performance.now();
   const result = await runClusterChaos(seconds, codeGroups, (line) => progress(`${NAME}: ${line}`));
   const nodesDiffer = new Set(result.vmsPerNode).size !== 1 || result.methodsPerNode.some((methods) => methods !== CHAOS_METHODS);
-  if (result.lost > 0 || result.unreadable > 0 || result.wrongTags > 0 || nodesDiffer || result.reportsDiffering > 0) throw new Error(`the cluster lost acknowledged writes or its nodes differ: ${JSON.stringify(result)}`);
+  if (result.lost > 0 || result.unreadable > 0 || result.wrongTags > 0 || nodesDiffer || result.reportsDiffering > 0 || result.logWindowsDiffering > 0) throw new Error(`the cluster lost acknowledged writes or its nodes differ: ${JSON.stringify(result)}`);
   return {
     suite: NAME,
     name: codeGroups === 1 ? CLUSTER_ROW : GROUPS_ROW,

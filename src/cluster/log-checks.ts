@@ -6,7 +6,7 @@ import { crc32 } from 'node:zlib';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.ts';
-import { keptBucket } from './buckets.ts';
+import { bucketEntries, keptBucket, readBucket } from './buckets.ts';
 
 const BUCKET = 'jvmlens_log_checks';
 /** Commands a window holds: a node applying 30 agent batches a second compares every two minutes or so. */
@@ -54,6 +54,14 @@ export class LogWindows {
       this.#whole({ to: seq, crc: this.#crc });
     }
   }
+}
+
+/** Every window hash the nodes recorded (none before any node did), as the chaos bench checks them. */
+export function recordedWindows(nc: NatsConnection): Promise<(WindowHash & { nodeId: string })[]> {
+  return readBucket(nc, BUCKET, async (kv) => (await bucketEntries(kv)).map((entry) => {
+    const dot = entry.key.indexOf('.');
+    return { to: Number(entry.key.slice(0, dot)), nodeId: entry.key.slice(dot + 1), crc: Number(entry.string()) };
+  }), []);
 }
 
 /** Each node's window hashes, in a KV bucket: the later node to finish a window compares it with the others'. */
