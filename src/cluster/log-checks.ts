@@ -64,14 +64,26 @@ export function recordedWindows(nc: NatsConnection): Promise<(WindowHash & { nod
   }), []);
 }
 
-/** Each node's window hashes, in a KV bucket: the later node to finish a window compares it with the others'. */
+/** How many of this node's latest windows are compared again at each new one: others may record them later. */
+const WINDOWS_RECHECKED = 4;
+
+/**
+ * Each node's window hashes, in a KV bucket. A node compares each window it records, and its few before
+ * it again, with the hashes the others recorded: one that differs is named in its health note; and a node
+ * whose hash no other shares while two or more others share theirs read the odd history, likely without
+ * writes acknowledged meanwhile, and is DOWN until rebuilt.
+ */
 export class LogChecks {
   readonly #kv: KV;
   readonly #nodeId: string;
   readonly #logger: Logger;
+  readonly #every: number;
+  /** This node's latest windows, oldest first. */
+  readonly #recent: WindowHash[] = [];
   /** The first window whose hash differed from another node's, and whose; null while none did. */
   #mismatch: { to: number; nodes: string[] } | null = null;
-  readonly #every: number;
+  /** The first window this node read otherwise than every other node, which agree; null while none. */
+  #odd: { to: number; nodes: string[] } | null = null;
 
   private constructor(kv: KV, nodeId: string, logger: Logger, every: number) {
     this.#kv = kv;
@@ -84,26 +96,49 @@ export class LogChecks {
     return new LogChecks(await keptBucket(nc, BUCKET, { replicas, ttl: CHECK_TTL_MS }), nodeId, logger, every);
   }
 
-  /** Records this node's hash of a window and compares it with the hashes the other nodes recorded already. */
+  /** Records this node's hash of a window and compares it, and the few before it, with the other nodes' hashes. */
   async record(window: WindowHash): Promise<void> {
-    const crc = String(window.crc);
-    await this.#kv.put(`${window.to}.${this.#nodeId}`, crc);
-    const differing: string[] = [];
-    for await (const key of await this.#kv.keys(`${window.to}.*`)) {
-      const nodeId = key.slice(key.indexOf('.') + 1);
-      if (nodeId === this.#nodeId) continue;
-      const theirs = await this.#kv.get(key);
-      if (theirs !== null && theirs.operation === 'PUT' && theirs.string() !== crc) differing.push(nodeId);
-    }
-    if (differing.length === 0 || this.#mismatch !== null) return;
-    this.#mismatch = { to: window.to, nodes: differing.sort() };
-    this.#logger.error('the cluster log as this node read it differs from what other nodes read', { from: window.to - this.#every + 1, to: window.to, nodes: differing });
+    await this.#kv.put(`${window.to}.${this.#nodeId}`, String(window.crc));
+    this.#recent.push(window);
+    if (this.#recent.length > WINDOWS_RECHECKED) this.#recent.shift();
+    for (const recent of this.#recent) await this.#compare(recent);
   }
 
-  /** Health's note once a window differed (until the node restarts), or null. */
+  async #compare(window: WindowHash): Promise<void> {
+    const theirs = new Map<string, string>();
+    for await (const key of await this.#kv.keys(`${window.to}.*`)) {
+      const nodeId = key.slice(key.indexOf('.') + 1);
+      const entry = nodeId === this.#nodeId ? null : await this.#kv.get(key);
+      if (entry !== null && entry.operation === 'PUT') theirs.set(nodeId, entry.string());
+    }
+    const differing = [...theirs].filter(([, crc]) => crc !== String(window.crc)).map(([nodeId]) => nodeId).sort();
+    if (differing.length === 0) return;
+    if (this.#mismatch === null) {
+      this.#mismatch = { to: window.to, nodes: differing };
+      this.#logger.error('the cluster log as this node read it differs from what other nodes read', { from: this.#from(window.to), to: window.to, nodes: differing });
+    }
+    const othersAgree = differing.length >= 2 && differing.length === theirs.size && new Set(differing.map((nodeId) => theirs.get(nodeId))).size === 1;
+    if (othersAgree && this.#odd === null) {
+      this.#odd = { to: window.to, nodes: differing };
+      this.#logger.error('this node read another history of the cluster log than every other node', { from: this.#from(window.to), to: window.to, nodes: differing });
+    }
+  }
+
+  #from(to: number): number {
+    return to - this.#every + 1;
+  }
+
+  /** Health's note once a window differed from another node's (until the node restarts), or null. */
   get degradation(): string | null {
     if (this.#mismatch === null) return null;
     const { to, nodes } = this.#mismatch;
-    return `degraded: the cluster log's commands ${to - this.#every + 1} to ${to} as this node read them differ from what ${nodes.join(', ')} read (JetStream's replicas disagree): the nodes' data may differ; compare them before trusting either`;
+    return `degraded: the cluster log's commands ${this.#from(to)} to ${to} as this node read them differ from what ${nodes.join(', ')} read (JetStream's replicas disagree): the nodes' data may differ; compare them before trusting either`;
+  }
+
+  /** Why this node should not serve (health DOWN): it read the odd history; null otherwise. */
+  get problem(): string | null {
+    if (this.#odd === null) return null;
+    const { to, nodes } = this.#odd;
+    return `this node read the cluster log's commands ${this.#from(to)} to ${to} otherwise than ${nodes.join(' and ')}, which agree (JetStream's replicas disagree): its data likely lacks writes acknowledged meanwhile; rebuild it (stop it, delete its data directory, start it again)`;
   }
 }

@@ -340,6 +340,7 @@ export class ClusterNode {
     const log = this.#log;
     if (log === null) return null;
     if (this.#replica?.problem) return this.#replica.problem;
+    if (this.#logChecks?.problem) return this.#logChecks.problem;
     if (log.nc.isClosed()) return 'the connection to NATS is closed';
     // A node whose server died reconnects to another within a second: requests meanwhile wait (the client
     // sends them once reconnected) rather than be refused.
