@@ -1,0 +1,183 @@
+// Does nats-server keep one history of a replicated stream while its servers are killed or paused? No
+// jvmlens here: three nats-server processes on loopback and an R3 stream; four publishers (each
+// acknowledged sequence with a CRC of its bytes), three readers each connected to its own server (ordered
+// consumers, a new one after 2 s of silence, as a node's replica does), and every 4-8 s one server
+// SIGKILLed (restarted 1-4 s later) or SIGSTOPped for 3-15 s. Then it counts the sequences the readers
+// read with different bytes, and the acknowledged ones read otherwise than published.
+//
+//   node dist/bench/nats-divergence.js [--seconds 300] [--faults both|kill|stop] [--purge]
+//
+// `--purge` also purges below the slowest reader every 500 ms, as the chaos bench's truncation does.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { crc32 } from 'node:zlib';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { JetStreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import type { ConnectionOptions } from '@nats-io/transport-node';
+import { startNatsServers } from '../src/cluster/nats-servers.ts';
+import type { NatsServer } from '../src/cluster/nats-servers.ts';
+import { temporaryDir } from './fleet.ts';
+
+const STREAM = 'DIVERGENCE';
+const PUBLISHERS = 4;
+const FAULT_EVERY_MS = [4_000, 8_000];
+const DOWN_MS = [1_000, 4_000];
+const PAUSE_MS = [3_000, 15_000];
+/** A reader whose consumer delivered nothing this long starts a new one (its server died or hung). */
+const STALL_MS = 2_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const between = ([low, high]: number[]) => low + Math.random() * (high - low);
+const log = (line: string) => console.log(`${new Date().toISOString().slice(11, 23)} ${line}`);
+
+interface Reader {
+  /** CRC of the bytes read at each sequence. */
+  read: Map<number, number>;
+  next: number;
+  /** Sequences delivered past the next one expected: commands missing from the history this reader was given. */
+  gaps: number;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '300' }, faults: { type: 'string', default: 'both' }, purge: { type: 'boolean', default: false } } });
+  const seconds = Number(values.seconds);
+  const faults = values.faults;
+  if (!['both', 'kill', 'stop'].includes(faults) || !(seconds > 0)) throw new Error('usage: nats-divergence [--seconds N] [--faults both|kill|stop] [--purge]');
+  const servers = await startNatsServers(3, temporaryDir('nats-divergence-'));
+  const urls = servers.map((server) => server.url);
+  // Each client starts on server `first` and moves to the others when it dies, as jvmlens nodes do (log.ts).
+  const on = (first: number): ConnectionOptions => ({ servers: [urls[first], ...urls.filter((_, k) => k !== first)], reconnectTimeWait: 500, maxReconnectAttempts: -1, pingInterval: 3_000, maxPingOut: 3, timeout: 3_000 });
+  const admin = await connect(on(0));
+  const jsm = await jetstreamManager(admin, { timeout: 5_000, checkAPI: false });
+  await createStream(jsm);
+
+  let running = true;
+  const acknowledged = new Map<number, number>();
+  let refused = 0;
+  const publisher = async (k: number) => {
+    const nc = await connect(on(k % 3));
+    const js = jetstream(nc, { timeout: 2_000 });
+    while (running) {
+      const data = randomBytes(400 + Math.floor(Math.random() * 200));
+      // Retried with the same id until acknowledged or 10 s passed, as a gateway's append does.
+      const msgID = randomUUID();
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        try {
+          acknowledged.set((await js.publish(`divergence.${k}`, data, { msgID, timeout: 2_000 })).seq, crc32(data));
+          break;
+        } catch {
+          if (Date.now() > deadline) {
+            refused++;
+            break;
+          }
+          await sleep(300);
+        }
+      }
+    }
+    await nc.close();
+  };
+  const readers: Reader[] = [0, 1, 2].map(() => ({ read: new Map(), next: 1, gaps: 0 }));
+  const reader = async (k: number) => {
+    const nc = await connect(on(k));
+    const js = jetstream(nc, { timeout: 3_000 });
+    const me = readers[k];
+    while (running) {
+      try {
+        const messages = await (await js.consumers.get(STREAM, { opt_start_seq: me.next })).consume({ max_messages: 64 });
+        let heardAt = Date.now();
+        const watchdog = setInterval(() => {
+          if (!running || Date.now() - heardAt > STALL_MS) messages.stop();
+        }, 250);
+        for await (const message of messages) {
+          heardAt = Date.now();
+          if (message.seq < me.next) continue;
+          if (message.seq > me.next) me.gaps++;
+          me.read.set(message.seq, crc32(message.data));
+          me.next = message.seq + 1;
+        }
+        clearInterval(watchdog);
+      } catch {
+        await sleep(300);
+      }
+    }
+    await nc.close();
+  };
+  const purger = async () => {
+    while (running) {
+      await sleep(500);
+      const below = Math.min(...readers.map((r) => r.next)) - 200;
+      if (values.purge && below > 1) await jsm.streams.purge(STREAM, { seq: below }).catch(() => undefined);
+    }
+  };
+  const load = [...Array.from({ length: PUBLISHERS }, (_, k) => publisher(k)), ...[0, 1, 2].map(reader), purger()];
+
+  let kills = 0;
+  let pauses = 0;
+  const end = Date.now() + seconds * 1_000;
+  while (Date.now() < end) {
+    await sleep(between(FAULT_EVERY_MS));
+    const server = servers[Math.floor(Math.random() * 3)];
+    if (faults === 'kill' || (faults === 'both' && Math.random() < 0.5)) {
+      await kill(server);
+      kills++;
+    } else {
+      await pause(server);
+      pauses++;
+    }
+    log(`${acknowledged.size} acknowledged; readers at ${readers.map((r) => r.next - 1).join(', ')}`);
+  }
+  // The readers catch up with the servers all running, then stop.
+  await sleep(15_000);
+  running = false;
+  await Promise.race([Promise.all(load), sleep(10_000)]);
+
+  let differing = 0;
+  let acknowledgedReadOtherwise = 0;
+  const firstDiffering: number[] = [];
+  const last = Math.max(...readers.map((r) => r.next - 1));
+  for (let seq = 1; seq <= last; seq++) {
+    const crcs = readers.map((r) => r.read.get(seq)).filter((crc) => crc !== undefined);
+    if (new Set(crcs).size > 1) {
+      differing++;
+      if (firstDiffering.length < 5) firstDiffering.push(seq);
+    }
+    const published = acknowledged.get(seq);
+    if (published !== undefined && crcs.some((crc) => crc !== published)) acknowledgedReadOtherwise++;
+  }
+  console.log(JSON.stringify({ seconds, faults, purge: values.purge, kills, pauses, acknowledged: acknowledged.size, refused, readersAt: readers.map((r) => r.next - 1), gaps: readers.map((r) => r.gaps), differing, acknowledgedReadOtherwise, firstDiffering }));
+  await admin.close();
+  await Promise.all(servers.map((server) => server.stop('SIGKILL')));
+}
+
+async function kill(server: NatsServer): Promise<void> {
+  await server.stop('SIGKILL');
+  log(`SIGKILL ${server.name}`);
+  await sleep(between(DOWN_MS));
+  await server.start();
+}
+
+async function pause(server: NatsServer): Promise<void> {
+  const ms = between(PAUSE_MS);
+  process.kill(server.pid!, 'SIGSTOP');
+  log(`SIGSTOP ${server.name} for ${Math.round(ms / 1000)} s`);
+  await sleep(ms);
+  process.kill(server.pid!, 'SIGCONT');
+}
+
+/** The R3 stream, once the servers elected their JetStream meta leader. */
+async function createStream(jsm: JetStreamManager): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await jsm.streams.add({ name: STREAM, subjects: ['divergence.>'], num_replicas: 3, duplicate_window: 120e9, allow_direct: true });
+      return;
+    } catch (error) {
+      if (attempt >= 60) throw error;
+      await sleep(500);
+    }
+  }
+}
+
+await main();
+process.exit(0);
