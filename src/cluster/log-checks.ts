@@ -6,6 +6,7 @@ import { crc32 } from 'node:zlib';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.ts';
+import type { Store } from '../storage/store.ts';
 import { bucketEntries, keptBucket, readBucket } from './buckets.ts';
 
 const BUCKET = 'jvmlens_log_checks';
@@ -66,17 +67,21 @@ export function recordedWindows(nc: NatsConnection): Promise<(WindowHash & { nod
 
 /** How many of this node's latest windows are compared again at each new one: others may record them later. */
 const WINDOWS_RECHECKED = 4;
+/** The store's meta key holding the window this node read otherwise than every other node: it stays DOWN across restarts. */
+const ODD_WINDOW = 'logOddWindow';
 
 /**
  * Each node's window hashes, in a KV bucket. A node compares each window it records, and its few before
  * it again, with the hashes the others recorded: one that differs is named in its health note; and a node
  * whose hash no other shares while two or more others share theirs read the odd history, likely without
- * writes acknowledged meanwhile, and is DOWN until rebuilt.
+ * writes acknowledged meanwhile, and is DOWN until rebuilt: its store says so, so a restart does not serve
+ * the data it applied.
  */
 export class LogChecks {
   readonly #kv: KV;
   readonly #nodeId: string;
   readonly #logger: Logger;
+  readonly #store: Pick<Store, 'meta'>;
   readonly #every: number;
   /** This node's latest windows, oldest first. */
   readonly #recent: WindowHash[] = [];
@@ -85,15 +90,19 @@ export class LogChecks {
   /** The first window this node read otherwise than every other node, which agree; null while none. */
   #odd: { to: number; nodes: string[] } | null = null;
 
-  private constructor(kv: KV, nodeId: string, logger: Logger, every: number) {
+  private constructor(kv: KV, nodeId: string, logger: Logger, store: Pick<Store, 'meta'>, every: number) {
     this.#kv = kv;
     this.#nodeId = nodeId;
     this.#logger = logger;
+    this.#store = store;
     this.#every = every;
+    const odd = store.meta.get(ODD_WINDOW);
+    this.#odd = typeof odd === 'string' ? (JSON.parse(odd) as { to: number; nodes: string[] }) : null;
   }
 
-  static async open(nc: NatsConnection, nodeId: string, replicas: number, logger: Logger, every = CHECK_EVERY): Promise<LogChecks> {
-    return new LogChecks(await keptBucket(nc, BUCKET, { replicas, ttl: CHECK_TTL_MS }), nodeId, logger, every);
+  static async open(nc: NatsConnection, options: { nodeId: string; replicas: number; logger: Logger; store: Pick<Store, 'meta'>; every?: number }): Promise<LogChecks> {
+    const kv = await keptBucket(nc, BUCKET, { replicas: options.replicas, ttl: CHECK_TTL_MS });
+    return new LogChecks(kv, options.nodeId, options.logger, options.store, options.every ?? CHECK_EVERY);
   }
 
   /** Records this node's hash of a window and compares it, and the few before it, with the other nodes' hashes. */
@@ -121,6 +130,7 @@ export class LogChecks {
     if (othersAgree && this.#odd === null) {
       this.#odd = { to: window.to, nodes: differing };
       this.#logger.error('this node read another history of the cluster log than every other node', { from: this.#from(window.to), to: window.to, nodes: differing });
+      await this.#store.meta.put(ODD_WINDOW, JSON.stringify(this.#odd));
     }
   }
 

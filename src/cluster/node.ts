@@ -219,7 +219,7 @@ export class ClusterNode {
       await holdCodeGroup(store, group);
       this.reports.attach(jobs, this.#membership);
       const every = config.testLogCheckEvery || CHECK_EVERY;
-      const checks = await LogChecks.open(log.nc, config.nodeId, replicas, logger, every);
+      const checks = await LogChecks.open(log.nc, { nodeId: config.nodeId, replicas, logger, store, every });
       this.#logChecks = checks;
       const windows = new LogWindows((window) => void checks.record(window).catch((error: Error) => logger.warn('comparing the cluster log with the other nodes failed', { to: window.to, reason: error.message })), every);
       // Test only: this node hashes other bytes than it read, as a node whose server gave it another history.

@@ -11,6 +11,8 @@ import type { WindowHash } from '../../src/cluster/log-checks.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import type { Logger } from '../../src/log.ts';
+import { openStore } from '../../src/storage/store.ts';
+import type { Store } from '../../src/storage/store.ts';
 import { tempDir } from '../helpers/service.ts';
 
 const missing = spawnSync('nats-server', ['--version']).error !== undefined;
@@ -49,6 +51,7 @@ test('a window not read whole and in order (a reader started inside it, or read 
 
 let nats: NatsServer[] = [];
 const connections: NatsConnection[] = [];
+const stores = new Set<Store>();
 const logged: string[] = [];
 const logger: Logger = { info: () => undefined, warn: () => undefined, error: (message) => logged.push(message) };
 
@@ -59,16 +62,18 @@ before(async () => {
 
 after(async () => {
   await Promise.all(connections.map((nc) => nc.close()));
+  await Promise.all([...stores].map((store) => store.close()));
   await Promise.all(nats.map((server) => server.stop()));
 });
 
-async function checksOf(nodeId: string): Promise<LogChecks> {
+async function checksOf(nodeId: string, store: Store = openStore(tempDir(`jvmlens-log-checks-${nodeId}-`))): Promise<LogChecks> {
   const nc = await connect({ servers: nats[0].url });
   connections.push(nc);
-  return LogChecks.open(nc, nodeId, 1, logger, 4);
+  stores.add(store);
+  return LogChecks.open(nc, { nodeId, replicas: 1, logger, store, every: 4 });
 }
 
-test('a node compares its windows with the others\' as they record them; the odd one out of three is DOWN, two that differ only note it', { skip: missing && 'nats-server is not installed' }, async () => {
+test('a node compares its windows with the others\' as they record them; the odd one out of three is DOWN, across restarts; two that differ only note it', { skip: missing && 'nats-server is not installed' }, async () => {
   const [n1, n2, n3] = [await checksOf('n1'), await checksOf('n2'), await checksOf('n3')];
   await n1.record({ to: 8, crc: 11 });
   await n2.record({ to: 8, crc: 11 });
@@ -82,6 +87,9 @@ test('a node compares its windows with the others\' as they record them; the odd
   await n1.record({ to: 12, crc: 5 });
   assert.match(n1.degradation!, /commands 5 to 8 .* from what n3 read/);
   assert.equal(n1.problem, null, 'n2 read as n1 did');
+  // The odd node's store says so: started again on it, it is still DOWN.
+  const n3Store = [...stores][2];
+  assert.equal((await checksOf('n3', n3Store)).problem, n3.problem);
   // Two nodes that differ, and no third: neither can tell which read the odd history.
   const [n4, n5] = [await checksOf('n4'), await checksOf('n5')];
   await n4.record({ to: 100, crc: 1 });
