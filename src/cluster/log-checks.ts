@@ -1,4 +1,4 @@
-// Whether the nodes read one log: each hashes the commands it applies, a window of them at a time, and
+// Whether the nodes read one log: each hashes the commands it reads, a window of them at a time, and
 // compares its hash of each window with the other nodes'. JetStream promises every reader one history of
 // a stream; Jepsen found replicas of NATS 2.12.1 serving different ones after power failures combined with
 // pauses, and a node that applied another history would serve other data with nobody the wiser.
@@ -14,6 +14,10 @@ const BUCKET = 'jvmlens_log_checks';
 export const CHECK_EVERY = 4_096;
 /** A window's hashes are kept this long: a node replaying the log later than that compares nothing. */
 const CHECK_TTL_MS = 24 * 3_600_000;
+/** How many of this node's latest windows are compared again at each new one: others may record them later. */
+const WINDOWS_RECHECKED = 4;
+/** The store's meta key holding the window this node read otherwise than every other node: it stays DOWN across restarts. */
+const ODD_WINDOW = 'logOddWindow';
 
 /** The hash of the commands `to - every + 1` to `to` as one node read them. */
 export interface WindowHash {
@@ -64,11 +68,6 @@ export function recordedWindows(nc: NatsConnection): Promise<(WindowHash & { nod
     return { to: Number(entry.key.slice(0, dot)), nodeId: entry.key.slice(dot + 1), crc: Number(entry.string()) };
   }), []);
 }
-
-/** How many of this node's latest windows are compared again at each new one: others may record them later. */
-const WINDOWS_RECHECKED = 4;
-/** The store's meta key holding the window this node read otherwise than every other node: it stays DOWN across restarts. */
-const ODD_WINDOW = 'logOddWindow';
 
 /**
  * Each node's window hashes, in a KV bucket. A node compares each window it records, and its few before
