@@ -239,6 +239,14 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
     log(`${result.kills} kills, ${result.pauses} pauses, ${result.acknowledged} batches, ${result.tagEdits} tag edits and ${reportIds.length} reports acknowledged; checking every node`);
     for (const [index, node] of nodes.entries()) {
       if (node === null) continue;
+      // A node still DOWN once the others serve (one that read the odd history of the log stays DOWN until
+      // rebuilt) is checked once, not once per VM: each read of it would wait REPORT_WAIT_MS.
+      const health = await callServing(`${node.gatewayUrl}/opthub-health`);
+      if (health.status !== 200) {
+        result.unreadable += expected.size;
+        log(`n${index + 1} is not serving: ${health.status} ${JSON.stringify(health.body).slice(0, 300)}`);
+        continue;
+      }
       for (const [vmId, tags] of expected) {
         const instance = await callServing(`${node.apiUrl}/public/instance/${vmId}`);
         const found = instance.status === 200 ? (instance.body as { tags: unknown }).tags : null;

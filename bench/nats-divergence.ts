@@ -108,10 +108,10 @@ async function main(): Promise<void> {
     while (running) {
       await sleep(500);
       const below = Math.min(...readers.map((r) => r.next)) - 200;
-      if (values.purge && below > 1) await jsm.streams.purge(STREAM, { seq: below }).catch(() => undefined);
+      if (below > 1) await jsm.streams.purge(STREAM, { seq: below }).catch(() => undefined);
     }
   };
-  const load = [...Array.from({ length: PUBLISHERS }, (_, k) => publisher(k)), ...[0, 1, 2].map(reader), purger()];
+  const load = [...Array.from({ length: PUBLISHERS }, (_, k) => publisher(k)), ...[0, 1, 2].map(reader), ...(values.purge ? [purger()] : [])];
 
   let kills = 0;
   let pauses = 0;
