@@ -3,11 +3,13 @@
 // acknowledged sequence with a CRC of its bytes), three readers each connected to its own server (ordered
 // consumers, a new one after 2 s of silence, as a node's replica does), and every 4-8 s one server
 // SIGKILLed (restarted 1-4 s later) or SIGSTOPped for 3-15 s. Then it counts the sequences the readers
-// read with different bytes, and the acknowledged ones read otherwise than published.
+// read with different bytes, the acknowledged ones read otherwise than published (by each reader), and the
+// sequences at which JetStream acknowledged two different writes.
 //
-//   node dist/bench/nats-divergence.js [--seconds 300] [--faults both|kill|stop] [--purge]
+//   node dist/bench/nats-divergence.js [--seconds 300] [--faults both|kill|stop] [--purge] [--leader-reader]
 //
 // `--purge` also purges below the slowest reader every 500 ms, as the chaos bench's truncation does.
+// `--leader-reader` adds a fourth reader that asks the stream's leader for each message instead.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { crc32 } from 'node:zlib';
@@ -26,6 +28,8 @@ const DOWN_MS = [1_000, 4_000];
 const PAUSE_MS = [3_000, 15_000];
 /** A reader whose consumer delivered nothing this long starts a new one (its server died or hung). */
 const STALL_MS = 2_000;
+/** Messages the leader reader asks for at once. */
+const LEADER_GETS = 32;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const between = ([low, high]: number[]) => low + Math.random() * (high - low);
@@ -40,10 +44,10 @@ interface Reader {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '300' }, faults: { type: 'string', default: 'both' }, purge: { type: 'boolean', default: false } } });
+  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '300' }, faults: { type: 'string', default: 'both' }, purge: { type: 'boolean', default: false }, 'leader-reader': { type: 'boolean', default: false } } });
   const seconds = Number(values.seconds);
   const faults = values.faults;
-  if (!['both', 'kill', 'stop'].includes(faults) || !(seconds > 0)) throw new Error('usage: nats-divergence [--seconds N] [--faults both|kill|stop] [--purge]');
+  if (!['both', 'kill', 'stop'].includes(faults) || !(seconds > 0)) throw new Error('usage: nats-divergence [--seconds N] [--faults both|kill|stop] [--purge] [--leader-reader]');
   const servers = await startNatsServers(3, temporaryDir('nats-divergence-'));
   const urls = servers.map((server) => server.url);
   // Each client starts on server `first` and moves to the others when it dies, as jvmlens nodes do (log.ts).
@@ -55,6 +59,7 @@ async function main(): Promise<void> {
   let running = true;
   const acknowledged = new Map<number, number>();
   let refused = 0;
+  let acknowledgedTwice = 0;
   const publisher = async (k: number) => {
     const nc = await connect(on(k % 3));
     const js = jetstream(nc, { timeout: 2_000 });
@@ -65,7 +70,10 @@ async function main(): Promise<void> {
       const deadline = Date.now() + 10_000;
       for (;;) {
         try {
-          acknowledged.set((await js.publish(`divergence.${k}`, data, { msgID, timeout: 2_000 })).seq, crc32(data));
+          const { seq } = await js.publish(`divergence.${k}`, data, { msgID, timeout: 2_000 });
+          // Two writes acknowledged at one sequence: JetStream promised both, the log can hold one.
+          if (acknowledged.has(seq) && acknowledged.get(seq) !== crc32(data)) acknowledgedTwice++;
+          acknowledged.set(seq, crc32(data));
           break;
         } catch {
           if (Date.now() > deadline) {
@@ -111,7 +119,23 @@ async function main(): Promise<void> {
       if (below > 1) await jsm.streams.purge(STREAM, { seq: below }).catch(() => undefined);
     }
   };
-  const load = [...Array.from({ length: PUBLISHERS }, (_, k) => publisher(k)), ...[0, 1, 2].map(reader), ...(values.purge ? [purger()] : [])];
+  // A fourth reader asks the stream's leader for each message (STREAM.MSG.GET, not a direct get): does the
+  // leader's history differ from what consumers on the servers give?
+  const leaderReader = async (into: Reader) => {
+    const nc = await connect(on(0));
+    const leaderJsm = await jetstreamManager(nc, { timeout: 2_000, checkAPI: false });
+    while (running) {
+      const seqs = Array.from({ length: LEADER_GETS }, (_, k) => into.next + k);
+      const got = await Promise.all(seqs.map((seq) => leaderJsm.streams.getMessage(STREAM, { seq }).catch(() => null)));
+      let k = 0;
+      for (; k < got.length && got[k] !== null; k++) into.read.set(seqs[k], crc32(got[k]!.data));
+      into.next += k;
+      if (k < got.length) await sleep(50);
+    }
+    await nc.close();
+  };
+  if (values['leader-reader']) readers.push({ read: new Map(), next: 1, gaps: 0 });
+  const load = [...Array.from({ length: PUBLISHERS }, (_, k) => publisher(k)), ...[0, 1, 2].map(reader), ...(values['leader-reader'] ? [leaderReader(readers[3])] : []), ...(values.purge ? [purger()] : [])];
 
   let kills = 0;
   let pauses = 0;
@@ -135,6 +159,7 @@ async function main(): Promise<void> {
 
   let differing = 0;
   let acknowledgedReadOtherwise = 0;
+  const readOtherwiseBy = readers.map(() => 0);
   const firstDiffering: number[] = [];
   const last = Math.max(...readers.map((r) => r.next - 1));
   for (let seq = 1; seq <= last; seq++) {
@@ -145,8 +170,12 @@ async function main(): Promise<void> {
     }
     const published = acknowledged.get(seq);
     if (published !== undefined && crcs.some((crc) => crc !== published)) acknowledgedReadOtherwise++;
+    if (published !== undefined) readers.forEach((r, k) => {
+      const crc = r.read.get(seq);
+      if (crc !== undefined && crc !== published) readOtherwiseBy[k]++;
+    });
   }
-  console.log(JSON.stringify({ seconds, faults, purge: values.purge, kills, pauses, acknowledged: acknowledged.size, refused, readersAt: readers.map((r) => r.next - 1), gaps: readers.map((r) => r.gaps), differing, acknowledgedReadOtherwise, firstDiffering }));
+  console.log(JSON.stringify({ seconds, faults, purge: values.purge, kills, pauses, acknowledged: acknowledged.size, refused, acknowledgedTwice, readersAt: readers.map((r) => r.next - 1), gaps: readers.map((r) => r.gaps), differing, acknowledgedReadOtherwise, readOtherwiseBy, firstDiffering }));
   await admin.close();
   await Promise.all(servers.map((server) => server.stop('SIGKILL')));
 }
