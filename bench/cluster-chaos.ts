@@ -98,15 +98,16 @@ async function call(url: string, init: RequestInit = {}): Promise<{ status: numb
 }
 
 /**
- * `call`, again while the node answers 503 (not serving for now: the last fault may have just ended, and
- * JetStream elect a leader), for up to REPORT_WAIT_MS: the checks are of what the nodes hold, not of their
- * reads during an election.
+ * `call`, again while the node answers 503 or not at all (not serving for now: the last fault may have just
+ * ended, and JetStream elect a leader; a node that read the odd history restarts to rebuild itself), for up
+ * to REPORT_WAIT_MS: the checks are of what the nodes hold, not of their reads during an election.
+ * Unanswered to the end: status 0.
  */
 async function callServing(url: string, init: RequestInit = {}): Promise<{ status: number; body: unknown }> {
   const deadline = performance.now() + REPORT_WAIT_MS;
   for (;;) {
-    const answer = await call(url, init);
-    if (answer.status !== 503 || performance.now() > deadline) return answer;
+    const answer = await call(url, init).catch((error: Error) => ({ status: 0, body: error.message }));
+    if ((answer.status !== 503 && answer.status !== 0) || performance.now() > deadline) return answer;
     await sleep(250);
   }
 }
@@ -239,8 +240,8 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
     log(`${result.kills} kills, ${result.pauses} pauses, ${result.acknowledged} batches, ${result.tagEdits} tag edits and ${reportIds.length} reports acknowledged; checking every node`);
     for (const [index, node] of nodes.entries()) {
       if (node === null) continue;
-      // A node still DOWN once the others serve (one that read the odd history of the log stays DOWN until
-      // rebuilt) is checked once, not once per VM: each read of it would wait REPORT_WAIT_MS.
+      // A node still DOWN once the others serve (one that read the odd history of the log and found no node
+      // to copy) is checked once, not once per VM: each read of it would wait REPORT_WAIT_MS.
       const health = await callServing(`${node.gatewayUrl}/opthub-health`);
       if (health.status !== 200) {
         result.unreadable += expected.size;

@@ -33,7 +33,7 @@ import { InstanceCache } from './http/routes/instance-body.ts';
 import type { Store } from './storage/store.ts';
 import { localWrites } from './writes.ts';
 import { ClusterNode, CLUSTER_STEP } from './cluster/node.ts';
-import { restoreIfTruncated } from './cluster/restore.ts';
+import { restoreIfNeeded } from './cluster/restore.ts';
 
 const MIB = 1024 * 1024;
 /** How often the service checks that storage is writable and whether another process wrote to it. */
@@ -48,6 +48,8 @@ export interface RunningService {
   /** Resolves when every start-up step is done and health is UP. */
   ready: Promise<void>;
   readiness: Readiness;
+  /** Resolves when this cluster node is to be started again from a copy of another node's data (never for a single node). */
+  rebuild: Promise<void>;
   shutdown(): Promise<void>;
 }
 
@@ -61,8 +63,8 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   const clustered = config.cluster.length > 0;
   const readiness = new Readiness(['storage', ...(clustered ? [CLUSTER_STEP] : []), 'workers', 'vulnerabilities', ...(config.readyDelayMs > 0 ? ['test delay'] : [])]);
   const metrics = new Metrics();
-  // A node the cluster's log was truncated past starts from a copy of a live node's data.
-  if (clustered) await restoreIfTruncated(config, logger);
+  // A node the cluster's log was truncated past, or that read another history of it, starts from a copy of a live node's data.
+  if (clustered) await restoreIfNeeded(config, logger);
   const store = openStore(config.dataDir);
   readiness.done('storage');
   const dict = new Dictionary(store);
@@ -214,5 +216,6 @@ export async function startService(config: Config, logger: Logger, clock: () => 
     })();
     return stopping;
   };
-  return { gatewayPort, apiPort, createdAdminKey, ready, readiness, shutdown };
+  const rebuild = cluster?.rebuild ?? new Promise<void>(() => undefined);
+  return { gatewayPort, apiPort, createdAdminKey, ready, readiness, rebuild, shutdown };
 }

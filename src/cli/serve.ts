@@ -3,6 +3,7 @@ import { ConfigError } from '../config.ts';
 import type { Config } from '../config.ts';
 import { logger as plainLogger, loggerWith } from '../log.ts';
 import { startService } from '../service.ts';
+import type { RunningService } from '../service.ts';
 
 /** How long a start-up that failed waits for the shutdown before exiting. */
 const FAILED_START_STOP_MS = 10_000;
@@ -11,7 +12,7 @@ export async function serveCommand(config: Config): Promise<void> {
   if (config.codeGroup >= config.codeGroups) throw new ConfigError(`--code-group ${config.codeGroup} is not one of the ${config.codeGroups} code groups (0 to ${config.codeGroups - 1})`);
   // A cluster's nodes log alike: each record names its node, for logs gathered from all of them.
   const logger = config.cluster.length > 0 ? loggerWith({ node: config.nodeId }) : plainLogger;
-  const service = await startService(config, logger);
+  let service = await startService(config, logger);
   const shown = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
   const lines = [
     `jvmlens: gateway http://${shown}:${service.gatewayPort} (health: /opthub-health, agents: /agent/v1/events, /metrics)`,
@@ -26,20 +27,39 @@ export async function serveCommand(config: Config): Promise<void> {
       : 'jvmlens: API keys: `jvmlens keys create --user ID --scopes read,write,ingest` (or start with --api-key)');
   }
   process.stdout.write(lines.join('\n') + '\n');
-  service.ready.then(
-    () => {
-      process.stdout.write('jvmlens: ready\n');
-      logger.info('ready', { gatewayPort: service.gatewayPort, apiPort: service.apiPort, stepsDoneAtMs: service.readiness.timings });
-    },
-    // A start-up that cannot go on (a cluster node id in use, say): say why and stop. Shut down first:
-    // exiting while the report threads still load their native modules aborts the process instead.
-    (error: Error) => {
-      process.stderr.write(`jvmlens: cannot start: ${error.message}\n`);
-      const bounded = new Promise((resolve) => setTimeout(resolve, FAILED_START_STOP_MS));
-      void Promise.race([service.shutdown().catch(() => undefined), bounded]).then(() => process.exit(1));
-    },
-  );
   let stopping = false;
+  // A start-up that cannot go on (a cluster node id in use, say): say why and stop. Shut down first:
+  // exiting while the report threads still load their native modules aborts the process instead.
+  const cannotStart = (failed: { shutdown(): Promise<void> } | null, error: Error): void => {
+    process.stderr.write(`jvmlens: cannot start: ${error.message}\n`);
+    const bounded = new Promise((resolve) => setTimeout(resolve, FAILED_START_STOP_MS));
+    void Promise.race([failed?.shutdown().catch(() => undefined), bounded]).then(() => process.exit(1));
+  };
+  const watch = (running: RunningService): void => {
+    running.ready.then(
+      () => {
+        process.stdout.write('jvmlens: ready\n');
+        logger.info('ready', { gatewayPort: running.gatewayPort, apiPort: running.apiPort, stepsDoneAtMs: running.readiness.timings });
+      },
+      (error: Error) => cannotStart(running, error),
+    );
+    // A cluster node that read another history of the log than the others starts again, on the same ports,
+    // from a copy of a node that agrees with them (restore.ts); DOWN meanwhile, as it was.
+    void running.rebuild.then(async () => {
+      if (stopping) return;
+      logger.warn('restarting this node from a copy of another node\'s data: it read another history of the cluster log');
+      await running.shutdown();
+      if (stopping) return;
+      try {
+        service = await startService({ ...config, gatewayPort: running.gatewayPort, apiPort: running.apiPort }, logger);
+      } catch (error) {
+        cannotStart(null, error as Error);
+        return;
+      }
+      watch(service);
+    });
+  };
+  watch(service);
   // A repeated signal must not kill the process mid-shutdown: the first one already drains it.
   const stop = (signal: string) => {
     if (stopping) return;

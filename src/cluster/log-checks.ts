@@ -19,6 +19,18 @@ const WINDOWS_RECHECKED = 4;
 /** The store's meta key holding the window this node read otherwise than every other node: it stays DOWN across restarts. */
 const ODD_WINDOW = 'logOddWindow';
 
+/** The first window a node read otherwise than every other node, and the nodes that agreed on it. */
+export interface OddWindow {
+  to: number;
+  nodes: string[];
+}
+
+/** The window this store's node read otherwise than every other node (it is to be rebuilt), or null. */
+export function storedOddWindow(store: Pick<Store, 'meta'>): OddWindow | null {
+  const odd = store.meta.get(ODD_WINDOW);
+  return typeof odd === 'string' ? (JSON.parse(odd) as OddWindow) : null;
+}
+
 /** The hash of the commands `to - every + 1` to `to` as one node read them. */
 export interface WindowHash {
   to: number;
@@ -69,12 +81,22 @@ export function recordedWindows(nc: NatsConnection): Promise<(WindowHash & { nod
   }), []);
 }
 
+export interface LogChecksOptions {
+  nodeId: string;
+  replicas: number;
+  logger: Logger;
+  store: Pick<Store, 'meta'>;
+  every?: number;
+  /** Called once when this node is found to have read the odd history (not for one its store recorded before). */
+  foundOdd?: () => void;
+}
+
 /**
  * Each node's window hashes, in a KV bucket. A node compares each window it records, and its few before
  * it again, with the hashes the others recorded: one that differs is named in its health note; and a node
  * whose hash no other shares while two or more others share theirs read the odd history, likely without
- * writes acknowledged meanwhile, and is DOWN until rebuilt: its store says so, so a restart does not serve
- * the data it applied.
+ * writes acknowledged meanwhile, and is DOWN until rebuilt from a copy of a node that agrees (restore.ts):
+ * its store says so, so a restart does not serve the data it applied.
  */
 export class LogChecks {
   readonly #kv: KV;
@@ -84,24 +106,26 @@ export class LogChecks {
   readonly #every: number;
   /** This node's latest windows, oldest first. */
   readonly #recent: WindowHash[] = [];
+  /** Called once this node is found to have read the odd history (ClusterNode then rebuilds it). */
+  readonly #foundOdd: () => void;
   /** The first window whose hash differed from another node's, and whose; null while none did. */
   #mismatch: { to: number; nodes: string[] } | null = null;
   /** The first window this node read otherwise than every other node, which agree; null while none. */
-  #odd: { to: number; nodes: string[] } | null = null;
+  #odd: OddWindow | null;
 
-  private constructor(kv: KV, nodeId: string, logger: Logger, store: Pick<Store, 'meta'>, every: number) {
+  private constructor(kv: KV, options: LogChecksOptions) {
     this.#kv = kv;
-    this.#nodeId = nodeId;
-    this.#logger = logger;
-    this.#store = store;
-    this.#every = every;
-    const odd = store.meta.get(ODD_WINDOW);
-    this.#odd = typeof odd === 'string' ? (JSON.parse(odd) as { to: number; nodes: string[] }) : null;
+    this.#nodeId = options.nodeId;
+    this.#logger = options.logger;
+    this.#store = options.store;
+    this.#every = options.every ?? CHECK_EVERY;
+    this.#foundOdd = options.foundOdd ?? (() => undefined);
+    this.#odd = storedOddWindow(options.store);
   }
 
-  static async open(nc: NatsConnection, options: { nodeId: string; replicas: number; logger: Logger; store: Pick<Store, 'meta'>; every?: number }): Promise<LogChecks> {
+  static async open(nc: NatsConnection, options: LogChecksOptions): Promise<LogChecks> {
     const kv = await keptBucket(nc, BUCKET, { replicas: options.replicas, ttl: CHECK_TTL_MS });
-    return new LogChecks(kv, options.nodeId, options.logger, options.store, options.every ?? CHECK_EVERY);
+    return new LogChecks(kv, options);
   }
 
   /** Records this node's hash of a window and compares it, and the few before it, with the other nodes' hashes. */
@@ -130,6 +154,7 @@ export class LogChecks {
       this.#odd = { to: window.to, nodes: differing };
       this.#logger.error('this node read another history of the cluster log than every other node', { from: this.#from(window.to), to: window.to, nodes: differing });
       await this.#store.meta.put(ODD_WINDOW, JSON.stringify(this.#odd));
+      this.#foundOdd();
     }
   }
 
@@ -148,6 +173,6 @@ export class LogChecks {
   get problem(): string | null {
     if (this.#odd === null) return null;
     const { to, nodes } = this.#odd;
-    return `this node read the cluster log's commands ${this.#from(to)} to ${to} otherwise than ${nodes.join(' and ')}, which agree (JetStream's replicas disagree): its data likely lacks writes acknowledged meanwhile; rebuild it (stop it, delete its data directory, start it again)`;
+    return `this node read the cluster log's commands ${this.#from(to)} to ${to} otherwise than ${nodes.join(' and ')}, which agree (JetStream's replicas disagree): its data likely lacks writes acknowledged meanwhile; it rebuilds itself from a copy of ${nodes.join(' or ')}'s data (or stop it, delete its data directory, start it again)`;
   }
 }

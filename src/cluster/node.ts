@@ -56,6 +56,10 @@ const SLOW_APPLY_MS = 100;
 export const FAIL_APPLY_FILE = 'test-fail-apply';
 /** A node without a NATS server this long is DOWN; shorter, its requests wait for the reconnection. */
 const RECONNECT_GRACE_MS = 3_000;
+/** A node that read the odd history and found no node to copy at its start asks for another try this often. */
+const REBUILD_RETRY_MS = 60_000;
+/** Test only (`--test-faults misread-log`): the log's commands up to this one are hashed from other bytes. */
+const MISREAD_UNTIL = 8;
 /** The longest a coordinator waits for another node's report partition before running it itself. */
 const PARTITION_WAIT_MS = 60_000;
 export const CLUSTER_STEP = 'cluster log';
@@ -122,6 +126,13 @@ export class ClusterNode {
   /** Rounds of truncation failed in a row (logged at the first, and when one works again). */
   #compactionFailures = 0;
   readonly #catchUp = new CatchUpHealth();
+  #askRebuild: () => void = () => undefined;
+  #rebuildRetry: ReturnType<typeof setTimeout> | null = null;
+  /**
+   * Resolves when this node read another history of the log than the others (log-checks.ts): its data is
+   * to be replaced by a copy of a node that agrees with them, which its next start takes (restore.ts).
+   */
+  readonly rebuild = new Promise<void>((resolve) => (this.#askRebuild = resolve));
   readonly reports: ClusterReports;
   /** The writes routes make: into the log. */
   readonly writes: Writes;
@@ -219,14 +230,16 @@ export class ClusterNode {
       await holdCodeGroup(store, group);
       this.reports.attach(jobs, this.#membership);
       const every = config.testLogCheckEvery || CHECK_EVERY;
-      const checks = await LogChecks.open(log.nc, { nodeId: config.nodeId, replicas, logger, store, every });
+      const checks = await LogChecks.open(log.nc, { nodeId: config.nodeId, replicas, logger, store, every, foundOdd: () => this.#askRebuild() });
       this.#logChecks = checks;
+      // Its start found no node to copy (restore.ts): another try in a while.
+      if (checks.problem !== null) this.#rebuildRetry = setTimeout(() => this.#askRebuild(), REBUILD_RETRY_MS);
       const windows = new LogWindows((window) => void checks.record(window).catch((error: Error) => logger.warn('comparing the cluster log with the other nodes failed', { to: window.to, reason: error.message })), every);
-      // Test only: this node hashes other bytes than it read, as a node whose server gave it another history.
+      // Test only: this node hashes other bytes than it read at the log's start, as a node whose server gave it another history for a while.
       const misread = config.testFaults.includes('misread-log');
       this.#replica = new Replica({
         nodeId: config.nodeId, log, store, writes: local, codeGroup: group.of, applyReport: (command) => this.reports.apply(command), rematch, logger,
-        read: (seq, data) => windows.read(seq, misread ? Uint8Array.of(...data.subarray(0, 16), 0) : data),
+        read: (seq, data) => windows.read(seq, misread && seq <= MISREAD_UNTIL ? Uint8Array.of(...data.subarray(0, 16), 0) : data),
         ...(config.testFaults.includes('slow-apply') ? { slowApplyMs: SLOW_APPLY_MS } : {}),
         ...(config.testFaults.includes('failing-apply') ? { applyFails: () => existsSync(join(config.dataDir, FAIL_APPLY_FILE)) } : {}),
       });
@@ -357,6 +370,7 @@ export class ClusterNode {
   /** Leaves the cluster; bounded, since a NATS that is down would keep a clean leave waiting forever. */
   async stop(): Promise<void> {
     this.#stopped = true;
+    if (this.#rebuildRetry !== null) clearTimeout(this.#rebuildRetry);
     if (this.#watch !== null) clearInterval(this.#watch);
     if (this.#compaction !== null) clearInterval(this.#compaction);
     this.reports.close();

@@ -1,6 +1,7 @@
 // A node the cluster's log was truncated past (a new node once the log dropped its beginning, or one stopped
-// longer than the log keeps a stopped node's place) starts from a copy of a live node's data
-// (snapshot.ts), a node of its own code group, taken before it opens its store; it then applies the log from where the copy stands.
+// longer than the log keeps a stopped node's place), or one that read another history of the log than the
+// others (log-checks.ts), starts from a copy of a live node's data (snapshot.ts), a node of its own code
+// group, taken before it opens its store; it then applies the log from where the copy stands.
 import { existsSync } from 'node:fs';
 import { readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -8,6 +9,8 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { openStore, PAGES_DIR, STORE_FILE } from '../storage/store.ts';
 import { ClusterLog } from './log.ts';
+import { storedOddWindow } from './log-checks.ts';
+import type { OddWindow } from './log-checks.ts';
 import { answersFor, liveNodes } from './membership.ts';
 import { appliedSeq } from './replica.ts';
 import { fetchSnapshot } from './snapshot.ts';
@@ -15,13 +18,16 @@ import { fetchSnapshot } from './snapshot.ts';
 /** Where the copy is written, inside the data directory, until it is complete. */
 const INCOMING_DIR = 'restoring';
 
-/** The log sequence the data directory's store has applied; null when it cannot be read (it is left alone then). */
-async function storedApplied(dataDir: string): Promise<number | null> {
-  if (!existsSync(join(dataDir, STORE_FILE))) return 0;
+/**
+ * The log sequence the data directory's store has applied, and the window of the log it read otherwise than
+ * the other nodes; null when it cannot be read (it is left alone then).
+ */
+async function storedPlace(dataDir: string): Promise<{ applied: number; odd: OddWindow | null } | null> {
+  if (!existsSync(join(dataDir, STORE_FILE))) return { applied: 0, odd: null };
   try {
     const store = openStore(dataDir, { readOnly: true });
     try {
-      return appliedSeq(store);
+      return { applied: appliedSeq(store), odd: storedOddWindow(store) };
     } finally {
       await store.close();
     }
@@ -39,16 +45,18 @@ async function replaceStore(dataDir: string, incoming: string): Promise<void> {
 }
 
 /**
- * Before the store opens: when the log no longer holds the command after this node's last, copies a live
- * node's data over this node's (asking each live node in turn). Anything that stops it (no NATS server,
- * no live node that can give a copy) is logged, and the node starts as it is: health then names the
- * truncation, and a restart while another node is UP tries again.
+ * Before the store opens: when the log no longer holds the command after this node's last, or this node
+ * read the odd history, copies a live node's data over this node's (asking each live node in turn, those
+ * that agreed on the odd window first; one that read an odd history itself gives none). Anything that stops
+ * it (no NATS server, no live node that can give a copy) is logged, and the node starts as it is: health
+ * then names the truncation or the odd history, and a restart while another node is UP tries again.
  */
-export async function restoreIfTruncated(config: Config, logger: Logger): Promise<void> {
+export async function restoreIfNeeded(config: Config, logger: Logger): Promise<void> {
   const incoming = join(config.dataDir, INCOMING_DIR);
   await rm(incoming, { recursive: true, force: true });
-  const applied = await storedApplied(config.dataDir);
-  if (applied === null) return;
+  const place = await storedPlace(config.dataDir);
+  if (place === null) return;
+  const { applied, odd } = place;
   let log: ClusterLog;
   try {
     log = await ClusterLog.open(config.cluster, `jvmlens-${config.nodeId}-restore`, 'once', config.clusterCa);
@@ -57,12 +65,14 @@ export async function restoreIfTruncated(config: Config, logger: Logger): Promis
     return;
   }
   try {
-    if (applied >= (await log.lastSeq()) || (await log.holds(applied + 1))) return;
+    if (odd === null && (applied >= (await log.lastSeq()) || (await log.holds(applied + 1)))) return;
     // A second process with a live node's id: its join refuses the id; copying first would be for nothing.
     if (await answersFor(log.nc, config.nodeId)) return;
     // A node of another code group stores other classes: only one of this node's group can give its data.
-    const peers = (await liveNodes(log.nc)).filter((node) => node.nodeId !== config.nodeId && node.codeGroup === config.codeGroup).map((node) => node.nodeId);
-    logger.info('the cluster log was truncated past this node: copying a live node\'s data first', { applied, peers });
+    const agreed = (nodeId: string) => (odd?.nodes.includes(nodeId) ? 0 : 1);
+    const peers = (await liveNodes(log.nc)).filter((node) => node.nodeId !== config.nodeId && node.codeGroup === config.codeGroup).map((node) => node.nodeId).sort((a, b) => agreed(a) - agreed(b));
+    if (odd === null) logger.info('the cluster log was truncated past this node: copying a live node\'s data first', { applied, peers });
+    else logger.warn('this node read the cluster log otherwise than the other nodes: copying the data of one that agrees with them first', { applied, windowEndingAt: odd.to, agreed: odd.nodes, peers });
     for (const peer of peers) {
       const started = Date.now();
       try {
@@ -75,7 +85,7 @@ export async function restoreIfTruncated(config: Config, logger: Logger): Promis
         await rm(incoming, { recursive: true, force: true });
       }
     }
-    logger.error('no live node of this node\'s code group gave a copy of its data; this node starts as it is and cannot follow the log', { applied, codeGroup: config.codeGroup, peers });
+    logger.error(`no live node of this node's code group gave a copy of its data; this node starts as it is and ${odd === null ? 'cannot follow the log' : 'stays DOWN'}`, { applied, codeGroup: config.codeGroup, peers });
   } catch (error) {
     logger.warn('restoring this node from a live node failed; starting as it is', { reason: (error as Error).message });
   } finally {

@@ -54,6 +54,8 @@ const connections: NatsConnection[] = [];
 const stores = new Set<Store>();
 const logged: string[] = [];
 const logger: Logger = { info: () => undefined, warn: () => undefined, error: (message) => logged.push(message) };
+/** The nodes told they read the odd history (their ClusterNode then rebuilds them). */
+const foundOdd: string[] = [];
 
 before(async () => {
   if (missing) return;
@@ -70,7 +72,7 @@ async function checksOf(nodeId: string, store: Store = openStore(tempDir(`jvmlen
   const nc = await connect({ servers: nats[0].url });
   connections.push(nc);
   stores.add(store);
-  return LogChecks.open(nc, { nodeId, replicas: 1, logger, store, every: 4 });
+  return LogChecks.open(nc, { nodeId, replicas: 1, logger, store, every: 4, foundOdd: () => foundOdd.push(nodeId) });
 }
 
 test('a node compares its windows with the others\' as they record them; the odd one out of three is DOWN, across restarts; two that differ only note it', { skip: missing && 'nats-server is not installed' }, async () => {
@@ -80,16 +82,18 @@ test('a node compares its windows with the others\' as they record them; the odd
   assert.equal(n2.degradation, null, 'the same hash as n1');
   await n3.record({ to: 8, crc: 12 });
   assert.equal(n3.degradation, 'degraded: the cluster log\'s commands 5 to 8 as this node read them differ from what n1, n2 read (JetStream\'s replicas disagree): the nodes\' data may differ; compare them before trusting either');
-  assert.equal(n3.problem, 'this node read the cluster log\'s commands 5 to 8 otherwise than n1 and n2, which agree (JetStream\'s replicas disagree): its data likely lacks writes acknowledged meanwhile; rebuild it (stop it, delete its data directory, start it again)');
+  assert.equal(n3.problem, 'this node read the cluster log\'s commands 5 to 8 otherwise than n1 and n2, which agree (JetStream\'s replicas disagree): its data likely lacks writes acknowledged meanwhile; it rebuilds itself from a copy of n1 or n2\'s data (or stop it, delete its data directory, start it again)');
   assert.equal(n1.degradation, null, 'n1 recorded before the others');
   assert.deepEqual(logged, ['the cluster log as this node read it differs from what other nodes read', 'this node read another history of the cluster log than every other node']);
   // n1's next window compares window 8 again, which n3 recorded since.
   await n1.record({ to: 12, crc: 5 });
   assert.match(n1.degradation!, /commands 5 to 8 .* from what n3 read/);
   assert.equal(n1.problem, null, 'n2 read as n1 did');
-  // The odd node's store says so: started again on it, it is still DOWN.
+  assert.deepEqual(foundOdd, ['n3'], 'n3 is told once, to rebuild itself');
+  // The odd node's store says so: started again on it, it is still DOWN (its start copies another node's data first, restore.ts).
   const n3Store = [...stores][2];
   assert.equal((await checksOf('n3', n3Store)).problem, n3.problem);
+  assert.deepEqual(foundOdd, ['n3'], 'a finding the store kept is not told again');
   // Two nodes that differ, and no third: neither can tell which read the odd history.
   const [n4, n5] = [await checksOf('n4'), await checksOf('n5')];
   await n4.record({ to: 100, crc: 1 });
