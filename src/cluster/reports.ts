@@ -26,6 +26,21 @@ export interface ClusterReportsOptions {
 }
 
 
+/**
+ * The log's message id of a claim of `meta` as stored now: one per takeover, as a node asks again each round
+ * until its claim is applied and only one of two nodes claiming at once should get in; and a new one once a
+ * claim was applied, as a report taken back and forth within two minutes would otherwise have its third
+ * claim dropped as a repeat of its first.
+ */
+export function claimId(meta: Pick<ReportMeta, 'reportId' | 'claims'>): string {
+  return `claim.${meta.reportId}.${meta.claims ?? 0}`;
+}
+
+/** A report as a claim by `coordinator` leaves it: generated there, one takeover more. */
+export function claimedBy(meta: ReportMeta, coordinator: string): ReportMeta {
+  return { ...meta, coordinator, claims: (meta.claims ?? 0) + 1 };
+}
+
 export class ClusterReports implements Reports {
   readonly #options: ClusterReportsOptions;
   #jobs: ReportJobs | null = null;
@@ -167,7 +182,7 @@ export class ClusterReports implements Reports {
       case 'report.claim': {
         const stored = this.#stored(command.reportId);
         if (stored === undefined || stored.state !== 'PROCESSING') return;
-        const meta = { ...stored, coordinator: command.coordinator };
+        const meta = claimedBy(stored, command.coordinator);
         if (command.coordinator === self) await jobs.rerun(meta);
         else await jobs.handOver(meta);
         return;
@@ -195,7 +210,7 @@ export class ClusterReports implements Reports {
       const meta = value as unknown as ReportMeta;
       if (meta.state !== 'PROCESSING' || meta.coordinator === undefined || live.includes(meta.coordinator)) continue;
       this.#options.logger.info('taking over a report whose coordinator left', { reportId: meta.reportId, coordinator: meta.coordinator });
-      await this.#options.append({ kind: 'report.claim', reportId: meta.reportId, coordinator: this.#options.nodeId }, `claim.${meta.reportId}.${meta.coordinator}`);
+      await this.#options.append({ kind: 'report.claim', reportId: meta.reportId, coordinator: this.#options.nodeId }, claimId(meta));
     }
   }
 

@@ -51,6 +51,8 @@ export interface ReportMeta {
   summary: { vmCount: number; componentCount: number } | null;
   /** Cluster mode: the node that generates it (src/cluster/reports.ts); absent on a single node. */
   coordinator?: string;
+  /** Cluster mode: how many times another node took it over (absent: none); names each claim in the log. */
+  claims?: number;
 }
 
 /**
