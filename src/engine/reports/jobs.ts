@@ -318,7 +318,14 @@ export class ReportJobs implements Reports {
     };
     // Not awaited: the record is PROCESSING since accept() saved it, so its start time may commit while the
     // partitions run (an fsync off the report's path). A failure shows in the final save, which commits after.
-    this.#store.reports.put(reportId, meta as unknown as Record<string, unknown>).catch(() => undefined);
+    // Stamped on the record as the write transaction finds it: one written meanwhile (a cluster's log applying
+    // another node's claim or record of it) is not put back to what was read above.
+    this.#store.env.transaction(() => {
+      const current = this.#store.reports.get(reportId) as unknown as ReportMeta | undefined;
+      if (current?.state === 'PROCESSING' && current.coordinator === stored.coordinator) {
+        this.#store.reports.put(reportId, { ...current, startTime: meta.startTime, stateMessages: meta.stateMessages } as unknown as Record<string, unknown>);
+      }
+    }).catch(() => undefined);
     const placement = await this.#placement(meta);
     const partitions = placement?.partitions ?? this.#partitions(meta);
     // A report's only partition writes the pages itself, under a success's envelope or a timeout's (the
