@@ -50,7 +50,8 @@ export interface RunningService {
   readiness: Readiness;
   /** Resolves when this cluster node is to be started again from a copy of another node's data (never for a single node). */
   rebuild: Promise<void>;
-  shutdown(): Promise<void>;
+  /** Drains and stops; health says `why` meanwhile (default: shutting down). */
+  shutdown(why?: string): Promise<void>;
 }
 
 async function ensureAdminKey(store: Store, config: Config, clock: () => number): Promise<string | null> {
@@ -201,9 +202,9 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   expiry.unref();
 
   let stopping: Promise<void> | null = null;
-  const shutdown = (): Promise<void> => {
+  const shutdown = (why?: string): Promise<void> => {
     stopping ??= (async () => {
-      readiness.shutDown();
+      readiness.shutDown(why);
       clearInterval(watch);
       clearInterval(expiry);
       await new Promise((resolve) => setTimeout(resolve, config.shutdownGraceMs));

@@ -47,8 +47,9 @@ export async function serveCommand(config: Config): Promise<void> {
     // from a copy of a node that agrees with them (restore.ts); DOWN meanwhile, as it was.
     void running.rebuild.then(async () => {
       if (stopping) return;
-      logger.warn('restarting this node from a copy of another node\'s data: it read another history of the cluster log');
-      await running.shutdown();
+      const why = 'restarting to take a copy of another node\'s data: this node read another history of the cluster log';
+      logger.warn(why);
+      await running.shutdown(why);
       if (stopping) return;
       try {
         service = await startService({ ...config, gatewayPort: running.gatewayPort, apiPort: running.apiPort }, logger);

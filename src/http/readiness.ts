@@ -5,7 +5,8 @@ export class Readiness {
   readonly #started = performance.now();
   /** Milliseconds from construction to each step's completion: the start-up profile operators see in the log. */
   readonly timings: Record<string, number> = {};
-  #shuttingDown = false;
+  /** Why health is DOWN for good (the service is shutting down), or null. */
+  #shuttingDown: string | null = null;
   #storageProblem: string | null = null;
   readonly #checks: (() => string | null)[] = [];
   #degradation: () => string | null = () => null;
@@ -18,12 +19,9 @@ export class Readiness {
     if (this.#pending.delete(step)) this.timings[step] = Math.round(performance.now() - this.#started);
   }
 
-  shutDown(): void {
-    this.#shuttingDown = true;
-  }
-
-  get shuttingDown(): boolean {
-    return this.#shuttingDown;
+  /** DOWN from now on, for `why` (a cluster node restarting to rebuild itself says so). */
+  shutDown(why = 'shutting down'): void {
+    this.#shuttingDown = why;
   }
 
   storageWritable(problem: string | null): void {
@@ -46,7 +44,7 @@ export class Readiness {
 
   /** null when UP, else the reason for DOWN. */
   reason(): string | null {
-    if (this.#shuttingDown) return 'shutting down';
+    if (this.#shuttingDown !== null) return this.#shuttingDown;
     for (const check of this.#checks) {
       const problem = check();
       if (problem !== null) return problem;
