@@ -7,8 +7,8 @@ import { cveRoutes } from '../../src/http/routes/cve.ts';
 import type { ApiRequest } from '../../src/http/types.ts';
 import { fleetBatches } from '../../src/seed/fleet.ts';
 import { Dictionary } from '../../src/storage/dictionary.ts';
+import { zipArchive } from '../../src/seed/zip-archive.ts';
 import { openStore } from '../../src/storage/store.ts';
-import { eventsUrl, zipArchive } from '../../test/helpers/cve.ts';
 import { describeFleet, fleetSize, fleetSpec, seededDataDir, STANDARD_FLEET, temporaryDir } from '../fleet.ts';
 import type { FleetSize } from '../fleet.ts';
 import { newBench, progress, runTinybench, wanted } from '../harness.ts';
@@ -37,6 +37,12 @@ const EVENTS_FLEET: Record<'quick' | 'full', FleetSize> = {
  * library-39 (every version) add ~20 more, so the full fleet holds about a million rows.
  */
 const LIBRARY_ADVISORIES = 40;
+
+/** The URL of a page of GET /public/cve/events on `service` with `query`. */
+function eventsUrl(service: Pick<JvmlensService, 'apiUrl'>, query: Record<string, string | number>): string {
+  return `${service.apiUrl}/public/cve/events?${new URLSearchParams(Object.entries(query).map(([key, value]): [string, string] => [key, String(value)]))}`;
+}
+
 /** Issue 5: re-match on 100,000 VMs; 20 components each keeps the seeding to minutes (the catalogue, not the VM count, sets the re-match work). */
 const REMATCH_FLEET: Record<'quick' | 'full', FleetSize> = {
   quick: STANDARD_FLEET.quick,

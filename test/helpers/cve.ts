@@ -1,8 +1,7 @@
-// CVE test kit: synthetic OSV records with known scores, `cve import`, a zip writer, agent event builders, and a client for GET /public/cve/events.
+// CVE test kit: synthetic OSV records with known scores, `cve import`, agent event builders, and a client for GET /public/cve/events.
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { crc32, deflateRawSync } from 'node:zlib';
 import { vmStart } from './events.ts';
 import { request, runCli, tempDir } from './service.ts';
 import type { JsonResponse, RunningService } from './service.ts';
@@ -76,36 +75,6 @@ export async function cveImport(dataDir: string, paths: readonly string[]): Prom
   return result;
 }
 
-// ---- zip archives (PKWARE APPNOTE 4.3), stored or deflated entries ----
-
-export interface ZipEntry {
-  name: string;
-  content: string | Buffer;
-  deflate?: boolean;
-}
-
-export function zipArchive(entries: readonly ZipEntry[]): Buffer {
-  const u16 = (n: number) => { const b = Buffer.alloc(2); b.writeUInt16LE(n); return b; };
-  const u32 = (n: number) => { const b = Buffer.alloc(4); b.writeUInt32LE(n >>> 0); return b; };
-  const locals: Buffer[] = [];
-  const central: Buffer[] = [];
-  let offset = 0;
-  for (const entry of entries) {
-    const raw = Buffer.isBuffer(entry.content) ? entry.content : Buffer.from(entry.content, 'utf8');
-    const data = entry.deflate ? deflateRawSync(raw) : raw;
-    const name = Buffer.from(entry.name, 'utf8');
-    // version needed, flags (UTF-8 names), method, DOS time, DOS date (1980-01-01), crc, sizes, name length
-    const common = [u16(20), u16(0x800), u16(entry.deflate ? 8 : 0), u16(0), u16(0x21), u32(crc32(raw)), u32(data.length), u32(raw.length), u16(name.length)];
-    const local = Buffer.concat([u32(0x04034b50), ...common, u16(0), name, data]);
-    central.push(Buffer.concat([u32(0x02014b50), u16(20), ...common, u16(0), u16(0), u16(0), u16(0), u32(0), u32(offset), name]));
-    locals.push(local);
-    offset += local.length;
-  }
-  const directory = Buffer.concat(central);
-  const end = Buffer.concat([u32(0x06054b50), u16(0), u16(0), u16(entries.length), u16(entries.length), u32(directory.length), u32(offset), u16(0)]);
-  return Buffer.concat([...locals, directory, end]);
-}
-
 /** A vm.start with a chosen host and tags (decisions §4). */
 export function startEvent(vmId: string, time: number, hostName: string, tags: Record<string, string> = {}): RawEvent {
   const event = vmStart(vmId, time, { tags });
@@ -125,7 +94,7 @@ export function codeEvent(vmId: string, time: number, sourceNames: readonly stri
 
 export type EventQuery = Record<string, string | number | boolean>;
 
-/** What the client needs of a service: a test's RunningService or a bench's JvmlensService. */
+/** What the client needs of a service (a test's RunningService). */
 export type Api = Pick<RunningService, 'apiUrl' | 'apiKey'>;
 
 export function eventsUrl(service: Api, query: EventQuery = {}): string {
