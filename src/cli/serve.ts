@@ -36,17 +36,23 @@ export async function serveCommand(config: Config): Promise<void> {
     void Promise.race([failed?.shutdown().catch(() => undefined), bounded]).then(() => process.exit(1));
   };
   const watch = (running: RunningService): void => {
+    // Shut down to be started again: a start-up it cuts short is not a failure to start.
+    let replaced = false;
     running.ready.then(
       () => {
         process.stdout.write('jvmlens: ready\n');
         logger.info('ready', { gatewayPort: running.gatewayPort, apiPort: running.apiPort, stepsDoneAtMs: running.readiness.timings });
       },
-      (error: Error) => cannotStart(running, error),
+      (error: Error) => {
+        if (!replaced) cannotStart(running, error);
+      },
     );
     // A cluster node that read another history of the log than the others starts again, on the same ports,
-    // from a copy of a node that agrees with them (restore.ts); DOWN meanwhile, as it was.
+    // from a copy of a node that agrees with them (restore.ts); DOWN meanwhile, as it was. Also while it
+    // still replays the log at its start.
     void running.rebuild.then(async () => {
       if (stopping) return;
+      replaced = true;
       const why = 'restarting to take a copy of another node\'s data: this node read another history of the cluster log';
       logger.warn(why);
       await running.shutdown(why);

@@ -2,7 +2,8 @@
 // a copy of a node that agrees with them: real processes, one nats-server and three nodes comparing their
 // reading every 4 commands (`--test-log-check-every`), one of which hashes other bytes than it read at the
 // log's start (`--test-faults misread-log`), as a node whose server gave it another history for a while would.
-// The two that read alike stay UP and never name each other; the odd one is UP again with every write.
+// The two that read alike stay UP and never name each other; the odd one is UP again with every write. A
+// node that finds it read the odd history while it still replays the log at its start rebuilds itself too.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
@@ -77,4 +78,24 @@ test('the node that read the log otherwise than the two others is DOWN, says why
   assert.equal(later.status, 200, JSON.stringify(later.body));
   assert.equal((await request(`${b.apiUrl}/public/instance/${vmId(index)}`, { key: KEY })).status, 200);
   assert.equal((await healthOf(b))?.status, 200);
+});
+
+test('a node that reads the odd history while it replays the log at its start rebuilds itself before it serves', { skip: missing && 'nats-server is not installed' }, async () => {
+  const [a, , c] = nodes;
+  // Windows 5-8 and 9-12 exist, and a and c hashed them.
+  for (let index = 100; index < 112; index++) {
+    const written = await ingest(a.gatewayUrl, KEY, [vmStart(`10c5e000-0000-4000-8000-${String(index).padStart(12, '0')}`, Date.now())]);
+    assert.equal(written.status, 200, JSON.stringify(written.body));
+  }
+  // d hashes the log's first 8 commands otherwise, and applies each command 100 ms late: it finds it read
+  // window 5-8 otherwise than a and c while it still replays the log.
+  const d = await startService({ noStaticKey: true, dataDir: `${dir}/d`, args: args('d', 'misread-log', 'slow-apply'), waitReady: false });
+  nodes.push(d);
+  await waitForHealth(d, 200, 60_000);
+  const log = d.stderr();
+  const restarted = log.indexOf('restarting to take a copy of another node\'s data');
+  assert.ok(restarted > 0, log);
+  assert.equal(log.lastIndexOf('"message":"ready"', restarted), -1, 'not ready before the restart');
+  assert.match(log, /"message":"this node starts from a copy of a live node's data","from":"[ac]"/);
+  assert.equal((await request(`${d.apiUrl}/public/instance/10c5e000-0000-4000-8000-000000000111`, { key: KEY })).status, 200, 'd holds the last write');
 });
