@@ -71,9 +71,10 @@ async function main(): Promise<void> {
       for (;;) {
         try {
           const { seq } = await js.publish(`divergence.${k}`, data, { msgID, timeout: 2_000 });
+          const crc = crc32(data);
           // Two writes acknowledged at one sequence: JetStream promised both, the log can hold one.
-          if (acknowledged.has(seq) && acknowledged.get(seq) !== crc32(data)) acknowledgedTwice++;
-          acknowledged.set(seq, crc32(data));
+          if (acknowledged.has(seq) && acknowledged.get(seq) !== crc) acknowledgedTwice++;
+          acknowledged.set(seq, crc);
           break;
         } catch {
           if (Date.now() > deadline) {
