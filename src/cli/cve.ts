@@ -31,7 +31,10 @@ export async function cveCommand(config: Config, args: readonly string[], env: N
   const flush = async () => {
     if (pending.length === 0) return;
     if (store !== null) replaced += await putVulnerabilities(store, pending, started);
-    else await log!.appendSplit(pending, (records) => ({ kind: 'vulns', records: [...records], at: started }));
+    else {
+      await log!.appendSplit(pending, (records) => ({ kind: 'vulns', records: [...records], at: started }));
+      await log!.readBackWrites();
+    }
     imported += pending.length;
     pending = [];
   };

@@ -80,6 +80,7 @@ async function clusterKeys(config: Config, action: string | undefined, parsed: R
       case 'create': {
         const { key, record } = newKey(requiredUser(parsed.options.get('user')), parseScopes(parsed.options.get('scopes')), Date.now());
         await log.append({ kind: 'key.put', record });
+        await log.readBackWrites();
         printCreated(key, record);
         return;
       }
@@ -90,6 +91,7 @@ async function clusterKeys(config: Config, action: string | undefined, parsed: R
         const keyId = requiredKeyId(parsed.positional[0]);
         if (!(await clusterKeyRecords(log)).some((record) => record.keyId === keyId)) throw new UsageError(`no key with id '${keyId}'`);
         await log.append({ kind: 'key.revoke', keyId, at: Date.now() });
+        await log.readBackWrites();
         process.stdout.write(`revoked ${keyId}\n`);
         return;
       }

@@ -7,6 +7,10 @@ import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg, PeerIn
 import { decodeCommand, encodeCommand, encodeCommandOffThread, STREAM, STREAM_SUBJECTS, subjectOf } from './commands.ts';
 import type { Command } from './commands.ts';
 import { natsAccess, shownUrls } from './nats-access.ts';
+import { packRecords } from '../msgpack-records.ts';
+import { AcknowledgedWrites } from './acknowledged-writes.ts';
+import type { AcknowledgedWrite } from './acknowledged-writes.ts';
+import type { Logger } from '../log.ts';
 import { keepReplicas } from './stream-replicas.ts';
 
 /** How long a write waits for JetStream's quorum before the client is told to retry (issue 15: about 10 s). */
@@ -15,6 +19,8 @@ const DUPLICATE_WINDOW_NS = 120e9;
 /** One publish attempt; a stream leader election takes a few seconds. */
 const ATTEMPT_MS = 1_500;
 const RETRY_PAUSE_MS = 100;
+/** Between attempts to append a lost write again while JetStream takes no write. */
+const APPEND_AGAIN_RETRY_MS = 1_000;
 const STARTUP_WAIT_MS = 60_000;
 /**
  * A server that stops answering without closing its connections (its machine lost power, a network cut) is
@@ -61,6 +67,11 @@ export function notFor(message: JsMsg): string | null {
 
 /** Room left in a message for its headers (the message id, NOT_FOR_HEADER). */
 const HEADERS_BYTES = 4096;
+
+/** The message id JetStream de-duplicates by, as a read command carries it (null for none). */
+export function msgIdOf(headers: MsgHdrs | undefined): string | null {
+  return headers?.get('Nats-Msg-Id') || null;
+}
 
 /** JetStream could not take a write in time: nothing is acknowledged, the client retries. */
 export class LogUnavailableError extends Error {}
@@ -109,6 +120,11 @@ export class ClusterLog {
   #disconnectedAt: number | null = null;
   /** When JetStream last answered this client (an acknowledged append, the stream's state): health's evidence. */
   #answeredAt = Date.now();
+  /** This node's writes until it reads them back (checkWrites), or null: a command line's appends are not checked. */
+  #acknowledged: AcknowledgedWrites | null = null;
+  /** Test only (`--test-faults lose-writes`): agent batches and keys created whose acknowledged sequence the log gives another write. */
+  #losingWrites = 0;
+  #closed = false;
 
   /**
    * How many replicas the log and the cluster's buckets get where this client creates them: three on a
@@ -208,15 +224,28 @@ export class ClusterLog {
   async append(command: Command, msgId?: string, notForNode?: string): Promise<number> {
     const bytes = await encodeCommandOffThread(command);
     if (bytes.length > this.maxPayload - HEADERS_BYTES) throw new CommandTooLargeError(`a ${command.kind} command of ${bytes.length} bytes exceeds the servers' max_payload of ${this.maxPayload}`);
-    const msgID = msgId ?? randomUUID();
-    const headed = notForNode === undefined ? {} : { headers: notForHeaders(notForNode) };
+    const write = { msgId: msgId ?? randomUUID(), subject: subjectOf(command), bytes, ...(notForNode === undefined ? {} : { notForNode }) };
+    if (this.#losingWrites > 0 && (command.kind === 'events' || command.kind === 'key.put')) {
+      // Another write takes this one's sequence, as when JetStream acknowledged two writes at one sequence.
+      this.#losingWrites--;
+      const seq = await this.#publish({ ...write, msgId: randomUUID(), bytes: encodeCommand({ kind: 'events', events: packRecords([]), receivedAt: Date.now() }) });
+      this.#acknowledged?.acknowledged({ ...write, seq });
+      return seq;
+    }
+    const seq = await this.#publish(write);
+    this.#acknowledged?.acknowledged({ ...write, seq });
+    return seq;
+  }
+
+  async #publish(write: Omit<AcknowledgedWrite, 'seq'>): Promise<number> {
+    const headed = write.notForNode === undefined ? {} : { headers: notForHeaders(write.notForNode) };
     // Short attempts with the same message id (so a retry of a write that did land is stored once): a
     // publish sent to a leader that just died is answered by nobody, and the next leader is elected in seconds.
     const deadline = Date.now() + PUBLISH_TIMEOUT_MS;
     for (;;) {
       const remaining = deadline - Date.now();
       try {
-        const ack = await this.js.publish(subjectOf(command), bytes, { msgID, ...headed, timeout: Math.max(1, Math.min(ATTEMPT_MS, remaining)) });
+        const ack = await this.js.publish(write.subject, write.bytes, { msgID: write.msgId, ...headed, timeout: Math.max(1, Math.min(ATTEMPT_MS, remaining)) });
         this.#answeredAt = Date.now();
         return ack.seq;
       } catch (error) {
@@ -224,6 +253,67 @@ export class ClusterLog {
         await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
       }
     }
+  }
+
+  /**
+   * From now on, holds this node's writes until `read` says which write the log holds at their sequences,
+   * and appends again one it lost (acknowledged-writes.ts).
+   */
+  checkWrites(logger: Logger): AcknowledgedWrites {
+    this.#acknowledged ??= new AcknowledgedWrites((write) => this.#appendAgain(write), logger);
+    return this.#acknowledged;
+  }
+
+  /**
+   * For a client no replica reads the log for (a command line, checkWrites called): reads each write still
+   * held back from the servers, appends again any whose sequence holds another write, and resolves once the
+   * log holds every one where this client was told.
+   */
+  async readBackWrites(): Promise<void> {
+    const acknowledged = this.#acknowledged;
+    if (acknowledged === null) return;
+    for (let held = acknowledged.held(); held.length > 0; held = acknowledged.held()) {
+      for (const seq of held) {
+        acknowledged.read(seq, (await this.#storedAt(seq)).msgId);
+        await acknowledged.movedTo(seq);
+      }
+    }
+  }
+
+  /** The command at `seq` once a server gives it (a replica answering direct gets may not hold it yet). */
+  async #storedAt(seq: number): Promise<{ data: Uint8Array; msgId: string | null }> {
+    const deadline = Date.now() + PUBLISH_TIMEOUT_MS;
+    for (;;) {
+      const stored = await this.commandAt(seq).catch(() => null);
+      if (stored !== null) return stored;
+      if (Date.now() > deadline) throw new LogUnavailableError(`the cluster's log did not give back command ${seq}, just written, within ${PUBLISH_TIMEOUT_MS / 1000} s`);
+      await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
+    }
+  }
+
+  /** A lost write, appended again under an id of its own (its first id may still be in the duplicate window), until it is or this client closes. */
+  async #appendAgain(lost: AcknowledgedWrite): Promise<number> {
+    const write = { msgId: `${lost.msgId}.again`, subject: lost.subject, bytes: lost.bytes, ...(lost.notForNode === undefined ? {} : { notForNode: lost.notForNode }) };
+    for (;;) {
+      try {
+        const seq = await this.#publish(write);
+        this.#acknowledged?.acknowledged({ ...write, seq });
+        return seq;
+      } catch (error) {
+        if (this.#closed) throw error;
+        await new Promise((resolve) => setTimeout(resolve, APPEND_AGAIN_RETRY_MS));
+      }
+    }
+  }
+
+  /** This node's writes held until read back, once checkWrites was called. */
+  get acknowledged(): AcknowledgedWrites | null {
+    return this.#acknowledged;
+  }
+
+  /** Test only (`--test-faults lose-writes`): the next `count` agent batches or keys created are acknowledged at a sequence the log gives another write. */
+  loseWritesForTest(count: number): void {
+    this.#losingWrites = count;
   }
 
   /** Appends `items` as one command, or as consecutive halves where one would exceed max_payload; the last sequence. */
@@ -320,9 +410,10 @@ export class ClusterLog {
    * JetStream's direct get needs no consumer, so it answers while JetStream elects its meta leader after a
    * server died, when no consumer can be created.
    */
-  async commandAt(seq: number): Promise<Uint8Array | null> {
+  async commandAt(seq: number): Promise<{ data: Uint8Array; msgId: string | null } | null> {
     this.#directJsm ??= await jetstreamManager(this.nc, { timeout: DIRECT_GET_MS, checkAPI: false });
-    return (await this.#directJsm.direct.getMessage(STREAM, { seq }))?.data ?? null;
+    const stored = await this.#directJsm.direct.getMessage(STREAM, { seq });
+    return stored === null ? null : { data: stored.data, msgId: msgIdOf(stored.header) };
   }
 
   /** The commands of one family as the log holds them now (no waiting for new ones). */
@@ -340,6 +431,7 @@ export class ClusterLog {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     // Draining needs a server; without one, close at once.
     if (this.#disconnectedAt === null) await this.nc.drain().catch(() => this.nc.close());
     else await this.nc.close();

@@ -39,6 +39,7 @@ import { recordCodeGroup, storedCodeGroup } from '../storage/code-groups.ts';
 import type { CodeGroup } from '../storage/code-groups.ts';
 import { SnapshotSource } from './snapshot.ts';
 import { serveNodeHealth } from './status.ts';
+import { within } from './waits.ts';
 
 const RETRY_AFTER_S = '5';
 const JOIN_RETRY_MS = 1_000;
@@ -60,6 +61,10 @@ const RECONNECT_GRACE_MS = 3_000;
 const REBUILD_RETRY_MS = 60_000;
 /** Test only (`--test-faults misread-log`): the log's commands up to this one are hashed from other bytes. */
 const MISREAD_UNTIL = 8;
+/** Test only (`--test-faults lose-writes`): the agent batches whose sequence the log gives another write. */
+const LOST_WRITES = 4;
+/** How long a batch that starts a VM waits for this node to apply it before its 200 (as long as a read waits). */
+const READ_BACK_MS = 10_000;
 /** The longest a coordinator waits for another node's report partition before running it itself. */
 const PARTITION_WAIT_MS = 60_000;
 export const CLUSTER_STEP = 'cluster log';
@@ -144,7 +149,7 @@ export class ClusterNode {
       append: (command, msgId, notForNode) => this.#append(command, msgId, notForNode).catch(unavailable),
       store: options.store,
       logger: options.logger,
-      waitFor: (seq) => this.#requireReplica().waitFor(seq),
+      waitFor: (seq) => this.#appliedWrite(seq),
     });
     this.writes = {
       events: async (batch) => {
@@ -154,7 +159,11 @@ export class ClusterNode {
         const log = this.#requireLog();
         const part = (slice: readonly AgentEvent[]): Command => eventsCommand(slice, batch.now, options.config.codeGroups);
         try {
-          await log.append(part(events));
+          const seq = await log.append(part(events));
+          // The VM's later batches are refused, or skipped in the log, until its start is applied: one whose
+          // start the log lost and took again (acknowledged-writes.ts) is answered once it is there. Not for
+          // longer than a read waits: the batch is acknowledged, and still checked when this node reads it.
+          if (events.some((event) => event.type === 'vm.start')) await within(this.#appliedWrite(seq), READ_BACK_MS, 'not read back').catch(() => undefined);
         } catch (error) {
           if (!(error instanceof CommandTooLargeError)) unavailable(error);
           // Over the servers' max_payload even compressed: consecutive parts, applied in log order.
@@ -169,7 +178,7 @@ export class ClusterNode {
         const record = findVm(options.store, edit.vmId);
         if (record === undefined) return undefined;
         if (edit.op === 'remove' && !readTags(options.store, options.dict, record.row).has(edit.key)) throw new MissingTagError(`VM '${edit.vmId}' has no tag '${edit.key}'`);
-        await this.#requireReplica().waitFor(await this.#append({ kind: 'tags', edit }).catch(unavailable));
+        await this.#appliedWrite(await this.#append({ kind: 'tags', edit }).catch(unavailable)).catch(unavailable);
         return vmTags(options.store, options.dict, edit.vmId);
       },
     };
@@ -187,6 +196,14 @@ export class ClusterNode {
 
   #append(command: Command, msgId?: string, notForNode?: string): Promise<number> {
     return this.#requireLog().append(command, msgId, notForNode);
+  }
+
+  /** Resolves once this node applied the write JetStream acknowledged at `seq`, wherever the log holds it (acknowledged-writes.ts). */
+  async #appliedWrite(seq: number): Promise<void> {
+    await this.#requireReplica().waitFor(seq);
+    // Checked when this node read `seq`, which is before it applied it.
+    const moved = this.#log?.acknowledged?.movedTo(seq);
+    if (moved !== undefined) await this.#appliedWrite(await moved);
   }
 
   /**
@@ -237,9 +254,14 @@ export class ClusterNode {
       const windows = new LogWindows((window) => void checks.record(window).catch((error: Error) => logger.warn('comparing the cluster log with the other nodes failed', { to: window.to, reason: error.message })), every);
       // Test only: this node hashes other bytes than it read at the log's start, as a node whose server gave it another history for a while.
       const misread = config.testFaults.includes('misread-log');
+      const acknowledged = log.checkWrites(logger);
+      if (config.testFaults.includes('lose-writes')) log.loseWritesForTest(LOST_WRITES);
       this.#replica = new Replica({
         nodeId: config.nodeId, log, store, writes: local, codeGroup: group.of, applyReport: (command) => this.reports.apply(command), rematch, logger,
-        read: (seq, data) => windows.read(seq, misread && seq <= MISREAD_UNTIL ? Uint8Array.of(...data.subarray(0, 16), 0) : data),
+        read: (seq, data, msgId) => {
+          acknowledged.read(seq, msgId);
+          windows.read(seq, misread && seq <= MISREAD_UNTIL ? Uint8Array.of(...data.subarray(0, 16), 0) : data);
+        },
         ...(config.testFaults.includes('slow-apply') ? { slowApplyMs: SLOW_APPLY_MS } : {}),
         ...(config.testFaults.includes('failing-apply') ? { applyFails: () => existsSync(join(config.dataDir, FAIL_APPLY_FILE)) } : {}),
       });

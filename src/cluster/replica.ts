@@ -10,7 +10,7 @@ import { putVulnerabilities } from '../storage/vulns.ts';
 import type { LocalWrites } from '../writes.ts';
 import { decodeCommand, loggedEvents } from './commands.ts';
 import type { Command } from './commands.ts';
-import { LogUnavailableError, notFor } from './log.ts';
+import { LogUnavailableError, msgIdOf, notFor } from './log.ts';
 import type { ClusterLog } from './log.ts';
 
 /** The store's meta key holding the last applied log sequence. */
@@ -69,8 +69,11 @@ export interface ReplicaOptions {
   writes: LocalWrites;
   /** The code group whose items this node applies (src/storage/code-groups.ts). */
   codeGroup: number;
-  /** Each command as it is read, in log order, before it is applied (src/cluster/log-checks.ts hashes them). */
-  read?: (seq: number, data: Uint8Array) => void;
+  /**
+   * Each command as it is read, in log order, before it is applied, with its message id
+   * (src/cluster/log-checks.ts hashes them; acknowledged-writes.ts checks this node's writes).
+   */
+  read?: (seq: number, data: Uint8Array, msgId: string | null) => void;
   /** Applies report commands (src/cluster/reports.ts). */
   applyReport: (command: Command) => Promise<void>;
   /** Re-matches the fleet's components against the vulnerability data just stored. */
@@ -264,7 +267,7 @@ export class Replica {
           }
           next = message.seq + 1;
           this.#knownLast = Math.max(this.#knownLast, message.seq + message.info.pending);
-          this.#options.read?.(message.seq, message.data);
+          this.#options.read?.(message.seq, message.data, msgIdOf(message.headers));
           if (notFor(message) === this.#options.nodeId) await this.#skip(message.seq);
           else await this.#applyReceived(message.seq, message.data, true);
         }
@@ -285,10 +288,10 @@ export class Replica {
     try {
       while (!this.#stopped) {
         const seq = this.#applied + 1;
-        const data = await this.#options.log.commandAt(seq);
-        if (data === null) return;
-        this.#options.read?.(seq, data);
-        await this.#applyReceived(seq, data, false);
+        const command = await this.#options.log.commandAt(seq);
+        if (command === null) return;
+        this.#options.read?.(seq, command.data, command.msgId);
+        await this.#applyReceived(seq, command.data, false);
       }
     } catch (error) {
       // Unavailable too, or a command that does not apply: the consumer's path retries and says which.
