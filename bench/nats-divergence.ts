@@ -3,8 +3,10 @@
 // acknowledged sequence with a CRC of its bytes), three readers each connected to its own server (ordered
 // consumers, a new one after 2 s of silence, as a node's replica does), and every 4-8 s one server
 // SIGKILLed (restarted 1-4 s later) or SIGSTOPped for 3-15 s. Then it counts the sequences the readers
-// read with different bytes, the acknowledged ones read otherwise than published (by each reader), and the
-// sequences at which JetStream acknowledged two different writes.
+// read with different bytes, the acknowledged ones read otherwise than published (by each reader), the
+// sequences at which JetStream acknowledged two different writes, and the acknowledged writes missing from
+// each reader's history: of those, how many a writer that reads its sequence back (as a jvmlens node does,
+// src/cluster/acknowledged-writes.ts) would find there with other bytes, and append again.
 //
 //   node dist/bench/nats-divergence.js [--seconds 300] [--faults both|kill|stop] [--purge] [--leader-reader]
 //
@@ -12,7 +14,7 @@
 // `--leader-reader` adds a fourth reader that asks the stream's leader for each message instead.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { crc32 } from 'node:zlib';
+import { createHash } from 'node:crypto';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
@@ -35,8 +37,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const between = ([low, high]: number[]) => low + Math.random() * (high - low);
 const log = (line: string) => console.log(`${new Date().toISOString().slice(11, 23)} ${line}`);
 
+/** 48 bits of the bytes' SHA-1: a CRC-32 of 600,000 random writes has dozens of collisions. */
+const fingerprint = (data: Uint8Array): number => createHash('sha1').update(data).digest().readUIntBE(0, 6);
+
 interface Reader {
-  /** CRC of the bytes read at each sequence. */
+  /** Fingerprint of the bytes read at each sequence. */
   read: Map<number, number>;
   next: number;
   /** Sequences delivered past the next one expected: commands missing from the history this reader was given. */
@@ -58,6 +63,8 @@ async function main(): Promise<void> {
 
   let running = true;
   const acknowledged = new Map<number, number>();
+  /** Every acknowledged write, also the second one acknowledged at a sequence. */
+  const writes: { seq: number; crc: number }[] = [];
   let refused = 0;
   let acknowledgedTwice = 0;
   const publisher = async (k: number) => {
@@ -71,10 +78,11 @@ async function main(): Promise<void> {
       for (;;) {
         try {
           const { seq } = await js.publish(`divergence.${k}`, data, { msgID, timeout: 2_000 });
-          const crc = crc32(data);
+          const crc = fingerprint(data);
           // Two writes acknowledged at one sequence: JetStream promised both, the log can hold one.
           if (acknowledged.has(seq) && acknowledged.get(seq) !== crc) acknowledgedTwice++;
           acknowledged.set(seq, crc);
+          writes.push({ seq, crc });
           break;
         } catch {
           if (Date.now() > deadline) {
@@ -103,7 +111,7 @@ async function main(): Promise<void> {
           heardAt = Date.now();
           if (message.seq < me.next) continue;
           if (message.seq > me.next) me.gaps++;
-          me.read.set(message.seq, crc32(message.data));
+          me.read.set(message.seq, fingerprint(message.data));
           me.next = message.seq + 1;
         }
         clearInterval(watchdog);
@@ -129,7 +137,7 @@ async function main(): Promise<void> {
       const seqs = Array.from({ length: LEADER_GETS }, (_, k) => into.next + k);
       const got = await Promise.all(seqs.map((seq) => leaderJsm.streams.getMessage(STREAM, { seq }).catch(() => null)));
       let k = 0;
-      for (; k < got.length && got[k] !== null; k++) into.read.set(seqs[k], crc32(got[k]!.data));
+      for (; k < got.length && got[k] !== null; k++) into.read.set(seqs[k], fingerprint(got[k]!.data));
       into.next += k;
       if (k < got.length) await sleep(50);
     }
@@ -176,7 +184,20 @@ async function main(): Promise<void> {
       if (crc !== undefined && crc !== published) readOtherwiseBy[k]++;
     });
   }
-  console.log(JSON.stringify({ seconds, faults, purge: values.purge, kills, pauses, acknowledged: acknowledged.size, refused, acknowledgedTwice, readersAt: readers.map((r) => r.next - 1), gaps: readers.map((r) => r.gaps), differing, acknowledgedReadOtherwise, readOtherwiseBy, firstDiffering }));
+  // Acknowledged writes (up to where each reader read) not in its history at all, and of those, the ones
+  // whose acknowledged sequence it read with other bytes: a writer reading its sequences back finds those.
+  const missingBy = readers.map(() => 0);
+  const missingFoundBy = readers.map(() => 0);
+  readers.forEach((r, k) => {
+    const held = new Set(r.read.values());
+    for (const { seq, crc } of writes) {
+      if (seq >= r.next || held.has(crc)) continue;
+      missingBy[k]++;
+      const read = r.read.get(seq);
+      if (read !== undefined && read !== crc) missingFoundBy[k]++;
+    }
+  });
+  console.log(JSON.stringify({ seconds, faults, purge: values.purge, kills, pauses, acknowledged: acknowledged.size, refused, acknowledgedTwice, readersAt: readers.map((r) => r.next - 1), gaps: readers.map((r) => r.gaps), differing, acknowledgedReadOtherwise, readOtherwiseBy, missingBy, missingFoundBy, firstDiffering }));
   await admin.close();
   await Promise.all(servers.map((server) => server.stop('SIGKILL')));
 }
