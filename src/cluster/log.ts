@@ -7,10 +7,10 @@ import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg, PeerIn
 import { decodeCommand, encodeCommand, encodeCommandOffThread, STREAM, STREAM_SUBJECTS, subjectOf } from './commands.ts';
 import type { Command } from './commands.ts';
 import { natsAccess, shownUrls } from './nats-access.ts';
-import { packRecords } from '../msgpack-records.ts';
 import { AcknowledgedWrites } from './acknowledged-writes.ts';
 import type { AcknowledgedWrite } from './acknowledged-writes.ts';
 import type { Logger } from '../log.ts';
+import { packRecords } from '../msgpack-records.ts';
 import { keepReplicas } from './stream-replicas.ts';
 
 /** How long a write waits for JetStream's quorum before the client is told to retry (issue 15: about 10 s). */
@@ -120,7 +120,7 @@ export class ClusterLog {
   #disconnectedAt: number | null = null;
   /** When JetStream last answered this client (an acknowledged append, the stream's state): health's evidence. */
   #answeredAt = Date.now();
-  /** This node's writes until it reads them back (checkWrites), or null: a command line's appends are not checked. */
+  /** This client's writes until they are read back, from checkWrites on (null before). */
   #acknowledged: AcknowledgedWrites | null = null;
   /** Test only (`--test-faults lose-writes`): agent batches and keys created whose acknowledged sequence the log gives another write. */
   #losingWrites = 0;
