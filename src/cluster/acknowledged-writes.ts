@@ -1,8 +1,10 @@
 // The writes this node appended, checked against the log as this node reads it. nats-server 2.9.10, with a
-// server paused, acknowledged two different writes at one sequence (bench/nats-divergence.ts counts them):
-// the log keeps one, and the other was lost for every reader though its client had its 200. A node holds
-// each write it appended until it reads that sequence back; a sequence that holds another write's message
-// id gets this node's write appended again.
+// server paused, acknowledged writes that then were in no reader's history: two different writes
+// acknowledged at one sequence, the log keeping one (bench/nats-divergence.ts counts them). Their clients
+// had their 200. A node holds each write it appended until it reads the write's message id in the log;
+// one it has not read by well past its acknowledged sequence is lost, and appended again. By message id,
+// not by sequence: the same runs gave readers histories shifted by a few commands, which hold the write
+// at another sequence.
 import type { Logger } from '../log.ts';
 
 export interface AcknowledgedWrite {
@@ -13,84 +15,169 @@ export interface AcknowledgedWrite {
   notForNode?: string;
 }
 
+/** Commands read past a write's acknowledged sequence without its message id before it counts as lost. */
+export const LOST_PAST = 256;
+/** Or this long since this node read past its sequence (a log with no more commands to read). */
+const LOST_AFTER_MS = 2_000;
+const SWEEP_MS = 250;
+/** A write appended again this often and still not read is given up (a history that drops every one). */
+const MAX_APPENDS = 3;
 /** The bytes held for writes not yet read back: beyond this, the oldest are no longer checked (a node far behind its own writes). */
 const HELD_BYTES = 256 * 1024 * 1024;
-/** The message ids of the sequences read lately: JetStream's acknowledgement can arrive after this node read the sequence. */
+/** The message ids of the commands read lately: JetStream's acknowledgement can arrive after this node read the write. */
 const RECENT_READS = 8_192;
-/** Appended-again writes a caller may still ask about (movedTo). */
-const MOVES_KEPT = 1_024;
+/** Writes whose place in the log a caller may still ask for (readAt). */
+const PLACES_KEPT = 1_024;
+
+interface Held {
+  write: AcknowledgedWrite;
+  /** Where this node read it, once it did. */
+  place: Promise<number>;
+  /** How many times it was appended before this one. */
+  appends: number;
+  /** When this node first read a command past its sequence, or null. */
+  passedAt: number | null;
+  found: (seq: number) => void;
+  failed: (error: Error) => void;
+}
 
 export class AcknowledgedWrites {
-  readonly #held = new Map<number, AcknowledgedWrite>();
+  /** By message id, in the order acknowledged. */
+  readonly #held = new Map<string, Held>();
   #heldBytes = 0;
-  readonly #recentReads = new Map<number, string | null>();
+  readonly #recentReads = new Map<string, number>();
   #readUpTo = 0;
-  readonly #moves = new Map<number, Promise<number>>();
+  readonly #places = new Map<number, Promise<number>>();
+  #sweeper: ReturnType<typeof setInterval> | null = null;
   /** Writes no longer held for want of room, since the last warning. */
   #forgotten = 0;
-  readonly #appendAgain: (write: AcknowledgedWrite) => Promise<number>;
+  readonly #appendAgain: (write: AcknowledgedWrite, appends: number) => Promise<number>;
   readonly #logger: Logger;
 
-  /** `appendAgain` appends a lost write once more (with a message id of its own) and resolves with its new sequence. */
-  constructor(appendAgain: (write: AcknowledgedWrite) => Promise<number>, logger: Logger) {
+  /**
+   * `appendAgain` appends a lost write once more (under a message id of its own; `appends` times so far),
+   * calls `acknowledged` with it, and resolves with its new sequence.
+   */
+  constructor(appendAgain: (write: AcknowledgedWrite, appends: number) => Promise<number>, logger: Logger) {
     this.#appendAgain = appendAgain;
     this.#logger = logger;
   }
 
-  /** JetStream acknowledged `write` at `write.seq`. */
-  acknowledged(write: AcknowledgedWrite): void {
-    if (write.seq <= this.#readUpTo) {
-      // Read before its acknowledgement came back; a sequence read too long ago to remember cannot be checked.
-      if (this.#recentReads.has(write.seq) && this.#recentReads.get(write.seq) !== write.msgId) this.#lost(write, this.#recentReads.get(write.seq) ?? null);
-      return;
+  /** JetStream acknowledged `write` at `write.seq` (`appends`: the times it was appended before, lost). */
+  acknowledged(write: AcknowledgedWrite, appends = 0): Promise<number> {
+    let found: (seq: number) => void = () => undefined;
+    let failed: (error: Error) => void = () => undefined;
+    const place = new Promise<number>((resolve, reject) => {
+      found = resolve;
+      failed = reject;
+    });
+    place.catch(() => undefined);
+    const held: Held = { write, place, appends, passedAt: null, found, failed };
+    this.#places.set(write.seq, place);
+    for (const seq of this.#places.keys()) {
+      if (this.#places.size <= PLACES_KEPT) break;
+      this.#places.delete(seq);
     }
-    this.#held.set(write.seq, write);
+    const readAt = this.#recentReads.get(write.msgId);
+    if (readAt !== undefined) {
+      found(readAt);
+      return place;
+    }
+    this.#held.set(write.msgId, held);
     this.#heldBytes += write.bytes.length;
-    for (const [seq, oldest] of this.#held) {
+    for (const [msgId, oldest] of this.#held) {
       if (this.#heldBytes <= HELD_BYTES) break;
-      this.#drop(seq, oldest);
+      this.#release(msgId, oldest);
+      oldest.found(oldest.write.seq);
       if (this.#forgotten++ === 0) this.#logger.warn('this node is far behind its own writes: the oldest are no longer checked against the cluster log', { heldBytes: this.#heldBytes });
     }
+    this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_MS);
+    this.#sweeper.unref?.();
+    return place;
   }
 
   /** This node read the command at `seq`, with its message id (null for one without). Sequences come in log order. */
   read(seq: number, msgId: string | null): void {
     this.#readUpTo = Math.max(this.#readUpTo, seq);
-    this.#recentReads.set(seq, msgId);
-    this.#recentReads.delete(seq - RECENT_READS);
-    const write = this.#held.get(seq);
-    if (write === undefined) return;
-    this.#drop(seq, write);
-    if (this.#held.size === 0) this.#forgotten = 0;
-    if (write.msgId !== msgId) this.#lost(write, msgId);
-  }
-
-  /** The sequences of the writes not yet read back, in the order acknowledged. */
-  held(): number[] {
-    return [...this.#held.keys()];
-  }
-
-  /** The sequence a write acknowledged at `seq` was appended again at, once it is, when the log lost it there. */
-  movedTo(seq: number): Promise<number> | undefined {
-    return this.#moves.get(seq);
-  }
-
-  #drop(seq: number, write: AcknowledgedWrite): void {
-    this.#held.delete(seq);
-    this.#heldBytes -= write.bytes.length;
-  }
-
-  #lost(write: AcknowledgedWrite, readId: string | null): void {
-    this.#logger.warn('the cluster log holds another write at the sequence JetStream acknowledged for one of this node\'s; appending it again', { seq: write.seq, msgId: write.msgId, read: readId });
-    const moved = this.#appendAgain(write);
-    this.#moves.set(write.seq, moved);
-    for (const seq of this.#moves.keys()) {
-      if (this.#moves.size <= MOVES_KEPT) break;
-      this.#moves.delete(seq);
+    if (msgId !== null) {
+      this.#recentReads.set(msgId, seq);
+      if (this.#recentReads.size > RECENT_READS) this.#recentReads.delete(this.#recentReads.keys().next().value!);
+      const held = this.#held.get(msgId);
+      if (held !== undefined) {
+        this.#release(msgId, held);
+        held.found(seq);
+      }
     }
-    moved.then(
-      (seq) => this.#logger.info('a lost write is appended again', { seq: write.seq, now: seq }),
-      (error: Error) => this.#logger.error('appending a lost write again failed: it is lost', { seq: write.seq, msgId: write.msgId, reason: error.message }),
+    this.#sweep();
+  }
+
+  /**
+   * Where this node read the write JetStream acknowledged at `seq` (its own sequence, or the one it was
+   * appended again at), once it did; undefined for a write not checked here.
+   */
+  readAt(seq: number): Promise<number> | undefined {
+    return this.#places.get(seq);
+  }
+
+  /** The writes not yet read: their lowest acknowledged sequence (null for none), and where each is read, once it is (or why it is lost). */
+  held(): { lowest: number | null; places: Promise<number>[] } {
+    let lowest: number | null = null;
+    const places: Promise<number>[] = [];
+    for (const { write, place } of this.#held.values()) {
+      lowest = Math.min(lowest ?? write.seq, write.seq);
+      places.push(place);
+    }
+    return { lowest, places };
+  }
+
+  /** Stops checking: the writes still held are neither found nor lost. */
+  close(): void {
+    if (this.#sweeper !== null) clearInterval(this.#sweeper);
+    this.#sweeper = null;
+  }
+
+  #sweep(): void {
+    const now = Date.now();
+    // In the order acknowledged, which is about the log's: one acknowledged out of order waits for a later sweep.
+    for (const [msgId, held] of this.#held) {
+      if (this.#readUpTo < held.write.seq) break;
+      held.passedAt ??= now;
+      if (this.#readUpTo >= held.write.seq + LOST_PAST || now - held.passedAt >= LOST_AFTER_MS) {
+        this.#release(msgId, held);
+        this.#lost(held);
+      }
+    }
+    if (this.#held.size === 0 && this.#sweeper !== null) {
+      clearInterval(this.#sweeper);
+      this.#sweeper = null;
+      this.#forgotten = 0;
+    }
+  }
+
+  #release(msgId: string, held: Held): void {
+    this.#held.delete(msgId);
+    this.#heldBytes -= held.write.bytes.length;
+  }
+
+  #lost({ write, appends, found, failed }: Held): void {
+    if (appends >= MAX_APPENDS) {
+      this.#logger.error('a write appended again is still missing from the cluster log as this node reads it: given up', { seq: write.seq, msgId: write.msgId, appends: appends + 1 });
+      failed(new Error(`the cluster log lost write ${write.msgId} ${appends + 1} times`));
+      return;
+    }
+    this.#logger.warn('a write JetStream acknowledged is missing from the cluster log as this node reads it; appending it again', { seq: write.seq, msgId: write.msgId, readUpTo: this.#readUpTo });
+    this.#appendAgain(write, appends + 1).then(
+      (seq) => {
+        this.#logger.info('a lost write is appended again', { seq: write.seq, now: seq });
+        // The appender called `acknowledged` with it: held again, under its new sequence.
+        const place = this.#places.get(seq);
+        if (place === undefined) found(seq);
+        else place.then(found, failed);
+      },
+      (error: Error) => {
+        this.#logger.error('appending a lost write again failed: it is lost', { seq: write.seq, msgId: write.msgId, reason: error.message });
+        failed(error);
+      },
     );
   }
 }

@@ -7,7 +7,7 @@ import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg, PeerIn
 import { decodeCommand, encodeCommand, encodeCommandOffThread, STREAM, STREAM_SUBJECTS, subjectOf } from './commands.ts';
 import type { Command } from './commands.ts';
 import { natsAccess, shownUrls } from './nats-access.ts';
-import { AcknowledgedWrites } from './acknowledged-writes.ts';
+import { AcknowledgedWrites, LOST_PAST } from './acknowledged-writes.ts';
 import type { AcknowledgedWrite } from './acknowledged-writes.ts';
 import type { Logger } from '../log.ts';
 import { packRecords } from '../msgpack-records.ts';
@@ -19,6 +19,8 @@ const DUPLICATE_WINDOW_NS = 120e9;
 /** One publish attempt; a stream leader election takes a few seconds. */
 const ATTEMPT_MS = 1_500;
 const RETRY_PAUSE_MS = 100;
+/** How long a command line reads its writes back from the log (readBackWrites). */
+const READ_BACK_MS = 30_000;
 /** Between attempts to append a lost write again while JetStream takes no write. */
 const APPEND_AGAIN_RETRY_MS = 1_000;
 const STARTUP_WAIT_MS = 60_000;
@@ -256,48 +258,43 @@ export class ClusterLog {
   }
 
   /**
-   * From now on, holds this node's writes until `read` says which write the log holds at their sequences,
-   * and appends again one it lost (acknowledged-writes.ts).
+   * From now on, holds this client's writes until it reads them in the log, and appends again one it does
+   * not (acknowledged-writes.ts). A node's replica reads them; a command line calls readBackWrites.
    */
   checkWrites(logger: Logger): AcknowledgedWrites {
-    this.#acknowledged ??= new AcknowledgedWrites((write) => this.#appendAgain(write), logger);
+    this.#acknowledged ??= new AcknowledgedWrites((write, appends) => this.#appendAgain(write, appends), logger);
     return this.#acknowledged;
   }
 
   /**
-   * For a client no replica reads the log for (a command line, checkWrites called): reads each write still
-   * held back from the servers, appends again any whose sequence holds another write, and resolves once the
-   * log holds every one where this client was told.
+   * For a client no replica reads the log for (a command line, checkWrites called): reads the log from a
+   * little before its first write still held until every one is found, or appended again and found; throws
+   * for one given up.
    */
   async readBackWrites(): Promise<void> {
-    const acknowledged = this.#acknowledged;
-    if (acknowledged === null) return;
-    for (let held = acknowledged.held(); held.length > 0; held = acknowledged.held()) {
-      for (const seq of held) {
-        acknowledged.read(seq, (await this.#storedAt(seq)).msgId);
-        await acknowledged.movedTo(seq);
-      }
+    const { lowest, places } = this.#acknowledged?.held() ?? { lowest: null, places: [] };
+    if (lowest === null) return;
+    const found = Promise.all(places);
+    const messages = await this.follow(Math.max(1, lowest - LOST_PAST));
+    void found.then(() => messages.stop(), () => messages.stop());
+    // A consumer whose server died delivers nothing more.
+    const late = setTimeout(() => messages.stop(), READ_BACK_MS);
+    try {
+      for await (const message of messages) this.#acknowledged!.read(message.seq, msgIdOf(message.headers));
+    } finally {
+      clearTimeout(late);
     }
-  }
-
-  /** The command at `seq` once a server gives it (a replica answering direct gets may not hold it yet). */
-  async #storedAt(seq: number): Promise<{ data: Uint8Array; msgId: string | null }> {
-    const deadline = Date.now() + PUBLISH_TIMEOUT_MS;
-    for (;;) {
-      const stored = await this.commandAt(seq).catch(() => null);
-      if (stored !== null) return stored;
-      if (Date.now() > deadline) throw new LogUnavailableError(`the cluster's log did not give back command ${seq}, just written, within ${PUBLISH_TIMEOUT_MS / 1000} s`);
-      await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
-    }
+    const settled = await Promise.race([found, Promise.resolve(null)]);
+    if (settled === null) throw new LogUnavailableError(`the cluster's log was not read back within ${READ_BACK_MS / 1000} s: its writes may be lost, run the command again`);
   }
 
   /** A lost write, appended again under an id of its own (its first id may still be in the duplicate window), until it is or this client closes. */
-  async #appendAgain(lost: AcknowledgedWrite): Promise<number> {
+  async #appendAgain(lost: AcknowledgedWrite, appends: number): Promise<number> {
     const write = { msgId: `${lost.msgId}.again`, subject: lost.subject, bytes: lost.bytes, ...(lost.notForNode === undefined ? {} : { notForNode: lost.notForNode }) };
     for (;;) {
       try {
         const seq = await this.#publish(write);
-        this.#acknowledged?.acknowledged({ ...write, seq });
+        this.#acknowledged?.acknowledged({ ...write, seq }, appends);
         return seq;
       } catch (error) {
         if (this.#closed) throw error;
@@ -432,6 +429,7 @@ export class ClusterLog {
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#acknowledged?.close();
     // Draining needs a server; without one, close at once.
     if (this.#disconnectedAt === null) await this.nc.drain().catch(() => this.nc.close());
     else await this.nc.close();

@@ -198,12 +198,16 @@ export class ClusterNode {
     return this.#requireLog().append(command, msgId, notForNode);
   }
 
-  /** Resolves once this node applied the write JetStream acknowledged at `seq`, wherever the log holds it (acknowledged-writes.ts). */
+  /**
+   * Resolves once this node applied the write JetStream acknowledged at `seq`, where this node read it in the
+   * log, which may be another sequence, or a later one where it was appended again (acknowledged-writes.ts).
+   */
   async #appliedWrite(seq: number): Promise<void> {
-    await this.#requireReplica().waitFor(seq);
-    // Checked when this node read `seq`, which is before it applied it.
-    const moved = this.#log?.acknowledged?.movedTo(seq);
-    if (moved !== undefined) await this.#appliedWrite(await moved);
+    const place = this.#log?.acknowledged?.readAt(seq);
+    const readAt = place === undefined ? seq : await place.catch((error: Error) => {
+      throw new LogUnavailableError(error.message);
+    });
+    await this.#requireReplica().waitFor(readAt);
   }
 
   /**
