@@ -4,9 +4,9 @@
 // consumers, a new one after 2 s of silence, as a node's replica does), and every 4-8 s one server
 // SIGKILLed (restarted 1-4 s later) or SIGSTOPped for 3-15 s. Then it counts the sequences the readers
 // read with different bytes, the acknowledged ones read otherwise than published (by each reader), the
-// sequences at which JetStream acknowledged two different writes, and the acknowledged writes missing from
-// each reader's history: of those, how many a writer that reads its sequence back (as a jvmlens node does,
-// src/cluster/acknowledged-writes.ts) would find there with other bytes, and append again.
+// sequences at which JetStream acknowledged two different writes, the acknowledged writes missing from each
+// reader's history, and how far from their acknowledged sequences the others were read (a jvmlens node looks
+// for its writes by message id up to LOST_PAST commands later: src/cluster/acknowledged-writes.ts).
 //
 //   node dist/bench/nats-divergence.js [--seconds 300] [--faults both|kill|stop] [--purge] [--leader-reader]
 //
@@ -19,6 +19,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { ConnectionOptions } from '@nats-io/transport-node';
+import { LOST_PAST } from '../src/cluster/acknowledged-writes.ts';
 import { startNatsServers } from '../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../src/cluster/nats-servers.ts';
 import { temporaryDir } from './fleet.ts';
@@ -184,20 +185,27 @@ async function main(): Promise<void> {
       if (crc !== undefined && crc !== published) readOtherwiseBy[k]++;
     });
   }
-  // Acknowledged writes (up to where each reader read) not in its history at all, and of those, the ones
-  // whose acknowledged sequence it read with other bytes: a writer reading its sequences back finds those.
+  // Acknowledged writes (up to where each reader read) not in its history at all: a writer that looks for
+  // its writes' message ids as it reads (a jvmlens node) appends those again. And the ones it holds at
+  // another sequence: how far from the acknowledged one at most, and how many more than LOST_PAST later
+  // (those such a writer would append again needlessly, the write then being there twice).
   const missingBy = readers.map(() => 0);
-  const missingFoundBy = readers.map(() => 0);
+  const shiftMaxBy = readers.map(() => 0);
+  const foundTooLateBy = readers.map(() => 0);
   readers.forEach((r, k) => {
-    const held = new Set(r.read.values());
+    const at = new Map<number, number>();
+    for (const [seq, crc] of r.read) at.set(crc, seq);
     for (const { seq, crc } of writes) {
-      if (seq >= r.next || held.has(crc)) continue;
-      missingBy[k]++;
-      const read = r.read.get(seq);
-      if (read !== undefined && read !== crc) missingFoundBy[k]++;
+      if (seq >= r.next) continue;
+      const read = at.get(crc);
+      if (read === undefined) missingBy[k]++;
+      else {
+        shiftMaxBy[k] = Math.max(shiftMaxBy[k], Math.abs(read - seq));
+        if (read > seq + LOST_PAST) foundTooLateBy[k]++;
+      }
     }
   });
-  console.log(JSON.stringify({ seconds, faults, purge: values.purge, kills, pauses, acknowledged: acknowledged.size, refused, acknowledgedTwice, readersAt: readers.map((r) => r.next - 1), gaps: readers.map((r) => r.gaps), differing, acknowledgedReadOtherwise, readOtherwiseBy, missingBy, missingFoundBy, firstDiffering }));
+  console.log(JSON.stringify({ seconds, faults, purge: values.purge, kills, pauses, acknowledged: acknowledged.size, refused, acknowledgedTwice, readersAt: readers.map((r) => r.next - 1), gaps: readers.map((r) => r.gaps), differing, acknowledgedReadOtherwise, readOtherwiseBy, missingBy, shiftMaxBy, foundTooLateBy, firstDiffering }));
   await admin.close();
   await Promise.all(servers.map((server) => server.stop('SIGKILL')));
 }
