@@ -64,7 +64,7 @@ export class AcknowledgedWrites {
   }
 
   /** JetStream acknowledged `write` at `write.seq` (`appends`: the times it was appended before, lost). */
-  acknowledged(write: AcknowledgedWrite, appends = 0): Promise<number> {
+  acknowledged(write: AcknowledgedWrite, appends = 0): void {
     let found: (seq: number) => void = () => undefined;
     let failed: (error: Error) => void = () => undefined;
     const place = new Promise<number>((resolve, reject) => {
@@ -73,7 +73,11 @@ export class AcknowledgedWrites {
     });
     place.catch(() => undefined);
     const held: Held = { write, place, appends, passedAt: null, found, failed };
-    this.#places.set(write.seq, place);
+    // Two writes of this node acknowledged at one sequence (the fault itself): a caller of either waits for both.
+    const other = this.#places.get(write.seq);
+    const both = other === undefined ? place : Promise.all([other, place]).then(([a, b]) => Math.max(a, b));
+    both.catch(() => undefined);
+    this.#places.set(write.seq, both);
     for (const seq of this.#places.keys()) {
       if (this.#places.size <= PLACES_KEPT) break;
       this.#places.delete(seq);
@@ -81,7 +85,7 @@ export class AcknowledgedWrites {
     const readAt = this.#recentReads.get(write.msgId);
     if (readAt !== undefined) {
       found(readAt);
-      return place;
+      return;
     }
     this.#held.set(write.msgId, held);
     this.#heldBytes += write.bytes.length;
@@ -93,7 +97,6 @@ export class AcknowledgedWrites {
     }
     this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_MS);
     this.#sweeper.unref?.();
-    return place;
   }
 
   /** This node read the command at `seq`, with its message id (null for one without). Sequences come in log order. */

@@ -62,6 +62,20 @@ test('a write missing LOST_PAST commands past its sequence is appended again, an
   writes.close();
 });
 
+test('of two writes of this node acknowledged at one sequence, the one the log lost is appended again, and a caller of either waits for both', async () => {
+  const { writes, again } = tracked();
+  writes.acknowledged(write(9, 'kept'));
+  writes.acknowledged(write(9, 'dropped'));
+  const place = writes.readAt(9)!;
+  writes.read(9, 'kept');
+  readOthers(writes, 10, 9 + LOST_PAST);
+  assert.deepEqual(again.map((w) => w.msgId), ['dropped']);
+  await new Promise((resolve) => setImmediate(resolve));
+  writes.read(10_000, 'dropped.again');
+  assert.equal(await place, 10_000);
+  writes.close();
+});
+
 test('with nothing more to read, a write missing 2 s after this node read past its sequence is appended again', async () => {
   const { writes, again } = tracked();
   writes.acknowledged(write(7, 'mine'));
