@@ -41,6 +41,8 @@ export interface ClusterChaosResult {
   /** Windows of the log two or more nodes hashed (src/cluster/log-checks.ts), and of those, windows whose hashes differ. */
   logWindowsCompared: number;
   logWindowsDiffering: number;
+  /** Writes a node did not find in the log as it read it, and appended again (src/cluster/acknowledged-writes.ts). */
+  writesAppendedAgain: number;
 }
 
 const KEY = 'bench_cluster_chaos_key_0123456789';
@@ -155,9 +157,12 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
   const nats = await startNatsServers(3, dir);
   const urls = nats.map((server) => server.url).join(',');
   const groups = (index: number) => (codeGroups === 1 ? [] : ['--code-groups', String(codeGroups), '--code-group', String(index)]);
-  const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`, '--log-retention-ms', String(LOG_RETENTION_MS), ...groups(index)] });
+  const countAppendedAgain = (line: string) => {
+    if (line.includes('is missing from the cluster log as this node reads it; appending it again')) result.writesAppendedAgain++;
+  };
+  const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`, '--log-retention-ms', String(LOG_RETENTION_MS), ...groups(index)], onLog: countAppendedAgain });
   const nodes: (JvmlensService | null)[] = [];
-  const result: ClusterChaosResult = { kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0 };
+  const result: ClusterChaosResult = { kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0 };
   const reportIds: string[] = [];
   let batches = 0;
   // Each acknowledged VM's tags as last acknowledged; null once an edit's outcome is unknown (no answer).

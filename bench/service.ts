@@ -3,6 +3,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { defaultConfig } from '../src/config.ts';
 
@@ -149,6 +150,8 @@ export interface JvmlensOptions {
   apiKey?: string;
   /** More flags, e.g. a cluster node's --cluster and --node-id. */
   args?: readonly string[];
+  /** Called with each line the service logs (stderr). */
+  onLog?: (line: string) => void;
 }
 
 async function healthStatus(gatewayUrl: string): Promise<number | null> {
@@ -169,6 +172,7 @@ export async function startJvmlens(options: JvmlensOptions, timeoutMs = 120_000)
     MAIN, 'serve', '--gateway-port', '0', '--api-port', '0', '--data-dir', options.dataDir,
     '--api-key', apiKey, '--workers', String(options.workers), '--shutdown-grace-ms', '0', ...(options.args ?? []),
   ]);
+  if (options.onLog !== undefined) createInterface({ input: child.process.stderr! }).on('line', options.onLog);
   try {
     const gateway = await waitForLine(child, /jvmlens: gateway (http:\/\/\S+)/, timeoutMs);
     const api = await waitForLine(child, /jvmlens: api (http:\/\/\S+)\/public/, timeoutMs);
