@@ -3,8 +3,8 @@
 // acknowledged at one sequence, the log keeping one (bench/nats-divergence.ts counts them). Their clients
 // had their 200. A node holds each write it appended until it reads the write's message id in the log;
 // one it has not read by well past its acknowledged sequence is lost, and appended again. By message id,
-// not by sequence: the same runs gave readers histories shifted by a few commands, which hold the write
-// at another sequence.
+// not by sequence: the same runs gave readers histories shifted by up to hundreds of commands, which hold
+// the write at another sequence.
 import type { Logger } from '../log.ts';
 
 export interface AcknowledgedWrite {
@@ -15,10 +15,18 @@ export interface AcknowledgedWrite {
   notForNode?: string;
 }
 
-/** Commands read past a write's acknowledged sequence without its message id before it counts as lost. */
-export const LOST_PAST = 256;
-/** Or this long since this node read past its sequence (a log with no more commands to read). */
+/**
+ * Commands read past a write's acknowledged sequence without its message id before it counts as lost: one
+ * window of the log checks (log-checks.ts), ten times the largest shift measured (389 commands,
+ * bench/nats-divergence.ts `shiftMaxBy`).
+ */
+export const LOST_PAST = 4_096;
+/**
+ * Or, sooner, this long after this node read past its sequence, once it has read everything its server's
+ * history holds (the write is not at a later sequence there either).
+ */
 const LOST_AFTER_MS = 2_000;
+/** How often the held writes are checked for lost ones. */
 const SWEEP_MS = 250;
 /** A write appended again this often and still not read is given up (a history that drops every one). */
 const MAX_APPENDS = 3;
@@ -47,6 +55,9 @@ export class AcknowledgedWrites {
   #heldBytes = 0;
   readonly #recentReads = new Map<string, number>();
   #readUpTo = 0;
+  /** Whether the last command read was the last its server held, and when one last was. */
+  #atEnd = false;
+  #atEndAt = 0;
   readonly #places = new Map<number, Promise<number>>();
   #sweeper: ReturnType<typeof setInterval> | null = null;
   /** Writes no longer held for want of room, since the last warning. */
@@ -99,9 +110,14 @@ export class AcknowledgedWrites {
     this.#sweeper.unref?.();
   }
 
-  /** This node read the command at `seq`, with its message id (null for one without). Sequences come in log order. */
-  read(seq: number, msgId: string | null): void {
+  /**
+   * This node read the command at `seq`, with its message id (null for one without) and the number of
+   * commands its server held after it (null when unknown). Sequences come in log order.
+   */
+  read(seq: number, msgId: string | null, after: number | null): void {
     this.#readUpTo = Math.max(this.#readUpTo, seq);
+    this.#atEnd = after === 0;
+    if (this.#atEnd) this.#atEndAt = Date.now();
     if (msgId !== null) {
       this.#recentReads.set(msgId, seq);
       if (this.#recentReads.size > RECENT_READS) this.#recentReads.delete(this.#recentReads.keys().next().value!);
@@ -111,7 +127,6 @@ export class AcknowledgedWrites {
         held.found(seq);
       }
     }
-    this.#sweep();
   }
 
   /**
@@ -141,11 +156,12 @@ export class AcknowledgedWrites {
 
   #sweep(): void {
     const now = Date.now();
-    // In the order acknowledged, which is about the log's: one acknowledged out of order waits for a later sweep.
+    // Every held write each time (a few normally): by the servers' own numbering, one acknowledged later may
+    // have the lower sequence.
     for (const [msgId, held] of this.#held) {
-      if (this.#readUpTo < held.write.seq) break;
+      if (this.#readUpTo < held.write.seq) continue;
       held.passedAt ??= now;
-      if (this.#readUpTo >= held.write.seq + LOST_PAST || now - held.passedAt >= LOST_AFTER_MS) {
+      if (this.#readUpTo >= held.write.seq + LOST_PAST || (this.#atEnd ? now : this.#atEndAt) - held.passedAt >= LOST_AFTER_MS) {
         this.#release(msgId, held);
         this.#lost(held);
       }

@@ -280,7 +280,7 @@ export class ClusterLog {
     // A consumer whose server died delivers nothing more.
     const late = setTimeout(() => messages.stop(), READ_BACK_MS);
     try {
-      for await (const message of messages) this.#acknowledged!.read(message.seq, msgIdOf(message.headers));
+      for await (const message of messages) this.#acknowledged!.read(message.seq, msgIdOf(message.headers), message.info.pending);
     } finally {
       clearTimeout(late);
     }

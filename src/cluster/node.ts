@@ -262,8 +262,8 @@ export class ClusterNode {
       if (config.testFaults.includes('lose-writes')) log.loseWritesForTest(LOST_WRITES);
       this.#replica = new Replica({
         nodeId: config.nodeId, log, store, writes: local, codeGroup: group.of, applyReport: (command) => this.reports.apply(command), rematch, logger,
-        read: (seq, data, msgId) => {
-          acknowledged.read(seq, msgId);
+        read: (seq, data, msgId, after) => {
+          acknowledged.read(seq, msgId, after);
           windows.read(seq, misread && seq <= MISREAD_UNTIL ? Uint8Array.of(...data.subarray(0, 16), 0) : data);
         },
         ...(config.testFaults.includes('slow-apply') ? { slowApplyMs: SLOW_APPLY_MS } : {}),

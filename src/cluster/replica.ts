@@ -70,10 +70,11 @@ export interface ReplicaOptions {
   /** The code group whose items this node applies (src/storage/code-groups.ts). */
   codeGroup: number;
   /**
-   * Each command as it is read, in log order, before it is applied, with its message id
-   * (src/cluster/log-checks.ts hashes them; acknowledged-writes.ts checks this node's writes).
+   * Each command as it is read, in log order, before it is applied, with its message id and how many
+   * commands the server held after it, when known (src/cluster/log-checks.ts hashes them;
+   * acknowledged-writes.ts checks this node's writes).
    */
-  read?: (seq: number, data: Uint8Array, msgId: string | null) => void;
+  read?: (seq: number, data: Uint8Array, msgId: string | null, after: number | null) => void;
   /** Applies report commands (src/cluster/reports.ts). */
   applyReport: (command: Command) => Promise<void>;
   /** Re-matches the fleet's components against the vulnerability data just stored. */
@@ -267,7 +268,7 @@ export class Replica {
           }
           next = message.seq + 1;
           this.#knownLast = Math.max(this.#knownLast, message.seq + message.info.pending);
-          this.#options.read?.(message.seq, message.data, msgIdOf(message.headers));
+          this.#options.read?.(message.seq, message.data, msgIdOf(message.headers), message.info.pending);
           if (notFor(message) === this.#options.nodeId) await this.#skip(message.seq);
           else await this.#applyReceived(message.seq, message.data, true);
         }
@@ -290,7 +291,7 @@ export class Replica {
         const seq = this.#applied + 1;
         const command = await this.#options.log.commandAt(seq);
         if (command === null) return;
-        this.#options.read?.(seq, command.data, command.msgId);
+        this.#options.read?.(seq, command.data, command.msgId, null);
         await this.#applyReceived(seq, command.data, false);
       }
     } catch (error) {

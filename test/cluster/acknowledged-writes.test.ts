@@ -1,7 +1,7 @@
 // Which of a node's acknowledged writes it appends again (src/cluster/acknowledged-writes.ts): one whose
-// message id it has not read by LOST_PAST commands past its acknowledged sequence, or 2 s after it read past
-// it with nothing more to read; never one it read, at its sequence or another (a shifted history), before or
-// after the acknowledgement. The real log's case is test/cluster/lost-writes.test.ts.
+// message id it has not read by LOST_PAST commands past its acknowledged sequence, or by the end of its
+// server's history 2 s after it read past it; never one it read, at its sequence or another (a shifted
+// history), before or after the acknowledgement. The real log's case is test/cluster/lost-writes.test.ts.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { AcknowledgedWrites, LOST_PAST } from '../../src/cluster/acknowledged-writes.ts';
@@ -24,23 +24,26 @@ function tracked(): { writes: AcknowledgedWrites; again: AcknowledgedWrite[]; wa
 }
 
 const write = (seq: number, msgId: string, size = 10): AcknowledgedWrite => ({ seq, msgId, subject: 'jvmlens.events', bytes: new Uint8Array(size) });
-/** Reads commands of other writes from `from` to `to`. */
+/** Until the held writes were checked for lost ones (every 250 ms). */
+const swept = () => new Promise((resolve) => setTimeout(resolve, 300));
+/** Reads commands of other writes from `from` to `to`, with more after them on the server. */
 const readOthers = (writes: AcknowledgedWrites, from: number, to: number) => {
-  for (let seq = from; seq <= to; seq++) writes.read(seq, `other-${seq}`);
+  for (let seq = from; seq <= to; seq++) writes.read(seq, `other-${seq}`, 1);
 };
 
 test('a write read back, at its sequence or another, before or after its acknowledgement, is not appended again', async () => {
   const { writes, again } = tracked();
   writes.acknowledged(write(1, 'w1'));
-  writes.read(1, 'w1');
+  writes.read(1, 'w1', 1);
   // Read before its acknowledgement came back.
-  writes.read(2, 'w2');
+  writes.read(2, 'w2', 1);
   writes.acknowledged(write(2, 'w2'));
   // A history shifted by three commands holds it later.
   writes.acknowledged(write(3, 'w3'));
   readOthers(writes, 3, 5);
-  writes.read(6, 'w3');
+  writes.read(6, 'w3', 1);
   readOthers(writes, 7, 3 + LOST_PAST + 10);
+  await swept();
   assert.equal(again.length, 0);
   assert.deepEqual(await Promise.all([1, 2, 3].map((seq) => writes.readAt(seq))), [1, 2, 6]);
   assert.equal(writes.held().lowest, null);
@@ -50,14 +53,15 @@ test('a write missing LOST_PAST commands past its sequence is appended again, an
   const { writes, again, warnings } = tracked();
   writes.acknowledged(write(5, 'mine'));
   readOthers(writes, 1, 5 + LOST_PAST - 1);
+  await swept();
   assert.equal(again.length, 0);
-  writes.read(5 + LOST_PAST, 'other');
+  writes.read(5 + LOST_PAST, 'other', 1);
+  await swept();
   assert.deepEqual(again.map((w) => w.msgId), ['mine']);
   assert.match(warnings.join('\n'), /missing from the cluster log as this node reads it; appending it again/);
   // Appended again at 10,000, read there.
-  await new Promise((resolve) => setImmediate(resolve));
   readOthers(writes, 5 + LOST_PAST + 1, 9_999);
-  writes.read(10_000, 'mine.again');
+  writes.read(10_000, 'mine.again', 1);
   assert.equal(await writes.readAt(5), 10_000);
   writes.close();
 });
@@ -67,23 +71,34 @@ test('of two writes of this node acknowledged at one sequence, the one the log l
   writes.acknowledged(write(9, 'kept'));
   writes.acknowledged(write(9, 'dropped'));
   const place = writes.readAt(9)!;
-  writes.read(9, 'kept');
+  writes.read(9, 'kept', 1);
   readOthers(writes, 10, 9 + LOST_PAST);
+  await swept();
   assert.deepEqual(again.map((w) => w.msgId), ['dropped']);
-  await new Promise((resolve) => setImmediate(resolve));
-  writes.read(10_000, 'dropped.again');
+  writes.read(10_000, 'dropped.again', 1);
   assert.equal(await place, 10_000);
   writes.close();
 });
 
-test('with nothing more to read, a write missing 2 s after this node read past its sequence is appended again', async () => {
+test('a write missing once this node read the whole history its server holds, 2 s after it read past its sequence, is appended again', async () => {
   const { writes, again } = tracked();
   writes.acknowledged(write(7, 'mine'));
-  writes.read(7, 'other');
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  writes.read(7, 'other', 3);
+  // More to read: the write may be at a later sequence there, however long that takes.
+  await new Promise((resolve) => setTimeout(resolve, 2_600));
   assert.equal(again.length, 0);
-  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  // The end of the server's history, without the write.
+  writes.read(8, 'other-8', 0);
+  await swept();
   assert.deepEqual(again.map((w) => w.msgId), ['mine']);
+  // At the end sooner than 2 s after reading past a write: not yet.
+  writes.acknowledged(write(9, 'next'));
+  writes.read(9, 'other-9', 0);
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  assert.equal(again.length, 1);
+  // Still nothing more to read 2 s after: lost.
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  assert.deepEqual(again.map((w) => w.msgId), ['mine', 'next']);
   writes.close();
 });
 
@@ -93,7 +108,7 @@ test('a write the log keeps losing is given up after three appends, and its plac
   const place = writes.readAt(1)!;
   for (let round = 0; round < 4; round++) {
     readOthers(writes, 1 + round * 20_000, (round + 1) * 20_000);
-    await new Promise((resolve) => setImmediate(resolve));
+    await swept();
   }
   assert.equal(again.length, 3);
   await assert.rejects(place, /lost write doomed\.again\.again\.again 4 times/);
