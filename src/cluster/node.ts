@@ -149,7 +149,7 @@ export class ClusterNode {
       append: (command, msgId, notForNode) => this.#append(command, msgId, notForNode).catch(unavailable),
       store: options.store,
       logger: options.logger,
-      waitFor: (seq) => this.#appliedWrite(seq),
+      waitFor: (seq) => this.#appliedWrite(seq).catch(unavailable),
     });
     this.writes = {
       events: async (batch) => {
