@@ -1,7 +1,8 @@
 // A node that read another history of the log than the others goes DOWN, says why, and rebuilds itself from
 // a copy of a node that agrees with them: real processes, one nats-server and three nodes comparing their
 // reading every 4 commands (`--test-log-check-every`), one of which hashes other bytes than it read at the
-// log's start (`--test-faults misread-log`), as a node whose server gave it another history for a while would.
+// log's start (`--test-faults misread-log`), as a node whose server gave it another history for a while would,
+// and whose reading of the membership lists no other node (`unlisted-peers`): it asks the nodes that agreed.
 // The two that read alike stay UP and never name each other; the odd one is UP again with every write. A
 // node that finds it read the odd history while it still replays the log at its start rebuilds itself too.
 import assert from 'node:assert/strict';
@@ -26,7 +27,7 @@ before(async () => {
   if (missing) return;
   dir = tempDir('jvmlens-log-mismatch-');
   nats = await startNatsServers(1, dir);
-  for (const nodeId of ['a', 'b', 'c']) nodes.push(await startService({ noStaticKey: true, dataDir: `${dir}/${nodeId}`, args: nodeId === 'b' ? args(nodeId, 'misread-log') : args(nodeId) }));
+  for (const nodeId of ['a', 'b', 'c']) nodes.push(await startService({ noStaticKey: true, dataDir: `${dir}/${nodeId}`, args: nodeId === 'b' ? args(nodeId, 'misread-log', 'unlisted-peers') : args(nodeId) }));
 });
 
 after(async () => {
