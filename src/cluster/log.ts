@@ -19,8 +19,9 @@ const DUPLICATE_WINDOW_NS = 120e9;
 /** One publish attempt; a stream leader election takes a few seconds. */
 const ATTEMPT_MS = 1_500;
 const RETRY_PAUSE_MS = 100;
-/** How long a command line reads its writes back from the log (readBackWrites). */
+/** How long a command line reads its writes back from the log (readBackWrites), and how many message ids it is sent ahead. */
 const READ_BACK_MS = 30_000;
+const READ_BACK_AHEAD = 256;
 /** Between attempts to append a lost write again while JetStream takes no write. */
 const APPEND_AGAIN_RETRY_MS = 1_000;
 const STARTUP_WAIT_MS = 60_000;
@@ -275,7 +276,9 @@ export class ClusterLog {
     const { lowest, places } = this.#acknowledged?.held() ?? { lowest: null, places: [] };
     if (lowest === null) return;
     const found = Promise.all(places);
-    const messages = await this.follow(Math.max(1, lowest - LOST_PAST));
+    // Message ids only: the commands before the writes can be report pages of megabytes.
+    const consumer = await this.#followJs.consumers.get(STREAM, { opt_start_seq: Math.max(1, lowest - LOST_PAST), headers_only: true });
+    const messages = await consumer.consume({ max_messages: READ_BACK_AHEAD });
     void found.then(() => messages.stop(), () => messages.stop());
     // A consumer whose server died delivers nothing more.
     const late = setTimeout(() => messages.stop(), READ_BACK_MS);
@@ -290,7 +293,7 @@ export class ClusterLog {
 
   /** A lost write, appended again under an id of its own (its first id may still be in the duplicate window), until it is or this client closes. */
   async #appendAgain(lost: AcknowledgedWrite, appends: number): Promise<number> {
-    const write = { msgId: `${lost.msgId}.again`, subject: lost.subject, bytes: lost.bytes, ...(lost.notForNode === undefined ? {} : { notForNode: lost.notForNode }) };
+    const write = { ...lost, msgId: `${lost.msgId}.again` };
     for (;;) {
       try {
         const seq = await this.#publish(write);
