@@ -8,6 +8,7 @@
 // must have finished alike on every node, and the nodes' hashes of the log (src/cluster/log-checks.ts) agree.
 import { randomUUID } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
+import { APPENDING_AGAIN } from '../src/cluster/acknowledged-writes.ts';
 import { recordedWindows } from '../src/cluster/log-checks.ts';
 import { startNatsServers } from '../src/cluster/nats-servers.ts';
 import { temporaryDir } from './fleet.ts';
@@ -158,7 +159,7 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
   const urls = nats.map((server) => server.url).join(',');
   const groups = (index: number) => (codeGroups === 1 ? [] : ['--code-groups', String(codeGroups), '--code-group', String(index)]);
   const countAppendedAgain = (line: string) => {
-    if (line.includes('is missing from the cluster log as this node reads it; appending it again')) result.writesAppendedAgain++;
+    if (line.includes(APPENDING_AGAIN)) result.writesAppendedAgain++;
   };
   const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`, '--log-retention-ms', String(LOG_RETENTION_MS), ...groups(index)], onLog: countAppendedAgain });
   const nodes: (JvmlensService | null)[] = [];

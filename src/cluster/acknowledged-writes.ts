@@ -34,6 +34,8 @@ const MAX_APPENDS = 3;
 const HELD_BYTES = 256 * 1024 * 1024;
 /** The message ids of the commands read lately: JetStream's acknowledgement can arrive after this node read the write. */
 const RECENT_READS = 8_192;
+/** What a node logs for each write it appends again (the chaos bench counts these lines). */
+export const APPENDING_AGAIN = 'a write JetStream acknowledged is missing from the cluster log as this node reads it; appending it again';
 /** Writes whose place in the log a caller may still ask for (readAt). */
 const PLACES_KEPT = 1_024;
 
@@ -184,7 +186,7 @@ export class AcknowledgedWrites {
       failed(new Error(`the cluster log lost write ${write.msgId} ${appends + 1} times`));
       return;
     }
-    this.#logger.warn('a write JetStream acknowledged is missing from the cluster log as this node reads it; appending it again', { seq: write.seq, msgId: write.msgId, readUpTo: this.#readUpTo });
+    this.#logger.warn(APPENDING_AGAIN, { seq: write.seq, msgId: write.msgId, readUpTo: this.#readUpTo });
     this.#appendAgain(write, appends + 1).then(
       (seq) => {
         this.#logger.info('a lost write is appended again', { seq: write.seq, now: seq });

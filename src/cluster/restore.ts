@@ -72,9 +72,10 @@ export async function restoreIfNeeded(config: Config, logger: Logger): Promise<v
     const agreed = (nodeId: string) => (odd?.nodes.includes(nodeId) ? 0 : 1);
     const listed = config.testFaults.includes('unlisted-peers') ? [] : await liveNodes(log.nc);
     const peers = listed.filter((node) => node.nodeId !== config.nodeId && node.codeGroup === config.codeGroup).map((node) => node.nodeId);
-    // The membership, read through one server, can lack live nodes for minutes (a replica of its bucket left
-    // behind by a pause: the chaos bench's odd node found no peer twice): with one code group, the nodes
-    // that agreed on the odd window are asked too, each answering for itself.
+    // The membership, read through one server, can lack live nodes for minutes (the chaos bench's odd node
+    // found no peer three times in two minutes, the two others up; likely a replica of its bucket left behind
+    // by a pause): with one code group, the nodes that agreed on the odd window are asked too, each answering
+    // for itself.
     if (odd !== null && config.codeGroups === 1) peers.push(...odd.nodes.filter((nodeId) => nodeId !== config.nodeId && !peers.includes(nodeId)));
     peers.sort((a, b) => agreed(a) - agreed(b));
     if (odd === null) logger.info('the cluster log was truncated past this node: copying a live node\'s data first', { applied, peers });
