@@ -81,6 +81,18 @@ export function recordedWindows(nc: NatsConnection): Promise<(WindowHash & { nod
   }), []);
 }
 
+/**
+ * Deletes every window hash `nodeId` recorded, once it was rebuilt from a copy of a node that agrees (before
+ * it reads on): they hash a history it no longer holds, and a node comparing those windows later (one that
+ * replays the log from its start) would find them differing from its own or, when it read that odd history
+ * too, share them and never find itself the odd one.
+ */
+export async function forgetWindows(nc: NatsConnection, nodeId: string): Promise<void> {
+  await readBucket(nc, BUCKET, async (kv) => {
+    for (const entry of await bucketEntries(kv)) if (entry.key.slice(entry.key.indexOf('.') + 1) === nodeId) await kv.delete(entry.key);
+  }, undefined);
+}
+
 export interface LogChecksOptions {
   nodeId: string;
   replicas: number;

@@ -9,7 +9,7 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { openStore, PAGES_DIR, STORE_FILE } from '../storage/store.ts';
 import { ClusterLog } from './log.ts';
-import { storedOddWindow } from './log-checks.ts';
+import { forgetWindows, storedOddWindow } from './log-checks.ts';
 import type { OddWindow } from './log-checks.ts';
 import { answersFor, liveNodes } from './membership.ts';
 import { appliedSeq } from './replica.ts';
@@ -85,6 +85,7 @@ export async function restoreIfNeeded(config: Config, logger: Logger): Promise<v
       try {
         const copy = await fetchSnapshot(log.nc, peer, config.nodeId, incoming, logger);
         await replaceStore(config.dataDir, incoming);
+        if (odd !== null) await forgetWindows(log.nc, config.nodeId);
         logger.info('this node starts from a copy of a live node\'s data', { from: peer, bytes: copy.bytes, applied: copy.applied, ms: Date.now() - started });
         return;
       } catch (error) {

@@ -8,6 +8,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
+import { connect } from '@nats-io/transport-node';
+import { recordedWindows } from '../../src/cluster/log-checks.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import { ingest, vmStart } from '../helpers/events.ts';
@@ -73,6 +75,11 @@ test('the node that read the log otherwise than the two others is DOWN, says why
   assert.match(log, /this node read another history of the cluster log than every other node/);
   assert.match(log, /restarting to take a copy of another node's data: this node read another history of the cluster log/);
   assert.match(log, /"message":"this node starts from a copy of a live node's data","from":"[ac]"/);
+  // Its hashes of the history it no longer holds are gone: a node replaying the log later compares only a's and c's.
+  const nc = await connect({ servers: nats[0].url });
+  const recorded = await recordedWindows(nc).finally(() => nc.close());
+  assert.ok(recorded.some((window) => window.nodeId === 'a' && window.to === 4), JSON.stringify(recorded));
+  assert.deepEqual(recorded.filter((window) => window.nodeId === 'b' && window.to <= 8), []);
   for (let k = 0; k < index; k++) assert.equal((await request(`${b.apiUrl}/public/instance/${vmId(k)}`, { key: KEY })).status, 200, `b holds write ${k + 1} of ${index}`);
   // And stays UP: it reads the log as the others do now.
   const later = await ingest(a.gatewayUrl, KEY, [vmStart(vmId(index), Date.now())]);
