@@ -32,12 +32,29 @@ const SWEEP_MS = 250;
 const MAX_APPENDS = 3;
 /** The bytes held for writes not yet read back: beyond this, the oldest are no longer checked (a node far behind its own writes). */
 const HELD_BYTES = 256 * 1024 * 1024;
-/** The message ids of the commands read lately: JetStream's acknowledgement can arrive after this node read the write. */
-const RECENT_READS = 8_192;
+/**
+ * The message ids of the commands read lately: JetStream's acknowledgement can arrive after this node read
+ * the write, and a node that read the odd history asks a node that agreed which of its writes it read
+ * (handOverOwnWrites), up to the log checks' few windows back (log-checks.ts).
+ */
+const RECENT_READS = 32_768;
+/** The bytes of this node's writes it read back, kept for handOverOwnWrites: the most recent this much. */
+const FOUND_BYTES = 64 * 1024 * 1024;
 /** What a node logs for each write it appends again (the chaos bench counts these lines). */
 export const APPENDING_AGAIN = 'a write JetStream acknowledged is missing from the cluster log as this node reads it; appending it again';
 /** Writes whose place in the log a caller may still ask for (readAt). */
 const PLACES_KEPT = 1_024;
+
+/** Which of some message ids a node read lately, and how far its answer reaches (handOverOwnWrites). */
+export interface ReadIds {
+  read: string[];
+  /** The lowest sequence from which this node knows every message id it read. */
+  coversFrom: number;
+  /** The last sequence it read. */
+  upTo: number;
+  /** Whether that was the last its server held. */
+  atEnd: boolean;
+}
 
 interface Held {
   write: AcknowledgedWrite;
@@ -56,6 +73,11 @@ export class AcknowledgedWrites {
   readonly #held = new Map<string, Held>();
   #heldBytes = 0;
   readonly #recentReads = new Map<string, number>();
+  /** The first sequence this process read; then the oldest one of #recentReads, once it forgot any. */
+  #recentFrom = 0;
+  /** This node's writes it read back, by message id, oldest first; and their bytes. */
+  readonly #found = new Map<string, AcknowledgedWrite>();
+  #foundBytes = 0;
   #readUpTo = 0;
   /** Whether the last command read was the last its server held, and when one last was. */
   #atEnd = false;
@@ -97,6 +119,7 @@ export class AcknowledgedWrites {
     }
     const readAt = this.#recentReads.get(write.msgId);
     if (readAt !== undefined) {
+      this.#keepFound(write);
       found(readAt);
       return;
     }
@@ -118,17 +141,32 @@ export class AcknowledgedWrites {
    */
   read(seq: number, msgId: string | null, after: number | null): void {
     this.#readUpTo = Math.max(this.#readUpTo, seq);
+    if (this.#recentFrom === 0) this.#recentFrom = seq;
     this.#atEnd = after === 0;
     if (this.#atEnd) this.#atEndAt = Date.now();
     if (msgId !== null) {
       this.#recentReads.set(msgId, seq);
-      if (this.#recentReads.size > RECENT_READS) this.#recentReads.delete(this.#recentReads.keys().next().value!);
+      if (this.#recentReads.size > RECENT_READS) {
+        this.#recentReads.delete(this.#recentReads.keys().next().value!);
+        this.#recentFrom = this.#recentReads.values().next().value!;
+      }
       const held = this.#held.get(msgId);
       if (held !== undefined) {
         this.#release(msgId, held);
+        this.#keepFound(held.write);
         held.found(seq);
       }
     }
+  }
+
+  /** Which of `msgIds` this node read lately (a node that read the odd history asks: handOverOwnWrites). */
+  readIds(msgIds: readonly string[]): ReadIds {
+    return { read: msgIds.filter((msgId) => this.#recentReads.has(msgId)), coversFrom: this.#recentFrom, upTo: this.#readUpTo, atEnd: this.#atEnd };
+  }
+
+  /** This node's writes it read back that JetStream acknowledged at `seq` or later, as far as it kept them. */
+  foundSince(seq: number): AcknowledgedWrite[] {
+    return [...this.#found.values()].filter((write) => write.seq >= seq);
   }
 
   /**
@@ -172,6 +210,16 @@ export class AcknowledgedWrites {
       clearInterval(this.#sweeper);
       this.#sweeper = null;
       this.#forgotten = 0;
+    }
+  }
+
+  #keepFound(write: AcknowledgedWrite): void {
+    this.#found.set(write.msgId, write);
+    this.#foundBytes += write.bytes.length;
+    for (const [msgId, oldest] of this.#found) {
+      if (this.#foundBytes <= FOUND_BYTES) break;
+      this.#found.delete(msgId);
+      this.#foundBytes -= oldest.bytes.length;
     }
   }
 

@@ -100,7 +100,7 @@ export interface LogChecksOptions {
   store: Pick<Store, 'meta'>;
   every?: number;
   /** Called once when this node is found to have read the odd history (not for one its store recorded before). */
-  foundOdd?: () => void;
+  foundOdd?: (odd: OddWindow) => void;
 }
 
 /**
@@ -119,7 +119,7 @@ export class LogChecks {
   /** This node's latest windows, oldest first. */
   readonly #recent: WindowHash[] = [];
   /** Called once this node is found to have read the odd history (ClusterNode then rebuilds it). */
-  readonly #foundOdd: () => void;
+  readonly #foundOdd: (odd: OddWindow) => void;
   /** The first window whose hash differed from another node's, and whose; null while none did. */
   #mismatch: { to: number; nodes: string[] } | null = null;
   /** The first window this node read otherwise than every other node, which agree; null while none. */
@@ -166,7 +166,7 @@ export class LogChecks {
       this.#odd = { to: window.to, nodes: differing };
       this.#logger.error('this node read another history of the cluster log than every other node', { from: this.#from(window.to), to: window.to, nodes: differing });
       await this.#store.meta.put(ODD_WINDOW, JSON.stringify(this.#odd));
-      this.#foundOdd();
+      this.#foundOdd(this.#odd);
     }
   }
 

@@ -127,6 +127,8 @@ export class ClusterLog {
   #acknowledged: AcknowledgedWrites | null = null;
   /** Test only (`--test-faults lose-writes`): agent batches and keys created whose acknowledged sequence the log gives another write. */
   #losingWrites = 0;
+  /** Test only: the message id of each write lost so, by its stand-in's. */
+  readonly #lostForTest = new Map<string, string>();
   #closed = false;
 
   /**
@@ -231,7 +233,9 @@ export class ClusterLog {
     if (this.#losingWrites > 0 && (command.kind === 'events' || command.kind === 'key.put')) {
       // Another write takes this one's sequence, as when JetStream acknowledged two writes at one sequence.
       this.#losingWrites--;
-      const seq = await this.#publish({ ...write, msgId: randomUUID(), bytes: encodeCommand({ kind: 'events', events: packRecords([]), receivedAt: Date.now() }) });
+      const standIn = randomUUID();
+      this.#lostForTest.set(standIn, write.msgId);
+      const seq = await this.#publish({ ...write, msgId: standIn, bytes: encodeCommand({ kind: 'events', events: packRecords([]), receivedAt: Date.now() }) });
       this.#acknowledged?.acknowledged({ ...write, seq });
       return seq;
     }
@@ -291,6 +295,14 @@ export class ClusterLog {
     if (settled === null) throw new LogUnavailableError(`the cluster's log was not read back within ${READ_BACK_MS / 1000} s: its writes may be lost, run the command again`);
   }
 
+  /**
+   * A write of this client's that it read back but the other nodes' histories lack (handOverOwnWrites),
+   * appended again as a lost one is; its new sequence.
+   */
+  appendAgain(write: AcknowledgedWrite): Promise<number> {
+    return this.#appendAgain(write, 0);
+  }
+
   /** A lost write, appended again under an id of its own (its first id may still be in the duplicate window), until it is or this client closes. */
   async #appendAgain(lost: AcknowledgedWrite, appends: number): Promise<number> {
     const write = { ...lost, msgId: `${lost.msgId}.again` };
@@ -314,6 +326,11 @@ export class ClusterLog {
   /** Test only (`--test-faults lose-writes`): the next `count` agent batches or keys created are acknowledged at a sequence the log gives another write. */
   loseWritesForTest(count: number): void {
     this.#losingWrites = count;
+  }
+
+  /** Test only: the message id of the write lost where the log holds the stand-in with `msgId` (loseWritesForTest). */
+  lostWriteFor(msgId: string): string | undefined {
+    return this.#lostForTest.get(msgId);
   }
 
   /** Appends `items` as one command, or as consecutive halves where one would exceed max_payload; the last sequence. */

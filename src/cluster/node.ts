@@ -25,7 +25,9 @@ import { eventsCommand, LOG_FORMAT } from './commands.ts';
 import type { Command } from './commands.ts';
 import { CatchUpHealth } from './catch-up.ts';
 import { compactionRoundMs, LogCompaction } from './compaction.ts';
+import { handOverOwnWrites, serveReadIds } from './hand-over-writes.ts';
 import { CHECK_EVERY, LogChecks, LogWindows } from './log-checks.ts';
+import type { OddWindow } from './log-checks.ts';
 import { followedLog, holdLog, replacedLog } from './log-identity.ts';
 import { ClusterLog, CommandTooLargeError, describeNatsError, LogUnavailableError } from './log.ts';
 import { liveNodes, Membership, NodeIdInUseError } from './membership.ts';
@@ -67,6 +69,8 @@ const LOST_WRITES = 4;
 const READ_BACK_MS = 10_000;
 /** The longest a coordinator waits for another node's report partition before running it itself. */
 const PARTITION_WAIT_MS = 60_000;
+/** A node that read the odd history hands its writes to the others (20 s of asking, then the appends) before it rebuilds, for at most this long. */
+const HAND_OVER_WAIT_MS = 40_000;
 export const CLUSTER_STEP = 'cluster log';
 
 export interface ClusterNodeOptions {
@@ -116,6 +120,8 @@ export class ClusterNode {
   #snapshots: SnapshotSource | null = null;
   /** This node's answers to `jvmlens cluster status` (status.ts). */
   #healthAnswers: Subscription | null = null;
+  /** This node's answers to a node that read the odd history, asking which of its writes this one read (hand-over-writes.ts). */
+  #readIdsAnswers: Subscription | null = null;
   /** The log's last sequence when this node joined: health is UP once it is applied. */
   #target = 0;
   #joinProblem: string | null = null;
@@ -251,19 +257,25 @@ export class ClusterNode {
       await holdCodeGroup(store, group);
       this.reports.attach(jobs, this.#membership);
       const every = config.testLogCheckEvery || CHECK_EVERY;
-      const checks = await LogChecks.open(log.nc, { nodeId: config.nodeId, replicas, logger, store, every, foundOdd: () => this.#askRebuild() });
+      const acknowledged = log.checkWrites(logger);
+      this.#readIdsAnswers = serveReadIds(log.nc, config.nodeId, acknowledged);
+      // Its writes only its history held would be lost with its data: handed to the others first.
+      const handOver = (odd: OddWindow) => handOverOwnWrites(log.nc, acknowledged, (write) => log.appendAgain(write), { ...odd, from: odd.to - every + 1 }, logger);
+      const foundOdd = (odd: OddWindow) => void within(handOver(odd), HAND_OVER_WAIT_MS, `not done within ${HAND_OVER_WAIT_MS / 1000} s`).catch((error: Error) => logger.error('handing this node\'s writes to the other nodes failed', { reason: error.message })).finally(() => this.#askRebuild());
+      const checks = await LogChecks.open(log.nc, { nodeId: config.nodeId, replicas, logger, store, every, foundOdd });
       this.#logChecks = checks;
       // Its start found no node to copy (restore.ts): another try in a while.
       if (checks.problem !== null) this.#rebuildRetry = setTimeout(() => this.#askRebuild(), REBUILD_RETRY_MS);
       const windows = new LogWindows((window) => void checks.record(window).catch((error: Error) => logger.warn('comparing the cluster log with the other nodes failed', { to: window.to, reason: error.message })), every);
       // Test only: this node hashes other bytes than it read at the log's start, as a node whose server gave it another history for a while.
       const misread = config.testFaults.includes('misread-log');
-      const acknowledged = log.checkWrites(logger);
       if (config.testFaults.includes('lose-writes')) log.loseWritesForTest(LOST_WRITES);
+      // Test only: this node reads the writes it lost (above) where the log holds their stand-ins, as a node whose server's history held them.
+      const readLost = config.testFaults.includes('read-lost-writes');
       this.#replica = new Replica({
         nodeId: config.nodeId, log, store, writes: local, codeGroup: group.of, applyReport: (command) => this.reports.apply(command), rematch, logger,
         read: (seq, data, msgId, after) => {
-          acknowledged.read(seq, msgId, after);
+          acknowledged.read(seq, readLost && msgId !== null ? (log.lostWriteFor(msgId) ?? msgId) : msgId, after);
           windows.read(seq, misread && seq <= MISREAD_UNTIL ? Uint8Array.of(...data.subarray(0, 16), 0) : data);
         },
         ...(config.testFaults.includes('slow-apply') ? { slowApplyMs: SLOW_APPLY_MS } : {}),
@@ -403,6 +415,7 @@ export class ClusterNode {
     this.#fanOut?.close();
     this.#codeReports?.close();
     this.#healthAnswers?.unsubscribe();
+    this.#readIdsAnswers?.unsubscribe();
     await this.#snapshots?.close();
     const leave = (async () => {
       await this.#membership?.leave();

@@ -3,6 +3,8 @@
 // reading every 4 commands (`--test-log-check-every`), one of which hashes other bytes than it read at the
 // log's start (`--test-faults misread-log`), as a node whose server gave it another history for a while would,
 // and whose reading of the membership lists no other node (`unlisted-peers`): it asks the nodes that agreed.
+// Its first agent batches are in its history only: the log holds stand-ins for them (`lose-writes`), and it
+// reads their message ids there (`read-lost-writes`); it hands them to the others before it rebuilds.
 // The two that read alike stay UP and never name each other; the odd one is UP again with every write. A
 // node that finds it read the odd history while it still replays the log at its start rebuilds itself too.
 import assert from 'node:assert/strict';
@@ -12,6 +14,7 @@ import { connect } from '@nats-io/transport-node';
 import { recordedWindows } from '../../src/cluster/log-checks.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
+import { HANDING_OVER } from '../../src/cluster/hand-over-writes.ts';
 import { ingest, vmStart } from '../helpers/events.ts';
 import { request, startService, tempDir, waitForHealth } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
@@ -29,7 +32,7 @@ before(async () => {
   if (missing) return;
   dir = tempDir('jvmlens-log-mismatch-');
   nats = await startNatsServers(1, dir);
-  for (const nodeId of ['a', 'b', 'c']) nodes.push(await startService({ noStaticKey: true, dataDir: `${dir}/${nodeId}`, args: nodeId === 'b' ? args(nodeId, 'misread-log', 'unlisted-peers') : args(nodeId) }));
+  for (const nodeId of ['a', 'b', 'c']) nodes.push(await startService({ noStaticKey: true, dataDir: `${dir}/${nodeId}`, args: nodeId === 'b' ? args(nodeId, 'misread-log', 'unlisted-peers', 'lose-writes', 'read-lost-writes') : args(nodeId) }));
 });
 
 after(async () => {
@@ -45,6 +48,12 @@ test('the node that read the log otherwise than the two others is DOWN, says why
   };
   const [a, b, c] = nodes;
   const vmId = (index: number) => `10c5e000-0000-4000-8000-${String(index).padStart(12, '0')}`;
+  // Two VM starts through b that only b's history holds.
+  const onlyB = [`10c5e000-0000-4000-8000-b0000000000${1}`, `10c5e000-0000-4000-8000-b0000000000${2}`];
+  for (const id of onlyB) {
+    const written = await ingest(b.gatewayUrl, KEY, [vmStart(id, Date.now())]);
+    assert.equal(written.status, 200, JSON.stringify(written.body));
+  }
   // Writes through a and c, until b compared a window the two others recorded too (every 4 commands) and
   // left the load balancer: DOWN with the reason, then saying it restarts, then its ports closed meanwhile.
   const deadline = Date.now() + 30_000;
@@ -75,6 +84,11 @@ test('the node that read the log otherwise than the two others is DOWN, says why
   assert.match(log, /this node read another history of the cluster log than every other node/);
   assert.match(log, /restarting to take a copy of another node's data: this node read another history of the cluster log/);
   assert.match(log, /"message":"this node starts from a copy of a live node's data","from":"[ac]"/);
+  // It handed its two writes to the others before it rebuilt; they and it hold them now.
+  const handedOver = log.indexOf(HANDING_OVER);
+  assert.ok(handedOver > 0 && handedOver < log.indexOf('restarting to take a copy'), log);
+  assert.match(log.slice(handedOver), /^[^"]*","writes":2,/);
+  for (const node of [a, c, b]) for (const id of onlyB) assert.equal((await request(`${node.apiUrl}/public/instance/${id}`, { key: KEY })).status, 200, `${id} on ${node.gatewayUrl}`);
   // Its hashes of the history it no longer holds are gone: a node replaying the log later compares only a's and c's.
   const nc = await connect({ servers: nats[0].url });
   const recorded = await recordedWindows(nc).finally(() => nc.close());
