@@ -5,7 +5,7 @@
 // SIGKILLed (restarted 1-4 s later) or SIGSTOPped for 3-15 s. Then it counts the sequences the readers
 // read with different bytes, the acknowledged ones read otherwise than published (by each reader), the
 // sequences at which JetStream acknowledged two different writes, the acknowledged writes missing from each
-// reader's history, and how far from their acknowledged sequences the others were read (a jvmlens node looks
+// reader's history (and from how many readers each is missing: `missingFromReaders`), and how far from their acknowledged sequences the others were read (a jvmlens node looks
 // for its writes by message id up to LOST_PAST commands later: src/cluster/acknowledged-writes.ts).
 //
 //   node dist/bench/nats-divergence.js [--seconds 300] [--faults both|kill|stop] [--purge] [--leader-reader]
@@ -192,12 +192,19 @@ async function main(): Promise<void> {
   const missingBy = readers.map(() => 0);
   const shiftMaxBy = readers.map(() => 0);
   const foundTooLateBy = readers.map(() => 0);
+  // Of the writes every reader read past, how many are missing from no reader, one, two, three: one the
+  // writer's own reader holds and the others lack, a jvmlens node that read the odd history hands them
+  // before it rebuilds itself (src/cluster/hand-over-writes.ts); one missing from all, only its writer can append again.
+  const readPast = Math.min(...readers.map((r) => r.next));
+  const missingFromReaders = [0, 0, 0, 0];
+  const missingFrom = new Map<string, number>();
   readers.forEach((r, k) => {
     const at = new Map<number, number>();
     for (const [seq, crc] of r.read) at.set(crc, seq);
     for (const { seq, crc } of writes) {
       if (seq >= r.next) continue;
       const read = at.get(crc);
+      if (seq < readPast) missingFrom.set(`${seq}:${crc}`, (missingFrom.get(`${seq}:${crc}`) ?? 0) + (read === undefined ? 1 : 0));
       if (read === undefined) missingBy[k]++;
       else {
         shiftMaxBy[k] = Math.max(shiftMaxBy[k], Math.abs(read - seq));
@@ -205,7 +212,8 @@ async function main(): Promise<void> {
       }
     }
   });
-  console.log(JSON.stringify({ seconds, faults, purge: values.purge, kills, pauses, acknowledged: acknowledged.size, refused, acknowledgedTwice, readersAt: readers.map((r) => r.next - 1), gaps: readers.map((r) => r.gaps), differing, acknowledgedReadOtherwise, readOtherwiseBy, missingBy, shiftMaxBy, foundTooLateBy, firstDiffering }));
+  for (const count of missingFrom.values()) missingFromReaders[count]++;
+  console.log(JSON.stringify({ seconds, faults, purge: values.purge, kills, pauses, acknowledged: acknowledged.size, refused, acknowledgedTwice, readersAt: readers.map((r) => r.next - 1), gaps: readers.map((r) => r.gaps), differing, acknowledgedReadOtherwise, readOtherwiseBy, missingBy, missingFromReaders, shiftMaxBy, foundTooLateBy, firstDiffering }));
   await admin.close();
   await Promise.all(servers.map((server) => server.stop('SIGKILL')));
 }
