@@ -16,10 +16,13 @@ export function caughtUp(applied: Promise<void>): Promise<void> {
   return within(applied, CATCH_UP_MS, `not caught up on the log within ${CATCH_UP_MS} ms`);
 }
 
-/** `work`, or an error with `message` once it took `ms`. */
+/** What `within` rejects with once the work took too long (the work's own failure is not one). */
+export class TookTooLongError extends Error {}
+
+/** `work`, or a TookTooLongError with `message` once it took `ms`. */
 export function within<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(message)), ms);
+    const timer = setTimeout(() => reject(new TookTooLongError(message)), ms);
     work.then(resolve, reject).finally(() => clearTimeout(timer)).catch(() => undefined);
   });
 }
