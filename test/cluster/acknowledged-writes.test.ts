@@ -127,3 +127,19 @@ test('a node far behind its own writes stops holding the oldest, and says so onc
   assert.equal(again.length, 0);
   writes.close();
 });
+
+test('the writes read back are kept, the most recent 64 MiB, for a node that read the odd history to hand over; the ids read lately are answered', () => {
+  const { writes } = tracked();
+  const mib = 1024 * 1024;
+  for (let seq = 1; seq <= 100; seq++) {
+    writes.acknowledged(write(seq, `w${seq}`, mib));
+    writes.read(seq, `w${seq}`, 0);
+  }
+  assert.deepEqual(writes.foundSince(0).map((found) => found.seq), Array.from({ length: 64 }, (_, k) => 37 + k));
+  assert.deepEqual(writes.foundSince(90).map((found) => found.msgId), Array.from({ length: 11 }, (_, k) => `w${90 + k}`));
+  assert.deepEqual(writes.readIds(['w1', 'w100', 'elsewhere']), { read: ['w1', 'w100'], coversFrom: 1, upTo: 100, atEnd: true });
+  // The last 32,768 message ids read: from there on, its answer covers every id.
+  for (let seq = 101; seq <= 40_000; seq++) writes.read(seq, `other-${seq}`, 40_000 - seq + 5);
+  assert.deepEqual(writes.readIds(['w1', 'other-7233', 'other-40000']), { read: ['other-7233', 'other-40000'], coversFrom: 7_233, upTo: 40_000, atEnd: false });
+  writes.close();
+});
