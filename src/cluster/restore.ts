@@ -85,7 +85,8 @@ export async function restoreIfNeeded(config: Config, logger: Logger): Promise<v
       try {
         const copy = await fetchSnapshot(log.nc, peer, config.nodeId, incoming, logger);
         await replaceStore(config.dataDir, incoming);
-        if (odd !== null) await forgetWindows(log.nc, config.nodeId);
+        // The copy is in place whatever this does: a failure here is not the peer's.
+        if (odd !== null) await forgetWindows(log.nc, config.nodeId).catch((error: Error) => logger.warn('deleting the window hashes of the history this node read failed; the other nodes may note differing windows', { reason: error.message }));
         logger.info('this node starts from a copy of a live node\'s data', { from: peer, bytes: copy.bytes, applied: copy.applied, ms: Date.now() - started });
         return;
       } catch (error) {
