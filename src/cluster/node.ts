@@ -14,7 +14,7 @@ import type { Readiness } from '../http/readiness.ts';
 import type { AgentEvent } from '../ingest/events.ts';
 import type { Logger } from '../log.ts';
 import type { Dictionary } from '../storage/dictionary.ts';
-import { checkKnownVms } from '../storage/ingest.ts';
+import { checkKnownVms, UnknownVmsError } from '../storage/ingest.ts';
 import { listKeys } from '../storage/keys.ts';
 import type { Store } from '../storage/store.ts';
 import { readTags } from '../storage/vm-tags.ts';
@@ -71,6 +71,8 @@ const READ_BACK_MS = 10_000;
 const PARTITION_WAIT_MS = 60_000;
 /** A node that read the odd history hands its writes to the others (20 s of asking, then the appends) before it rebuilds, for at most this long. */
 const HAND_OVER_WAIT_MS = 40_000;
+/** Commands a node may be behind the log's last it knows of and still take an agent batch without catching up first. */
+const INGEST_LAG = 16;
 export const CLUSTER_STEP = 'cluster log';
 
 export interface ClusterNodeOptions {
@@ -159,9 +161,20 @@ export class ClusterNode {
     });
     this.writes = {
       events: async (batch) => {
+        // Backpressure without a round trip to JetStream per batch: a node within INGEST_LAG commands of the
+        // log's last it knows of takes a batch at once; one further behind first catches up, as a read does.
+        const replica = this.#requireReplica();
+        if (replica.knownLast - replica.applied > INGEST_LAG) await this.barrier();
         // The 400s of a single node, before anything is published; the log then carries the validated events.
         const events = batchEvents(batch);
-        checkKnownVms(options.store, events);
+        try {
+          checkKnownVms(options.store, events);
+        } catch (error) {
+          // A VM started through another node a moment ago may not be applied here yet.
+          if (!(error instanceof UnknownVmsError)) throw error;
+          await this.barrier();
+          checkKnownVms(options.store, events);
+        }
         const log = this.#requireLog();
         const part = (slice: readonly AgentEvent[]): Command => eventsCommand(slice, batch.now, options.config.codeGroups);
         try {

@@ -234,7 +234,7 @@ export class HttpServer {
 
   #run(exchange: Exchange, route: Route): void {
     const barrier = this.#options.barrier;
-    if (barrier === undefined || !route.needsReady) {
+    if (barrier === undefined || !route.needsReady || route.ownBarrier) {
       this.#handle(exchange, route);
       return;
     }

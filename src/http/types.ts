@@ -42,5 +42,7 @@ export interface Route {
   scope?: Scope;
   /** Answer 503 while the service is not ready (decisions §3). */
   needsReady?: boolean;
+  /** The handler waits for the cluster's log as it needs (agent batches): no read-your-writes barrier before it. */
+  ownBarrier?: boolean;
   handler: Handler;
 }

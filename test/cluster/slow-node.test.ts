@@ -115,3 +115,14 @@ test('a node that cannot apply the log (a full disk, say) is DOWN and says why, 
     await stuck.stop();
   }
 });
+
+test('a batch through a node that has not applied its VM\'s start yet (taken through another node a moment ago) waits for it, rather than 400 UNKNOWN_VM', { skip: missing && 'nats-server is not installed' }, async () => {
+  const id = vmId(WRITES + 1);
+  const started = await ingest(fast.gatewayUrl, KEY, [vmStart(id, Date.now() - 1_000)]);
+  assert.equal(started.status, 200, JSON.stringify(started.body));
+  // The slow node applies each command 100 ms late: the start is not applied there yet.
+  const stopped = await ingest(slow.gatewayUrl, KEY, [{ type: 'vm.stop', vmId: id, time: Date.now() }]);
+  assert.equal(stopped.status, 200, JSON.stringify(stopped.body));
+  const state = await request<{ state: string }>(`${fast.apiUrl}/public/instance/${id}`, { key: KEY });
+  assert.equal(state.body.state, 'TERMINATED', state.text);
+});

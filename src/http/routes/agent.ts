@@ -11,6 +11,7 @@ export function agentRoutes(context: ServiceContext): Route[] {
       pattern: '/agent/v1/events',
       scope: 'ingest',
       needsReady: true,
+      ownBarrier: true,
       handler: async (request) => {
         const contentType = request.headers['content-type'] ?? '';
         const now = context.clock();
