@@ -8,6 +8,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.ts';
 import type { Store } from '../storage/store.ts';
 import { bucketEntries, keptBucket, readBucket } from './buckets.ts';
+import { answersFor } from './membership.ts';
 
 const BUCKET = 'jvmlens_log_checks';
 /** Commands a window holds: a node applying 30 agent batches a second compares every two minutes or so. */
@@ -16,13 +17,46 @@ export const CHECK_EVERY = 4_096;
 const CHECK_TTL_MS = 24 * 3_600_000;
 /** How many of this node's latest windows are compared again at each new one: others may record them later. */
 const WINDOWS_RECHECKED = 4;
-/** The store's meta key holding the window this node read otherwise than every other node: it stays DOWN across restarts. */
+/** How many windows that differed, with no reading taken as right yet, are compared again at each new one. */
+const UNSETTLED_KEPT = 16;
+/** The store's meta key holding the window this node read otherwise than the reading taken as right: it stays DOWN across restarts. */
 const ODD_WINDOW = 'logOddWindow';
+/** The bucket's key marking a node that read an odd history, until it was rebuilt: its reading is not taken as right. */
+const ODD_MARK = 'odd';
+/** The bucket's key holding a window's reading taken as right, recorded once for all nodes. */
+const RIGHT = 'right';
 
-/** The first window a node read otherwise than every other node, and the nodes that agreed on it. */
+/** The first window a node read otherwise than the reading taken as right, and the nodes that read that. */
 export interface OddWindow {
   to: number;
   nodes: string[];
+}
+
+/** A window's reading taken as right (log-checks.ts): its hash and the nodes that recorded it. */
+export interface RightReading {
+  crc: string;
+  nodes: string[];
+}
+
+/**
+ * Which of the hashes that three nodes or more recorded of a window is taken as right: the one the most nodes
+ * share; where as many share another, the one whose first node by id comes first (with no two alike, the
+ * first node's). Only a node that may serve (`eligible`: one that runs, whose data can be copied) is taken as
+ * right. Null where all agree, where fewer than three recorded (two that differ cannot tell which is right),
+ * or where no node may serve.
+ */
+export function rightReading(hashes: ReadonlyMap<string, string>, eligible: (nodeId: string) => boolean): RightReading | null {
+  if (hashes.size < 3) return null;
+  const byCrc = new Map<string, string[]>();
+  for (const [nodeId, crc] of hashes) byCrc.set(crc, [...(byCrc.get(crc) ?? []), nodeId]);
+  if (byCrc.size === 1) return null;
+  let right: (RightReading & { first: string }) | null = null;
+  for (const [crc, nodes] of byCrc) {
+    const first = nodes.filter(eligible).sort()[0];
+    if (first === undefined) continue;
+    if (right === null || nodes.length > right.nodes.length || (nodes.length === right.nodes.length && first < right.first)) right = { crc, nodes: nodes.sort(), first };
+  }
+  return right === null ? null : { crc: right.crc, nodes: right.nodes };
 }
 
 /** The window this store's node read otherwise than every other node (it is to be rebuilt), or null. */
@@ -75,21 +109,22 @@ export class LogWindows {
 
 /** Every window hash the nodes recorded (none before any node did), as the chaos bench checks them. */
 export function recordedWindows(nc: NatsConnection): Promise<(WindowHash & { nodeId: string })[]> {
-  return readBucket(nc, BUCKET, async (kv) => (await bucketEntries(kv)).map((entry) => {
+  return readBucket(nc, BUCKET, async (kv) => (await bucketEntries(kv)).filter((entry) => /^\d/.test(entry.key)).map((entry) => {
     const dot = entry.key.indexOf('.');
     return { to: Number(entry.key.slice(0, dot)), nodeId: entry.key.slice(dot + 1), crc: Number(entry.string()) };
   }), []);
 }
 
 /**
- * Deletes every window hash `nodeId` recorded, once it was rebuilt from a copy of a node that agrees (before
- * it reads on): they hash a history it no longer holds, and a node comparing those windows later (one that
- * replays the log from its start) would find them differing from its own or, when it read that odd history
- * too, share them and never find itself the odd one.
+ * Deletes every window hash `nodeId` recorded, and its mark as having read an odd history, once it was
+ * rebuilt from a copy of a node whose reading is taken as right (before it reads on): they hash a history it
+ * no longer holds, and a node comparing those windows later (one that replays the log from its start) would
+ * find them differing from its own or, when it read that odd history too, share them and never find itself
+ * the odd one.
  */
 export async function forgetWindows(nc: NatsConnection, nodeId: string): Promise<void> {
   await readBucket(nc, BUCKET, async (kv) => {
-    for (const entry of await bucketEntries(kv)) if (entry.key.slice(entry.key.indexOf('.') + 1) === nodeId) await kv.delete(entry.key);
+    for (const entry of await bucketEntries(kv)) if (!entry.key.startsWith(`${RIGHT}.`) && entry.key.slice(entry.key.indexOf('.') + 1) === nodeId) await kv.delete(entry.key);
   }, undefined);
 }
 
@@ -101,32 +136,42 @@ export interface LogChecksOptions {
   every?: number;
   /** Called once when this node is found to have read the odd history (not for one its store recorded before). */
   foundOdd?: (odd: OddWindow) => void;
+  /** Whether a node runs now, to give a copy of its data (by default: whether a process answers for its id). */
+  live?: (nodeId: string) => Promise<boolean>;
 }
 
 /**
  * Each node's window hashes, in a KV bucket. A node compares each window it records, and its few before
- * it again, with the hashes the others recorded: one that differs is named in its health note; and a node
- * whose hash no other shares while two or more others share theirs read the odd history, likely without
- * writes acknowledged meanwhile, and is DOWN until rebuilt from a copy of a node that agrees (restore.ts):
- * its store says so, so a restart does not serve the data it applied.
+ * it again (and those that differed with no reading taken as right yet, until one is), with the hashes the
+ * others recorded: one that differs is named in its health note. Where three nodes or more recorded a window
+ * and not alike (leaving out nodes marked as having read an odd history before, which are to be rebuilt), the
+ * first node to compare them records which reading is taken as right (`rightReading`),
+ * once for all; a node that read another read an odd history, likely without writes acknowledged meanwhile,
+ * and is DOWN until rebuilt from a copy of a node that read the right one (restore.ts): its store says so,
+ * so a restart does not serve the data it applied, and a mark in the bucket keeps the others from taking its
+ * reading of a later window as right.
  */
 export class LogChecks {
   readonly #kv: KV;
+  readonly #live: (nodeId: string) => Promise<boolean>;
   readonly #nodeId: string;
   readonly #logger: Logger;
   readonly #store: Pick<Store, 'meta'>;
   readonly #every: number;
   /** This node's latest windows, oldest first. */
   readonly #recent: WindowHash[] = [];
+  /** Windows whose hashes differed while no reading was taken as right (too few nodes had recorded them), oldest first. */
+  #unsettled: WindowHash[] = [];
   /** Called once this node is found to have read the odd history (ClusterNode then rebuilds it). */
   readonly #foundOdd: (odd: OddWindow) => void;
   /** The first window whose hash differed from another node's, and whose; null while none did. */
   #mismatch: { to: number; nodes: string[] } | null = null;
-  /** The first window this node read otherwise than every other node, which agree; null while none. */
+  /** The first window this node read otherwise than the reading taken as right; null while none. */
   #odd: OddWindow | null;
 
-  private constructor(kv: KV, options: LogChecksOptions) {
+  private constructor(nc: NatsConnection, kv: KV, options: LogChecksOptions) {
     this.#kv = kv;
+    this.#live = options.live ?? ((nodeId) => answersFor(nc, nodeId));
     this.#nodeId = options.nodeId;
     this.#logger = options.logger;
     this.#store = options.store;
@@ -137,36 +182,77 @@ export class LogChecks {
 
   static async open(nc: NatsConnection, options: LogChecksOptions): Promise<LogChecks> {
     const kv = await keptBucket(nc, BUCKET, { replicas: options.replicas, ttl: CHECK_TTL_MS });
-    return new LogChecks(kv, options);
+    return new LogChecks(nc, kv, options);
   }
 
   /** Records this node's hash of a window and compares it, and the few before it, with the other nodes' hashes. */
   async record(window: WindowHash): Promise<void> {
     await this.#kv.put(`${window.to}.${this.#nodeId}`, String(window.crc));
+    // Kept past the bucket's day while the node waits for a copy.
+    if (this.#odd !== null) await this.#kv.put(`${ODD_MARK}.${this.#nodeId}`, String(this.#odd.to));
     this.#recent.push(window);
     if (this.#recent.length > WINDOWS_RECHECKED) this.#recent.shift();
-    for (const recent of this.#recent) await this.#compare(recent);
+    const unsettled: WindowHash[] = [];
+    for (const compared of [...this.#unsettled.filter((old) => !this.#recent.includes(old)), ...this.#recent]) {
+      if (!(await this.#compare(compared))) unsettled.push(compared);
+    }
+    this.#unsettled = unsettled.slice(-UNSETTLED_KEPT);
   }
 
-  async #compare(window: WindowHash): Promise<void> {
-    const theirs = new Map<string, string>();
+  /** Compares this node's hash of a window with the others'; false while it differs and no reading is taken as right. */
+  async #compare(window: WindowHash): Promise<boolean> {
+    const mine = String(window.crc);
+    const hashes = new Map<string, string>([[this.#nodeId, mine]]);
     for await (const key of await this.#kv.keys(`${window.to}.*`)) {
       const nodeId = key.slice(key.indexOf('.') + 1);
       const entry = nodeId === this.#nodeId ? null : await this.#kv.get(key);
-      if (entry !== null && entry.operation === 'PUT') theirs.set(nodeId, entry.string());
+      if (entry !== null && entry.operation === 'PUT') hashes.set(nodeId, entry.string());
     }
-    const differing = [...theirs].filter(([, crc]) => crc !== String(window.crc)).map(([nodeId]) => nodeId).sort();
-    if (differing.length === 0) return;
+    const differing = [...hashes].filter(([, crc]) => crc !== mine).map(([nodeId]) => nodeId).sort();
+    if (differing.length === 0) return true;
     if (this.#mismatch === null) {
       this.#mismatch = { to: window.to, nodes: differing };
       this.#logger.error('the cluster log as this node read it differs from what other nodes read', { from: this.#from(window.to), to: window.to, nodes: differing });
     }
-    const othersAgree = differing.length >= 2 && differing.length === theirs.size && new Set(differing.map((nodeId) => theirs.get(nodeId))).size === 1;
-    if (othersAgree && this.#odd === null) {
-      this.#odd = { to: window.to, nodes: differing };
-      this.#logger.error('this node read another history of the cluster log than every other node', { from: this.#from(window.to), to: window.to, nodes: differing });
-      await this.#store.meta.put(ODD_WINDOW, JSON.stringify(this.#odd));
-      this.#foundOdd(this.#odd);
+    if (this.#odd !== null) return true;
+    const right = await this.#rightReading(window.to, hashes);
+    if (right === null) return false;
+    if (right.crc === mine) return true;
+    this.#odd = { to: window.to, nodes: right.nodes };
+    this.#logger.error(right.nodes.length > 1 ? 'this node read another history of the cluster log than every other node' : 'no two nodes read the cluster log alike: this node takes the reading of the first of them by id as right', { from: this.#from(window.to), to: window.to, nodes: right.nodes });
+    await this.#kv.put(`${ODD_MARK}.${this.#nodeId}`, String(window.to));
+    await this.#store.meta.put(ODD_WINDOW, JSON.stringify(this.#odd));
+    this.#foundOdd(this.#odd);
+    return true;
+  }
+
+  /**
+   * The reading of a window taken as right: the one a node recorded for all, or, where none did yet and the
+   * hashes tell, the one this node records now (where another node recorded first, that one).
+   */
+  async #rightReading(to: number, hashes: ReadonlyMap<string, string>): Promise<RightReading | null> {
+    const key = `${RIGHT}.${to}`;
+    const recorded = async () => {
+      const entry = await this.#kv.get(key);
+      return entry !== null && entry.operation === 'PUT' ? (JSON.parse(entry.string()) as RightReading) : null;
+    };
+    const taken = await recorded();
+    if (taken !== null || hashes.size < 3) return taken;
+    // A node marked as having read an odd history (of an earlier window) is to be rebuilt: its reading does not count.
+    const marked = new Set<string>();
+    for await (const mark of await this.#kv.keys(`${ODD_MARK}.*`)) marked.add(mark.slice(ODD_MARK.length + 1));
+    const counted = new Map([...hashes].filter(([nodeId]) => nodeId === this.#nodeId || !marked.has(nodeId)));
+    if (counted.size < 3) return null;
+    const others = [...counted.keys()].filter((nodeId) => nodeId !== this.#nodeId);
+    const live = new Set([this.#nodeId, ...(await Promise.all(others.map(async (nodeId) => ((await this.#live(nodeId)) ? nodeId : null)))).filter((nodeId) => nodeId !== null)]);
+    const right = rightReading(counted, (nodeId) => live.has(nodeId));
+    if (right === null) return null;
+    try {
+      await this.#kv.create(key, JSON.stringify(right));
+      return right;
+    } catch {
+      // Another node recorded its decision first: every node follows one.
+      return (await recorded()) ?? right;
     }
   }
 
@@ -185,6 +271,7 @@ export class LogChecks {
   get problem(): string | null {
     if (this.#odd === null) return null;
     const { to, nodes } = this.#odd;
-    return `this node read the cluster log's commands ${this.#from(to)} to ${to} otherwise than ${nodes.join(' and ')}, which agree (JetStream's replicas disagree): its data likely lacks writes acknowledged meanwhile; it rebuilds itself from a copy of ${nodes.join(' or ')}'s data (or stop it, delete its data directory, start it again)`;
+    const whose = nodes.length > 1 ? `${nodes.join(' and ')}, which agree` : `${nodes[0]}, whose reading is taken as right (no two nodes read them alike)`;
+    return `this node read the cluster log's commands ${this.#from(to)} to ${to} otherwise than ${whose} (JetStream's replicas disagree): its data likely lacks writes acknowledged meanwhile; it rebuilds itself from a copy of ${nodes.join(' or ')}'s data (or stop it, delete its data directory, start it again)`;
   }
 }

@@ -61,7 +61,7 @@ export const FAIL_APPLY_FILE = 'test-fail-apply';
 const RECONNECT_GRACE_MS = 3_000;
 /** A node that read the odd history and found no node to copy at its start asks for another try this often. */
 const REBUILD_RETRY_MS = 60_000;
-/** Test only (`--test-faults misread-log`): the log's commands up to this one are hashed from other bytes. */
+/** Test only (`--test-faults misread-log`, `misread-log-otherwise`): the log's commands up to this one are hashed from other bytes. */
 const MISREAD_UNTIL = 8;
 /** Test only (`--test-faults lose-writes`): the agent batches whose sequence the log gives another write. */
 const LOST_WRITES = 4;
@@ -287,8 +287,9 @@ export class ClusterNode {
       // Its start found no node to copy (restore.ts): another try in a while.
       if (checks.problem !== null) this.#rebuildRetry = setTimeout(() => this.#askRebuild(), REBUILD_RETRY_MS);
       const windows = new LogWindows((window) => void checks.record(window).catch((error: Error) => logger.warn('comparing the cluster log with the other nodes failed', { to: window.to, reason: error.message })), every);
-      // Test only: this node hashes other bytes than it read at the log's start, as a node whose server gave it another history for a while.
-      const misread = config.testFaults.includes('misread-log');
+      // Test only: this node hashes other bytes than it read at the log's start, as a node whose server gave it another history for a while
+      // (`misread-log-otherwise`: yet other bytes, another history again).
+      const misreadWith = config.testFaults.includes('misread-log-otherwise') ? 1 : config.testFaults.includes('misread-log') ? 0 : null;
       if (config.testFaults.includes('lose-writes')) log.loseWritesForTest(LOST_WRITES);
       // Test only: this node reads the writes it lost (above) where the log holds their stand-ins, as a node whose server's history held them.
       const readLost = config.testFaults.includes('read-lost-writes');
@@ -296,7 +297,7 @@ export class ClusterNode {
         nodeId: config.nodeId, log, store, writes: local, codeGroup: group.of, applyReport: (command) => this.reports.apply(command), rematch, logger,
         read: (seq, data, msgId, after) => {
           acknowledged.read(seq, readLost && msgId !== null ? (log.lostWriteFor(msgId) ?? msgId) : msgId, after);
-          windows.read(seq, misread && seq <= MISREAD_UNTIL ? Uint8Array.of(...data.subarray(0, 16), 0) : data);
+          windows.read(seq, misreadWith !== null && seq <= MISREAD_UNTIL ? Uint8Array.of(...data.subarray(0, 16), misreadWith) : data);
         },
         ...(config.testFaults.includes('slow-apply') ? { slowApplyMs: SLOW_APPLY_MS } : {}),
         ...(config.testFaults.includes('failing-apply') ? { applyFails: () => existsSync(join(config.dataDir, FAIL_APPLY_FILE)) } : {}),

@@ -47,7 +47,7 @@ async function replaceStore(dataDir: string, incoming: string): Promise<void> {
 /**
  * Before the store opens: when the log no longer holds the command after this node's last, or this node
  * read the odd history, copies a live node's data over this node's (asking each live node in turn, those
- * that agreed on the odd window first; one that read an odd history itself gives none). Anything that stops
+ * that read the right history where this one read an odd one; one that read an odd history itself gives none). Anything that stops
  * it (no NATS server, no live node that can give a copy) is logged, and the node starts as it is: health
  * then names the truncation or the odd history, and a restart while another node is UP tries again.
  */
@@ -69,17 +69,16 @@ export async function restoreIfNeeded(config: Config, logger: Logger): Promise<v
     // A second process with a live node's id: its join refuses the id; copying first would be for nothing.
     if (await answersFor(log.nc, config.nodeId)) return;
     // A node of another code group stores other classes: only one of this node's group can give its data.
-    const agreed = (nodeId: string) => (odd?.nodes.includes(nodeId) ? 0 : 1);
     const listed = config.testFaults.includes('unlisted-peers') ? [] : await liveNodes(log.nc);
-    const peers = listed.filter((node) => node.nodeId !== config.nodeId && node.codeGroup === config.codeGroup).map((node) => node.nodeId);
-    // The membership, read through one server, can lack live nodes for minutes (the chaos bench's odd node
-    // found no peer three times in two minutes, the two others up; likely a replica of its bucket left behind
-    // by a pause): with one code group, the nodes that agreed on the odd window are asked too, each answering
-    // for itself.
-    if (odd !== null && config.codeGroups === 1) peers.push(...odd.nodes.filter((nodeId) => nodeId !== config.nodeId && !peers.includes(nodeId)));
-    peers.sort((a, b) => agreed(a) - agreed(b));
+    const group = listed.filter((node) => node.nodeId !== config.nodeId && node.codeGroup === config.codeGroup).map((node) => node.nodeId);
+    // A node that read the odd history copies only one that read the right one (another node may have read
+    // an odd one too and not know it yet). The membership, read through one server, can lack live nodes for
+    // minutes (the chaos bench's odd node found no peer three times in two minutes, the two others up; likely
+    // a replica of its bucket left behind by a pause): with one code group, those nodes are asked even where
+    // it does not list them, each answering for itself.
+    const peers = odd === null ? group : odd.nodes.filter((nodeId) => nodeId !== config.nodeId && (config.codeGroups === 1 || group.includes(nodeId)));
     if (odd === null) logger.info('the cluster log was truncated past this node: copying a live node\'s data first', { applied, peers });
-    else logger.warn('this node read the cluster log otherwise than the other nodes: copying the data of one that agrees with them first', { applied, windowEndingAt: odd.to, agreed: odd.nodes, peers });
+    else logger.warn('this node read the cluster log otherwise than the other nodes: copying the data of one that read the history taken as right first', { applied, windowEndingAt: odd.to, agreed: odd.nodes, peers });
     for (const peer of peers) {
       const started = Date.now();
       try {
