@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
 import { APPENDING_AGAIN } from '../src/cluster/acknowledged-writes.ts';
 import { HANDING_OVER } from '../src/cluster/hand-over-writes.ts';
-import { recordedWindows } from '../src/cluster/log-checks.ts';
+import { FOUND_ODD, FOUND_ODD_NO_TWO_ALIKE, recordedWindows } from '../src/cluster/log-checks.ts';
 import { startNatsServers } from '../src/cluster/nats-servers.ts';
 import { temporaryDir } from './fleet.ts';
 import { startJvmlens } from './service.ts';
@@ -47,6 +47,9 @@ export interface ClusterChaosResult {
   writesAppendedAgain: number;
   /** Writes a node that read the odd history appended again before it rebuilt itself, the others not having read them (src/cluster/hand-over-writes.ts). */
   writesHandedOver: number;
+  /** Times a node found it read another history than the one taken as right, and of those, where no two nodes read the window alike (log-checks.ts). */
+  oddFindings: number;
+  oddFindingsNoTwoAlike: number;
 }
 
 const KEY = 'bench_cluster_chaos_key_0123456789';
@@ -161,13 +164,18 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
   const nats = await startNatsServers(3, dir);
   const urls = nats.map((server) => server.url).join(',');
   const groups = (index: number) => (codeGroups === 1 ? [] : ['--code-groups', String(codeGroups), '--code-group', String(index)]);
-  const countAppendedAgain = (line: string) => {
+  const countFromLog = (line: string) => {
     if (line.includes(APPENDING_AGAIN)) result.writesAppendedAgain++;
     if (line.includes(HANDING_OVER)) result.writesHandedOver += Number(/"writes":(\d+)/.exec(line)?.[1] ?? 0);
+    if (line.includes(FOUND_ODD)) result.oddFindings++;
+    if (line.includes(FOUND_ODD_NO_TWO_ALIKE)) {
+      result.oddFindings++;
+      result.oddFindingsNoTwoAlike++;
+    }
   };
-  const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`, '--log-retention-ms', String(LOG_RETENTION_MS), ...groups(index)], onLog: countAppendedAgain });
+  const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`, '--log-retention-ms', String(LOG_RETENTION_MS), ...groups(index)], onLog: countFromLog });
   const nodes: (JvmlensService | null)[] = [];
-  const result: ClusterChaosResult = { kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0, writesHandedOver: 0 };
+  const result: ClusterChaosResult = { kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0, writesHandedOver: 0, oddFindings: 0, oddFindingsNoTwoAlike: 0 };
   const reportIds: string[] = [];
   let batches = 0;
   // Each acknowledged VM's tags as last acknowledged; null once an edit's outcome is unknown (no answer).

@@ -26,6 +26,11 @@ const ODD_MARK = 'odd';
 /** The bucket's key holding a window's reading taken as right, recorded once for all nodes. */
 const RIGHT = 'right';
 
+/** What a node logs when it finds it read another history than the one taken as right, which two or more nodes read. */
+export const FOUND_ODD = 'this node read another history of the cluster log than every other node';
+/** What it logs where no two nodes read the window alike, and the first node's reading by id is taken as right. */
+export const FOUND_ODD_NO_TWO_ALIKE = 'no two nodes read the cluster log alike: this node takes the reading of the first of them by id as right';
+
 /** The first window a node read otherwise than the reading taken as right, and the nodes that read that. */
 export interface OddWindow {
   to: number;
@@ -219,7 +224,7 @@ export class LogChecks {
     if (right === null) return false;
     if (right.crc === mine) return true;
     this.#odd = { to: window.to, nodes: right.nodes };
-    this.#logger.error(right.nodes.length > 1 ? 'this node read another history of the cluster log than every other node' : 'no two nodes read the cluster log alike: this node takes the reading of the first of them by id as right', { from: this.#from(window.to), to: window.to, nodes: right.nodes });
+    this.#logger.error(right.nodes.length > 1 ? FOUND_ODD : FOUND_ODD_NO_TWO_ALIKE, { from: this.#from(window.to), to: window.to, nodes: right.nodes });
     await this.#kv.put(`${ODD_MARK}.${this.#nodeId}`, String(window.to));
     await this.#store.meta.put(ODD_WINDOW, JSON.stringify(this.#odd));
     this.#foundOdd(this.#odd);
