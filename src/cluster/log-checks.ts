@@ -8,7 +8,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.ts';
 import type { Store } from '../storage/store.ts';
 import { bucketEntries, keptBucket, readBucket } from './buckets.ts';
-import { answersFor } from './membership.ts';
+import { goneNode } from './membership.ts';
 
 const BUCKET = 'jvmlens_log_checks';
 /** Commands a window holds: a node applying 30 agent batches a second compares every two minutes or so. */
@@ -141,7 +141,7 @@ export interface LogChecksOptions {
   every?: number;
   /** Called once when this node is found to have read the odd history (not for one its store recorded before). */
   foundOdd?: (odd: OddWindow) => void;
-  /** Whether a node runs now, to give a copy of its data (by default: whether a process answers for its id). */
+  /** Whether a node runs now, to give a copy of its data (by default: unless no process holds its id; a busy one may answer late). */
   live?: (nodeId: string) => Promise<boolean>;
 }
 
@@ -176,7 +176,7 @@ export class LogChecks {
 
   private constructor(nc: NatsConnection, kv: KV, options: LogChecksOptions) {
     this.#kv = kv;
-    this.#live = options.live ?? ((nodeId) => answersFor(nc, nodeId));
+    this.#live = options.live ?? (async (nodeId) => !(await goneNode(nc, nodeId)));
     this.#nodeId = options.nodeId;
     this.#logger = options.logger;
     this.#store = options.store;

@@ -141,6 +141,11 @@ export async function answersFor(nc: NatsConnection, nodeId: string): Promise<bo
   return typeof (await askFor(nc, nodeId)) === 'object';
 }
 
+/** Whether no process holds this node id now (a node too busy to answer, or paused, still holds it). */
+export async function goneNode(nc: NatsConnection, nodeId: string): Promise<boolean> {
+  return (await askFor(nc, nodeId)) === 'absent';
+}
+
 /** Asks the node with this id for its info: 'absent' when no node holds the id (NATS answers that at once). */
 async function askFor(nc: NatsConnection, nodeId: string): Promise<NodeInfo | 'absent' | 'unanswered'> {
   try {
