@@ -25,6 +25,8 @@ export interface ClusterChaosResult {
   acknowledged: number;
   /** Batches answered otherwise, or not at all (stored or not). */
   unanswered: number;
+  /** Those by what answered them: a status and the error's code (`503 NOT_READY`), or `no answer` (the node died with the request, or its port was closed). */
+  unansweredBy: Record<string, number>;
   tagEdits: number;
   /** Acknowledged batches a node does not have (its instance read answers 404) once every node is UP again. */
   lost: number;
@@ -175,7 +177,7 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
   };
   const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`, '--log-retention-ms', String(LOG_RETENTION_MS), ...groups(index)], onLog: countFromLog });
   const nodes: (JvmlensService | null)[] = [];
-  const result: ClusterChaosResult = { kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0, writesHandedOver: 0, oddFindings: 0, oddFindingsNoTwoAlike: 0 };
+  const result: ClusterChaosResult = { kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, unansweredBy: {}, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0, writesHandedOver: 0, oddFindings: 0, oddFindingsNoTwoAlike: 0 };
   const reportIds: string[] = [];
   let batches = 0;
   // Each acknowledged VM's tags as last acknowledged; null once an edit's outcome is unknown (no answer).
@@ -186,20 +188,32 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
     // A paused node is left out, as a load balancer whose probe it no longer answers leaves it out.
     const live = () => nodes.filter((node): node is JvmlensService => node !== null);
     const anyNode = () => live()[Math.floor(Math.random() * live().length)];
+    // Each failure's first sighting at each node goes to the progress lines, with the time the node logs use.
+    const seenFailures = new Set<string>();
+    const failed = (why: string, nodeName: string) => {
+      result.unanswered++;
+      result.unansweredBy[why] = (result.unansweredBy[why] ?? 0) + 1;
+      if (!seenFailures.has(`${why} ${nodeName}`)) log(`first batch answered ${why} by ${nodeName} at ${new Date().toISOString()}`);
+      seenFailures.add(`${why} ${nodeName}`);
+    };
     const writer = async () => {
       while (running) {
         const vmId = randomUUID();
+        const node = anyNode();
+        const nodeName = `n${nodes.indexOf(node) + 1}`;
         try {
-          const answer = await call(`${anyNode().gatewayUrl}/agent/v1/events`, { method: 'POST', body: JSON.stringify(batch(vmId, Date.now() - 1_000, batches++)) });
+          const answer = await call(`${node.gatewayUrl}/agent/v1/events`, { method: 'POST', body: JSON.stringify(batch(vmId, Date.now() - 1_000, batches++)) });
           if (answer.status === 200) {
             expected.set(vmId, { env: 'chaos' });
             result.acknowledged++;
             continue;
           }
+          const code = (answer.body as { code?: unknown } | null)?.code;
+          failed(`${answer.status} ${typeof code === 'string' ? code : ''}`.trim(), nodeName);
         } catch {
           // The node died with the request: stored or not.
+          failed('no answer', nodeName);
         }
-        result.unanswered++;
       }
     };
     const tagger = async () => {

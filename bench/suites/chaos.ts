@@ -28,7 +28,7 @@ async function clusterRow(seconds: number, codeGroups: 1 | 3): Promise<BenchRow>
     p50Ms: 0,
     p99Ms: 0,
     rssMb: 0,
-    extra: { ...result, vmsPerNode: result.vmsPerNode.join(' '), methodsPerNode: result.methodsPerNode.join(' ') },
+    extra: { ...result, vmsPerNode: result.vmsPerNode.join(' '), methodsPerNode: result.methodsPerNode.join(' '), unansweredBy: Object.entries(result.unansweredBy).map(([why, count]) => `${why}: ${count}`).join(', ') },
   };
 }
 
