@@ -208,7 +208,7 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
             result.acknowledged++;
             continue;
           }
-          const code = (answer.body as { code?: unknown } | null)?.code;
+          const code = (answer.body as { error?: unknown } | null)?.error;
           failed(`${answer.status} ${typeof code === 'string' ? code : ''}`.trim(), nodeName);
         } catch {
           // The node died with the request: stored or not.
