@@ -60,7 +60,14 @@ async function ensureAdminKey(store: Store, config: Config, clock: () => number)
   return key;
 }
 
-export async function startService(config: Config, logger: Logger, clock: () => number = Date.now): Promise<RunningService> {
+export interface StartOptions {
+  clock?: () => number;
+  /** Called just before the service listens on its ports (a rebuilding node's placeholder lets them go). */
+  beforeListen?: () => Promise<void>;
+}
+
+export async function startService(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningService> {
+  const clock = options.clock ?? Date.now;
   const clustered = config.cluster.length > 0;
   const readiness = new Readiness(['storage', ...(clustered ? [CLUSTER_STEP] : []), 'workers', 'vulnerabilities', ...(config.readyDelayMs > 0 ? ['test delay'] : [])]);
   const metrics = new Metrics();
@@ -149,6 +156,7 @@ export async function startService(config: Config, logger: Logger, clock: () => 
   // Load balancers probe health on the gateway with HTTP/1.0 by default: its port always has the front.
   const gateway = new HttpServer({ ...common, routes: gatewayRoutes, bodyLimit: 16 * MIB, front: true });
   const api = new HttpServer({ ...common, routes: apiRoutes, bodyLimit: 1 * MIB, front: config.apiFront });
+  await options.beforeListen?.();
   const gatewayPort = await gateway.listen(config.host, config.gatewayPort);
   const apiPort = await api.listen(config.host, config.apiPort);
   // A cluster's keys are created through the log (`jvmlens keys create --cluster`): nodes would each make one.

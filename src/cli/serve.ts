@@ -1,6 +1,7 @@
 // `jvmlens serve`: runs the service until SIGTERM/SIGINT, then shuts down gracefully (decisions §1).
 import { ConfigError } from '../config.ts';
 import type { Config } from '../config.ts';
+import { PortPlaceholder } from '../http/port-placeholder.ts';
 import { logger as plainLogger, loggerWith } from '../log.ts';
 import { startService } from '../service.ts';
 import type { RunningService } from '../service.ts';
@@ -47,9 +48,9 @@ export async function serveCommand(config: Config): Promise<void> {
         if (!replaced) cannotStart(running, error);
       },
     );
-    // A cluster node that read another history of the log than the others starts again, on the same ports,
-    // from a copy of a node that agrees with them (restore.ts); DOWN meanwhile, as it was. Also while it
-    // still replays the log at its start.
+    // A cluster node that read another history of the log than the one taken as right starts again, on the
+    // same ports, from a copy of a node that read that one (restore.ts); DOWN meanwhile, as it was, its ports
+    // held by a placeholder. Also while it still replays the log at its start.
     void running.rebuild.then(async () => {
       if (stopping) return;
       replaced = true;
@@ -57,9 +58,15 @@ export async function serveCommand(config: Config): Promise<void> {
       logger.warn(why);
       await running.shutdown(why);
       if (stopping) return;
+      const ports = { gatewayPort: running.gatewayPort, apiPort: running.apiPort };
+      const placeholder = await PortPlaceholder.hold(config.host, [ports.gatewayPort, ports.apiPort], why).catch((error: Error) => {
+        logger.warn('could not hold this node\'s ports while it rebuilds itself; they are closed meanwhile', { reason: error.message });
+        return null;
+      });
       try {
-        service = await startService({ ...config, gatewayPort: running.gatewayPort, apiPort: running.apiPort }, logger);
+        service = await startService({ ...config, ...ports }, logger, { beforeListen: async () => placeholder?.release() });
       } catch (error) {
+        await placeholder?.release();
         cannotStart(null, error as Error);
         return;
       }

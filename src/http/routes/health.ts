@@ -4,6 +4,11 @@ import type { Route } from '../types.ts';
 
 const HEADERS = { 'Cache-Control': 'no-store' };
 
+/** What health answers: UP (200) or DOWN (503), and the note that says why or what is degraded. */
+export function healthBody(up: boolean, note: string): { healthState: 'UP' | 'DOWN'; code: number; message: string; note: string } {
+  return { healthState: up ? 'UP' : 'DOWN', code: up ? 200 : 503, message: up ? 'jvmlens is ready' : 'jvmlens is not ready', note };
+}
+
 export function healthRoutes(context: ServiceContext): Route[] {
   // Probes call this constantly: the body is serialised once per distinct state.
   let last: { note: string; raw: string } | null = null;
@@ -12,10 +17,7 @@ export function healthRoutes(context: ServiceContext): Route[] {
     const up = reason === null;
     const status = up ? 200 : 503;
     const note = reason ?? context.readiness.degradation() ?? '';
-    if (last === null || last.note !== note) {
-      const body = { healthState: up ? 'UP' : 'DOWN', code: status, message: up ? 'jvmlens is ready' : 'jvmlens is not ready', note };
-      last = { note, raw: JSON.stringify(body) };
-    }
+    if (last === null || last.note !== note) last = { note, raw: JSON.stringify(healthBody(up, note)) };
     return { status, headers: HEADERS, raw: last.raw, contentType: 'application/json' };
   };
   return [{ method: 'GET', pattern: '/opthub-health', handler }];

@@ -1,0 +1,39 @@
+// A rebuilding cluster node's ports are held (src/http/port-placeholder.ts): health answers DOWN with why,
+// every other request 503 NOT_READY; released, the service's own listeners (uWS, and the gateway's front
+// thread) take the same ports at once, though the placeholder's closed connections linger on them.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { PortPlaceholder } from '../../src/http/port-placeholder.ts';
+import { HttpServer } from '../../src/http/server.ts';
+import { Metrics } from '../../src/http/metrics.ts';
+import { freePort } from '../helpers/service.ts';
+
+const WHY = 'restarting to take a copy of another node\'s data: this node read another history of the cluster log';
+const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+test('a held port answers DOWN and 503 NOT_READY with why; released, the service listens on it again', async () => {
+  const ports = [await freePort(), await freePort()];
+  const placeholder = await PortPlaceholder.hold('127.0.0.1', ports, WHY);
+  const health = await fetch(`http://127.0.0.1:${ports[0]}/opthub-health`);
+  assert.equal(health.status, 503);
+  assert.deepEqual(await health.json(), { healthState: 'DOWN', code: 503, message: 'jvmlens is not ready', note: WHY });
+  const write = await fetch(`http://127.0.0.1:${ports[1]}/agent/v1/events`, { method: 'POST', body: '{"vmId":"x"}\n' });
+  assert.equal(write.status, 503);
+  assert.equal(write.headers.get('retry-after'), '1');
+  assert.deepEqual(await write.json(), { error: 'NOT_READY', message: `service not ready: ${WHY}` });
+  // Another listener cannot take a held port.
+  await assert.rejects(PortPlaceholder.hold('127.0.0.1', [ports[0]], WHY), /EADDRINUSE/);
+
+  await placeholder.release();
+  const routes = [{ method: 'GET' as const, pattern: '/opthub-health', handler: () => ({ status: 200, body: { healthState: 'UP' } }) }];
+  const servers = [true, false].map((front) => new HttpServer({
+    routes, front, bodyLimit: 1024, metrics: new Metrics(), logger: quiet, notReadyReason: () => null,
+    authenticate: () => { throw new Error('no route here needs a key'); }, onStorageFailure: () => undefined,
+  }));
+  try {
+    assert.deepEqual([await servers[0].listen('127.0.0.1', ports[0]), await servers[1].listen('127.0.0.1', ports[1])], ports);
+    for (const port of ports) assert.equal((await fetch(`http://127.0.0.1:${port}/opthub-health`)).status, 200);
+  } finally {
+    await Promise.all(servers.map((server) => server.close()));
+  }
+});
