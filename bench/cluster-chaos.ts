@@ -270,12 +270,14 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
     running = false;
     await Promise.all(load);
     log(`${result.kills} kills, ${result.pauses} pauses, ${result.acknowledged} batches, ${result.tagEdits} tag edits and ${reportIds.length} reports acknowledged; checking every node`);
+    const notServing = new Set<JvmlensService>();
     for (const [index, node] of nodes.entries()) {
       if (node === null) continue;
       // A node still DOWN once the others serve (one that read the odd history of the log and found no node
       // to copy) is checked once, not once per VM: each read of it would wait REPORT_WAIT_MS.
       const health = await callServing(`${node.gatewayUrl}/opthub-health`);
       if (health.status !== 200) {
+        notServing.add(node);
         result.unreadable += expected.size;
         log(`n${index + 1} is not serving: ${health.status} ${JSON.stringify(health.body).slice(0, 300)}`);
         continue;
@@ -295,7 +297,7 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
     }
     result.reports = reportIds.length;
     for (const reportId of reportIds) {
-      const outcomes = await Promise.all(live().map((node) => finalOutcome(node, reportId)));
+      const outcomes = await Promise.all(live().map((node) => (notServing.has(node) ? Promise.resolve('not serving') : finalOutcome(node, reportId))));
       if (outcomes.some((outcome) => outcome.startsWith('PROCESSING') || outcome !== outcomes[0])) {
         result.reportsDiffering++;
         log(`report ${reportId} differs between the nodes: ${outcomes.join(' | ')}`);
