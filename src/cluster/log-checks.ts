@@ -95,6 +95,15 @@ export class LogWindows {
     this.#every = every;
   }
 
+  /**
+   * The hash of the window being read, from its first command to the last read, or null (none read in order
+   * from its start, or the last read ended a whole window, handed over already): the log's tail, compared
+   * once the log is quiet, as a window may take long to fill.
+   */
+  partial(): WindowHash | null {
+    return this.#inWindow ? { to: this.#next - 1, crc: this.#crc } : null;
+  }
+
   /** The command at `seq` was read: its bytes go into the window's hash. */
   read(seq: number, data: Uint8Array): void {
     if (seq !== this.#next) this.#inWindow = false;
@@ -167,6 +176,8 @@ export class LogChecks {
   readonly #recent: WindowHash[] = [];
   /** Windows whose hashes differed while no reading was taken as right (too few nodes had recorded them), oldest first. */
   #unsettled: WindowHash[] = [];
+  /** The last command of the tail this node recorded (checkTail), 0 before any. */
+  #tailRecorded = 0;
   /** Called once this node is found to have read the odd history (ClusterNode then rebuilds it). */
   readonly #foundOdd: (odd: OddWindow) => void;
   /** The first window whose hash differed from another node's, and whose; null while none did. */
@@ -202,6 +213,23 @@ export class LogChecks {
       if (!(await this.#compare(compared))) unsettled.push(compared);
     }
     this.#unsettled = unsettled.slice(-UNSETTLED_KEPT);
+  }
+
+  /**
+   * Compares this node's hash of the log's tail, the window being read up to its last command, while the log
+   * is quiet (ClusterNode calls this every few seconds then): recorded once, compared at each call, as the
+   * others record theirs once they read so far; the windows that differed with nothing decided are compared
+   * again too (no new window comes to do it).
+   */
+  async checkTail(tail: WindowHash): Promise<void> {
+    if (this.#tailRecorded !== tail.to) {
+      await this.#kv.put(`${tail.to}.${this.#nodeId}`, String(tail.crc));
+      this.#tailRecorded = tail.to;
+    }
+    await this.#compare(tail);
+    const unsettled: WindowHash[] = [];
+    for (const window of this.#unsettled) if (!(await this.#compare(window))) unsettled.push(window);
+    this.#unsettled = unsettled;
   }
 
   /** Compares this node's hash of a window with the others'; false while it differs and no reading is taken as right. */
@@ -261,8 +289,9 @@ export class LogChecks {
     }
   }
 
+  /** Where the window ending at `to` begins (a tail's `to` ends no whole window). */
   #from(to: number): number {
-    return to - this.#every + 1;
+    return to - ((to - 1) % this.#every);
   }
 
   /** Health's note once a window differed from another node's (until the node restarts), or null. */

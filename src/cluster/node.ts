@@ -61,6 +61,8 @@ export const FAIL_APPLY_FILE = 'test-fail-apply';
 const RECONNECT_GRACE_MS = 3_000;
 /** A node that read the odd history and found no node to copy at its start asks for another try this often. */
 const REBUILD_RETRY_MS = 60_000;
+/** How long the log stays quiet (nothing read) before this node compares its tail, the window read so far, with the others'. */
+const TAIL_QUIET_MS = 5_000;
 /** Test only (`--test-faults misread-log`, `misread-log-otherwise`): the log's commands up to this one are hashed from other bytes. */
 const MISREAD_UNTIL = 8;
 /** Test only (`--test-faults lose-writes`): the agent batches whose sequence the log gives another write. */
@@ -141,6 +143,8 @@ export class ClusterNode {
   readonly #catchUp = new CatchUpHealth();
   #askRebuild: () => void = () => undefined;
   #rebuildRetry: ReturnType<typeof setTimeout> | null = null;
+  /** Compares the log's tail with the other nodes' once the log is quiet. */
+  #tailChecks: ReturnType<typeof setInterval> | null = null;
   /**
    * Resolves when this node read another history of the log than the others (log-checks.ts): its data is
    * to be replaced by a copy of a node that agrees with them, which its next start takes (restore.ts).
@@ -286,7 +290,18 @@ export class ClusterNode {
       this.#logChecks = checks;
       // Its start found no node to copy (restore.ts): another try in a while.
       if (checks.problem !== null) this.#rebuildRetry = setTimeout(() => this.#askRebuild(), REBUILD_RETRY_MS);
-      const windows = new LogWindows((window) => void checks.record(window).catch((error: Error) => logger.warn('comparing the cluster log with the other nodes failed', { to: window.to, reason: error.message })), every);
+      const compareFailed = (to: number) => (error: Error) => logger.warn('comparing the cluster log with the other nodes failed', { to, reason: error.message });
+      const windows = new LogWindows((window) => void checks.record(window).catch(compareFailed(window.to)), every);
+      // A window may take long to fill (a chaos row's last writes differed in one the run never filled):
+      // while the log is quiet, the tail read so far is compared too.
+      let lastRead = Date.now();
+      let comparingTail = false;
+      this.#tailChecks = setInterval(() => {
+        const tail = windows.partial();
+        if (tail === null || comparingTail || Date.now() - lastRead < TAIL_QUIET_MS) return;
+        comparingTail = true;
+        checks.checkTail(tail).catch(compareFailed(tail.to)).finally(() => (comparingTail = false));
+      }, TAIL_QUIET_MS);
       // Test only: this node hashes other bytes than it read at the log's start, as a node whose server gave it another history for a while
       // (`misread-log-otherwise`: yet other bytes, another history again).
       const misreadWith = config.testFaults.includes('misread-log-otherwise') ? 1 : config.testFaults.includes('misread-log') ? 0 : null;
@@ -298,6 +313,7 @@ export class ClusterNode {
         read: (seq, data, msgId, after) => {
           acknowledged.read(seq, readLost && msgId !== null ? (log.lostWriteFor(msgId) ?? msgId) : msgId, after);
           windows.read(seq, misreadWith !== null && seq <= MISREAD_UNTIL ? Uint8Array.of(...data.subarray(0, 16), misreadWith) : data);
+          lastRead = Date.now();
         },
         ...(config.testFaults.includes('slow-apply') ? { slowApplyMs: SLOW_APPLY_MS } : {}),
         ...(config.testFaults.includes('failing-apply') ? { applyFails: () => existsSync(join(config.dataDir, FAIL_APPLY_FILE)) } : {}),
@@ -430,6 +446,7 @@ export class ClusterNode {
   async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#rebuildRetry !== null) clearTimeout(this.#rebuildRetry);
+    if (this.#tailChecks !== null) clearInterval(this.#tailChecks);
     if (this.#watch !== null) clearInterval(this.#watch);
     if (this.#compaction !== null) clearInterval(this.#compaction);
     this.reports.close();
