@@ -208,11 +208,7 @@ export class LogChecks {
     if (this.#odd !== null) await this.#kv.put(`${ODD_MARK}.${this.#nodeId}`, String(this.#odd.to));
     this.#recent.push(window);
     if (this.#recent.length > WINDOWS_RECHECKED) this.#recent.shift();
-    const unsettled: WindowHash[] = [];
-    for (const compared of [...this.#unsettled.filter((old) => !this.#recent.includes(old)), ...this.#recent]) {
-      if (!(await this.#compare(compared))) unsettled.push(compared);
-    }
-    this.#unsettled = unsettled.slice(-UNSETTLED_KEPT);
+    this.#unsettled = (await this.#stillUnsettled([...this.#unsettled.filter((old) => !this.#recent.includes(old)), ...this.#recent])).slice(-UNSETTLED_KEPT);
   }
 
   /**
@@ -227,9 +223,14 @@ export class LogChecks {
       this.#tailRecorded = tail.to;
     }
     await this.#compare(tail);
+    this.#unsettled = await this.#stillUnsettled(this.#unsettled);
+  }
+
+  /** Compares each window in turn; those that differ with no reading taken as right yet. */
+  async #stillUnsettled(windows: readonly WindowHash[]): Promise<WindowHash[]> {
     const unsettled: WindowHash[] = [];
-    for (const window of this.#unsettled) if (!(await this.#compare(window))) unsettled.push(window);
-    this.#unsettled = unsettled;
+    for (const window of windows) if (!(await this.#compare(window))) unsettled.push(window);
+    return unsettled;
   }
 
   /** Compares this node's hash of a window with the others'; false while it differs and no reading is taken as right. */
