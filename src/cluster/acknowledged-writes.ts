@@ -4,8 +4,9 @@
 // had their 200. A node holds each write it appended until it reads the write's message id in the log;
 // one it has not read by well past its acknowledged sequence is lost, and appended again. By message id,
 // not by sequence: the same runs gave readers histories shifted by up to hundreds of commands, which hold
-// the write at another sequence.
+// the write at another sequence. A node journals each one on its disk until read back (write-journal.ts).
 import type { Logger } from '../log.ts';
+import type { WriteJournal } from './write-journal.ts';
 
 export interface AcknowledgedWrite {
   seq: number;
@@ -88,18 +89,42 @@ export class AcknowledgedWrites {
   #forgotten = 0;
   readonly #appendAgain: (write: AcknowledgedWrite, appends: number) => Promise<number>;
   readonly #logger: Logger;
+  readonly #journal: WriteJournal | null;
+  /** Whether a journal write failed (logged once). */
+  #journalFailing = false;
 
   /**
    * `appendAgain` appends a lost write once more (under a message id of its own; `appends` times so far),
-   * calls `acknowledged` with it, and resolves with its new sequence.
+   * calls `acknowledged` with it, and resolves with its new sequence. `journal`: where the writes held are
+   * kept on disk too (a node's; a command line reads its writes back before it exits).
    */
-  constructor(appendAgain: (write: AcknowledgedWrite, appends: number) => Promise<number>, logger: Logger) {
+  constructor(appendAgain: (write: AcknowledgedWrite, appends: number) => Promise<number>, logger: Logger, journal: WriteJournal | null = null) {
     this.#appendAgain = appendAgain;
     this.#logger = logger;
+    this.#journal = journal;
   }
 
-  /** JetStream acknowledged `write` at `write.seq` (`appends`: the times it was appended before, lost). */
-  acknowledged(write: AcknowledgedWrite, appends = 0): void {
+  /**
+   * Holds again the writes the journal kept, which this node's process before this one had not read back:
+   * to be read back as any held write (ClusterLog.readBackWrites). How many.
+   */
+  holdJournaled(): number {
+    const journaled = this.#journal?.unconfirmed() ?? [];
+    for (const { write, appends } of journaled) this.#hold(write, appends);
+    return journaled.length;
+  }
+
+  /**
+   * JetStream acknowledged `write` at `write.seq` (`appends`: the times it was appended before, lost).
+   * Resolves once it is journaled (at once without a journal, or for a write already read).
+   */
+  acknowledged(write: AcknowledgedWrite, appends = 0): Promise<void> {
+    if (!this.#hold(write, appends)) return Promise.resolve();
+    return this.#journal?.hold(write, appends).then(() => undefined, (error: Error) => this.#journalFailed(error)) ?? Promise.resolve();
+  }
+
+  /** Holds `write` until read; false for one read already. */
+  #hold(write: AcknowledgedWrite, appends: number): boolean {
     let found: (seq: number) => void = () => undefined;
     let failed: (error: Error) => void = () => undefined;
     const place = new Promise<number>((resolve, reject) => {
@@ -121,7 +146,7 @@ export class AcknowledgedWrites {
     if (readAt !== undefined) {
       this.#keepFound(write);
       found(readAt);
-      return;
+      return false;
     }
     this.#held.set(write.msgId, held);
     this.#heldBytes += write.bytes.length;
@@ -133,6 +158,7 @@ export class AcknowledgedWrites {
     }
     this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_MS);
     this.#sweeper.unref?.();
+    return true;
   }
 
   /**
@@ -202,7 +228,8 @@ export class AcknowledgedWrites {
       if (this.#readUpTo < held.write.seq) continue;
       held.passedAt ??= now;
       if (this.#readUpTo >= held.write.seq + LOST_PAST || (this.#atEnd ? now : this.#atEndAt) - held.passedAt >= LOST_AFTER_MS) {
-        this.#release(msgId, held);
+        // Journaled until its new write is (in #lost).
+        this.#release(msgId, held, false);
         this.#lost(held);
       }
     }
@@ -223,14 +250,27 @@ export class AcknowledgedWrites {
     }
   }
 
-  #release(msgId: string, held: Held): void {
+  #release(msgId: string, held: Held, fromJournal = true): void {
     this.#held.delete(msgId);
     this.#heldBytes -= held.write.bytes.length;
+    if (fromJournal) this.#unjournal(msgId);
+  }
+
+  #unjournal(msgId: string): void {
+    this.#journal?.release(msgId).catch((error: Error) => this.#journalFailed(error));
+  }
+
+  /** The write is held in memory still, as without a journal; it would not be read back after a restart. */
+  #journalFailed(error: Error): void {
+    if (this.#journalFailing) return;
+    this.#journalFailing = true;
+    this.#logger.error('journaling this node\'s writes on its disk failed: a write the log loses is lost if this node dies before it reads past it', { reason: error.message });
   }
 
   #lost({ write, appends, found, failed }: Held): void {
     if (appends >= MAX_APPENDS) {
       this.#logger.error('a write appended again is still missing from the cluster log as this node reads it: given up', { seq: write.seq, msgId: write.msgId, appends: appends + 1 });
+      this.#unjournal(write.msgId);
       failed(new Error(`the cluster log lost write ${write.msgId} ${appends + 1} times`));
       return;
     }
@@ -238,6 +278,8 @@ export class AcknowledgedWrites {
     this.#appendAgain(write, appends + 1).then(
       (seq) => {
         this.#logger.info('a lost write is appended again', { seq: write.seq, now: seq });
+        // Its new write is journaled (or read already): the lost one is no longer needed.
+        this.#unjournal(write.msgId);
         // The appender called `acknowledged` with it: held again, under its new sequence.
         const place = this.#places.get(seq);
         if (place === undefined) found(seq);
@@ -245,6 +287,7 @@ export class AcknowledgedWrites {
       },
       (error: Error) => {
         this.#logger.error('appending a lost write again failed: it is lost', { seq: write.seq, msgId: write.msgId, reason: error.message });
+        this.#unjournal(write.msgId);
         failed(error);
       },
     );

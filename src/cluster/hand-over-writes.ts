@@ -22,6 +22,10 @@ export const HAND_OVER_MS = 20_000;
 /** A write the asked node read past, having read all its server held, counts as missing there this much later. */
 const MISSING_AFTER_MS = 2_000;
 const ASK_AGAIN_MS = 500;
+/** What a node logs when it starts to check its writes with the nodes that agreed (once they are journaled). */
+export const CHECKING_HAND_OVER = 'checking which of this node\'s writes the nodes that agreed read, before this node rebuilds itself';
+/** What a node logs when it starts with a hand-over its last process did not finish (restore.ts). */
+export const FINISHING_HAND_OVER = 'this node\'s last process was killed while it handed its writes to the nodes that agreed: finishing that before this node rebuilds itself';
 /** What a node logs when it appends again writes of its own only its history held. */
 export const HANDING_OVER = 'writes of this node\'s that the other nodes did not read: appending them again before this node rebuilds itself';
 
@@ -62,19 +66,27 @@ function missingFrom(write: AcknowledgedWrite, answer: ReadIds, read: ReadonlySe
 
 /**
  * This node read the odd history from `odd`'s window on: its writes read back since a little before that
- * window which the nodes that agreed did not read are appended again (they apply them; this node does once
- * it rebuilt itself). Asks the first of them that answers, for up to `askForMs`; a write it cannot tell by
- * then is left as it is (appended again, it could be applied twice). Resolves with how many were appended again.
+ * window, which a hand-over checks (the node journals them first: write-journal.ts).
  */
-export async function handOverOwnWrites(nc: NatsConnection, acknowledged: AcknowledgedWrites, appendAgain: (write: AcknowledgedWrite) => Promise<number>, odd: OddWindow & { from: number }, logger: Logger, askForMs = HAND_OVER_MS): Promise<number> {
-  let undecided = acknowledged.foundSince(odd.from - LOST_PAST);
+export function writesToHandOver(acknowledged: AcknowledgedWrites, odd: OddWindow & { from: number }): AcknowledgedWrite[] {
+  return acknowledged.foundSince(odd.from - LOST_PAST);
+}
+
+/**
+ * Those of `writes` (writesToHandOver) which the nodes that agreed (`agreed`) did not read are appended again
+ * (they apply them; this node does once it rebuilt itself). Asks the first of them that answers, for up to
+ * `askForMs`; a write it cannot tell by then is left as it is (appended again, it could be applied twice).
+ * Resolves with how many were appended again.
+ */
+export async function handOverOwnWrites(nc: NatsConnection, writes: readonly AcknowledgedWrite[], appendAgain: (write: AcknowledgedWrite) => Promise<number>, agreed: readonly string[], logger: Logger, askForMs = HAND_OVER_MS): Promise<number> {
+  let undecided = [...writes];
   if (undecided.length === 0) return 0;
   const missing: AcknowledgedWrite[] = [];
   const passedAtEnd = new Map<string, number>();
   const deadline = Date.now() + askForMs;
   let asked: string | null = null;
   while (undecided.length > 0 && Date.now() < deadline) {
-    const askable: string[] = asked === null ? odd.nodes : [asked];
+    const askable: readonly string[] = asked === null ? agreed : [asked];
     for (const nodeId of askable) {
       let answer: ReadIds;
       try {
@@ -95,7 +107,7 @@ export async function handOverOwnWrites(nc: NatsConnection, acknowledged: Acknow
     }
     if (undecided.length > 0) await new Promise((resolve) => setTimeout(resolve, ASK_AGAIN_MS));
   }
-  if (undecided.length > 0) logger.error('could not tell whether the nodes that agreed read these writes of this node\'s; they are left as they are', { writes: undecided.length, asked: asked ?? odd.nodes, msgIds: undecided.slice(0, 10).map((write) => write.msgId) });
+  if (undecided.length > 0) logger.error('could not tell whether the nodes that agreed read these writes of this node\'s; they are left as they are', { writes: undecided.length, asked: asked ?? agreed, msgIds: undecided.slice(0, 10).map((write) => write.msgId) });
   if (missing.length > 0) logger.warn(HANDING_OVER, { writes: missing.length, askedNode: asked, msgIds: missing.slice(0, 10).map((write) => write.msgId) });
   for (const write of missing) await appendAgain(write);
   return missing.length;

@@ -9,6 +9,7 @@ import type { Command } from './commands.ts';
 import { natsAccess, shownUrls } from './nats-access.ts';
 import { AcknowledgedWrites, LOST_PAST } from './acknowledged-writes.ts';
 import type { AcknowledgedWrite } from './acknowledged-writes.ts';
+import type { WriteJournal } from './write-journal.ts';
 import type { Logger } from '../log.ts';
 import { packRecords } from '../msgpack-records.ts';
 import { keepReplicas } from './stream-replicas.ts';
@@ -236,11 +237,11 @@ export class ClusterLog {
       const standIn = randomUUID();
       this.#lostForTest.set(standIn, write.msgId);
       const seq = await this.#publish({ ...write, msgId: standIn, bytes: encodeCommand({ kind: 'events', events: packRecords([]), receivedAt: Date.now() }) });
-      this.#acknowledged?.acknowledged({ ...write, seq });
+      await this.#acknowledged?.acknowledged({ ...write, seq });
       return seq;
     }
     const seq = await this.#publish(write);
-    this.#acknowledged?.acknowledged({ ...write, seq });
+    await this.#acknowledged?.acknowledged({ ...write, seq });
     return seq;
   }
 
@@ -264,10 +265,11 @@ export class ClusterLog {
 
   /**
    * From now on, holds this client's writes until it reads them in the log, and appends again one it does
-   * not (acknowledged-writes.ts). A node's replica reads them; a command line calls readBackWrites.
+   * not (acknowledged-writes.ts). A node's replica reads them, and its journal keeps them on its disk
+   * meanwhile (write-journal.ts); a command line calls readBackWrites.
    */
-  checkWrites(logger: Logger): AcknowledgedWrites {
-    this.#acknowledged ??= new AcknowledgedWrites((write, appends) => this.#appendAgain(write, appends), logger);
+  checkWrites(logger: Logger, journal: WriteJournal | null = null): AcknowledgedWrites {
+    this.#acknowledged ??= new AcknowledgedWrites((write, appends) => this.#appendAgain(write, appends), logger, journal);
     return this.#acknowledged;
   }
 
@@ -309,7 +311,7 @@ export class ClusterLog {
     for (;;) {
       try {
         const seq = await this.#publish(write);
-        this.#acknowledged?.acknowledged({ ...write, seq }, appends);
+        await this.#acknowledged?.acknowledged({ ...write, seq }, appends);
         return seq;
       } catch (error) {
         if (this.#closed) throw error;

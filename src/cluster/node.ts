@@ -25,7 +25,7 @@ import { eventsCommand, LOG_FORMAT } from './commands.ts';
 import type { Command } from './commands.ts';
 import { CatchUpHealth } from './catch-up.ts';
 import { compactionRoundMs, LogCompaction } from './compaction.ts';
-import { handOverOwnWrites, serveReadIds } from './hand-over-writes.ts';
+import { CHECKING_HAND_OVER, handOverOwnWrites, serveReadIds, writesToHandOver } from './hand-over-writes.ts';
 import { CHECK_EVERY, LogChecks, LogWindows } from './log-checks.ts';
 import type { OddWindow } from './log-checks.ts';
 import { followedLog, holdLog, replacedLog } from './log-identity.ts';
@@ -42,6 +42,8 @@ import type { CodeGroup } from '../storage/code-groups.ts';
 import { SnapshotSource } from './snapshot.ts';
 import { serveNodeHealth } from './status.ts';
 import { TookTooLongError, within } from './waits.ts';
+import { READING_BACK_JOURNALED, WriteJournal } from './write-journal.ts';
+import type { AcknowledgedWrites } from './acknowledged-writes.ts';
 
 const RETRY_AFTER_S = '5';
 const JOIN_RETRY_MS = 1_000;
@@ -126,6 +128,8 @@ export class ClusterNode {
   #healthAnswers: Subscription | null = null;
   /** This node's answers to a node that read the odd history, asking which of its writes this one read (hand-over-writes.ts). */
   #readIdsAnswers: Subscription | null = null;
+  /** This node's writes not yet read back, on its disk. */
+  #journal: WriteJournal | null = null;
   /** The log's last sequence when this node joined: health is UP once it is applied. */
   #target = 0;
   #joinProblem: string | null = null;
@@ -241,6 +245,24 @@ export class ClusterNode {
   }
 
   /**
+   * Writes this node's process before this one journaled and had not read back (write-journal.ts): read
+   * back from the log now, each one it lacks appended again, before this node applies anything or takes a
+   * write. One that is not read back in time stays held, and this node's own reading of the log decides.
+   */
+  async #readBackJournaled(log: ClusterLog, acknowledged: AcknowledgedWrites): Promise<void> {
+    const { logger } = this.#options;
+    const held = acknowledged.holdJournaled();
+    if (held === 0) return;
+    logger.warn(READING_BACK_JOURNALED, { writes: held });
+    try {
+      await log.readBackWrites();
+      logger.info('the writes journaled by this node\'s last process are in the cluster log', { writes: held });
+    } catch (error) {
+      logger.warn('reading the journaled writes back failed; this node checks them as it reads the log', { reason: (error as Error).message });
+    }
+  }
+
+  /**
    * Connects, replays the log into this node's store, joins the membership and starts taking reports,
    * retrying until it can (NATS down, a JetStream cluster still electing its leaders). Health stays DOWN
    * (CLUSTER_STEP, and the last failure in its note) until the replica has applied everything the log held.
@@ -281,10 +303,21 @@ export class ClusterNode {
       await holdCodeGroup(store, group);
       this.reports.attach(jobs, this.#membership);
       const every = config.testLogCheckEvery || CHECK_EVERY;
-      const acknowledged = log.checkWrites(logger);
+      const journal = (this.#journal ??= WriteJournal.open(config.dataDir));
+      const acknowledged = log.checkWrites(logger, journal);
+      await this.#readBackJournaled(log, acknowledged);
       this.#readIdsAnswers = serveReadIds(log.nc, config.nodeId, acknowledged);
-      // Its writes only its history held would be lost with its data: handed to the others first.
-      const handOver = (odd: OddWindow) => handOverOwnWrites(log.nc, acknowledged, (write) => log.appendAgain(write), { ...odd, from: odd.to - every + 1 }, logger);
+      // Its writes only its history held would be lost with its data: handed to the others first, journaled
+      // meanwhile (killed before it is done, it hands them over at its next start: restore.ts).
+      const handOver = async (odd: OddWindow) => {
+        const writes = writesToHandOver(acknowledged, { ...odd, from: odd.to - every + 1 });
+        await journal.keepToHandOver(writes);
+        logger.info(CHECKING_HAND_OVER, { writes: writes.length, agreed: odd.nodes });
+        // Test only: a hand-over that takes long, for a test to kill the node meanwhile.
+        if (config.testFaults.includes('slow-hand-over')) await new Promise((resolve) => setTimeout(resolve, HAND_OVER_WAIT_MS));
+        await handOverOwnWrites(log.nc, writes, (write) => log.appendAgain(write), odd.nodes, logger);
+        await journal.handedOver();
+      };
       const foundOdd = (odd: OddWindow) => void within(handOver(odd), HAND_OVER_WAIT_MS, `not done within ${HAND_OVER_WAIT_MS / 1000} s`).catch((error: Error) => logger.error('handing this node\'s writes to the other nodes failed', { reason: error.message })).finally(() => this.#askRebuild());
       const checks = await LogChecks.open(log.nc, { nodeId: config.nodeId, replicas, logger, store, every, foundOdd });
       this.#logChecks = checks;
@@ -461,6 +494,7 @@ export class ClusterNode {
     })();
     await Promise.race([leave, new Promise((resolve) => setTimeout(resolve, STOP_WAIT_MS))]);
     await this.#log?.close();
+    await this.#journal?.close();
   }
 }
 

@@ -14,6 +14,8 @@ import type { OddWindow } from './log-checks.ts';
 import { answersFor, liveNodes } from './membership.ts';
 import { appliedSeq } from './replica.ts';
 import { fetchSnapshot } from './snapshot.ts';
+import { FINISHING_HAND_OVER, handOverOwnWrites } from './hand-over-writes.ts';
+import { WriteJournal } from './write-journal.ts';
 
 /** Where the copy is written, inside the data directory, until it is complete. */
 const INCOMING_DIR = 'restoring';
@@ -45,6 +47,25 @@ async function replaceStore(dataDir: string, incoming: string): Promise<void> {
 }
 
 /**
+ * The hand-over of this node's writes its last process began and did not finish (killed meanwhile,
+ * node.ts): done now, before the copy replaces the data that held them. The writes it appends again stay
+ * journaled until the node reads them back once it runs.
+ */
+async function finishHandOver(config: Config, log: ClusterLog, odd: OddWindow, logger: Logger): Promise<void> {
+  const journal = WriteJournal.open(config.dataDir);
+  try {
+    const writes = journal.toHandOver();
+    if (writes.length === 0) return;
+    logger.warn(FINISHING_HAND_OVER, { writes: writes.length, agreed: odd.nodes });
+    log.checkWrites(logger, journal);
+    await handOverOwnWrites(log.nc, writes, (write) => log.appendAgain(write), odd.nodes, logger);
+    await journal.handedOver();
+  } finally {
+    await journal.close();
+  }
+}
+
+/**
  * Before the store opens: when the log no longer holds the command after this node's last, or this node
  * read the odd history, copies a live node's data over this node's (asking each live node in turn, those
  * that read the right history where this one read an odd one; one that read an odd history itself gives none). Anything that stops
@@ -68,6 +89,7 @@ export async function restoreIfNeeded(config: Config, logger: Logger): Promise<v
     if (odd === null && (applied >= (await log.lastSeq()) || (await log.holds(applied + 1)))) return;
     // A second process with a live node's id: its join refuses the id; copying first would be for nothing.
     if (await answersFor(log.nc, config.nodeId)) return;
+    if (odd !== null) await finishHandOver(config, log, odd, logger);
     // A node of another code group stores other classes: only one of this node's group can give its data.
     const listed = config.testFaults.includes('unlisted-peers') ? [] : await liveNodes(log.nc);
     const group = listed.filter((node) => node.nodeId !== config.nodeId && node.codeGroup === config.codeGroup).map((node) => node.nodeId);

@@ -10,7 +10,7 @@ import { connect } from '@nats-io/transport-node';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { AcknowledgedWrites, LOST_PAST } from '../../src/cluster/acknowledged-writes.ts';
 import type { AcknowledgedWrite } from '../../src/cluster/acknowledged-writes.ts';
-import { handOverOwnWrites, HANDING_OVER, serveReadIds } from '../../src/cluster/hand-over-writes.ts';
+import { handOverOwnWrites, HANDING_OVER, serveReadIds, writesToHandOver } from '../../src/cluster/hand-over-writes.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import type { Logger } from '../../src/log.ts';
@@ -61,7 +61,7 @@ async function handOver(ours: AcknowledgedWrites, nodes: string[], to: number, a
   const warnings: string[] = [];
   const logger: Logger = { info: () => undefined, warn: (message) => warnings.push(message), error: (message) => warnings.push(message) };
   const started = Date.now();
-  const count = await handOverOwnWrites(nc, ours, async (own) => appended.push(own.msgId), { to, from: to - 3, nodes }, logger, askForMs);
+  const count = await handOverOwnWrites(nc, writesToHandOver(ours, { to, from: to - 3, nodes }), async (own) => appended.push(own.msgId), nodes, logger, askForMs);
   assert.equal(count, appended.length);
   return { appended, warnings, ms: Date.now() - started };
 }

@@ -3,12 +3,14 @@
 // its message id in the log as it reads it, and appends its write again. Real processes: one nats-server
 // and two nodes, `a` appending stand-ins for its first agent batches (`--test-faults lose-writes`) while
 // JetStream acknowledges them at the stand-ins' sequences. Without the check, those batches are missing
-// on both nodes. A command line (`jvmlens keys create --cluster`) reads its write back itself.
+// on both nodes. A node killed before it read its write back finds it in its journal when it starts again
+// (src/cluster/write-journal.ts). A command line (`jvmlens keys create --cluster`) reads its write back itself.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
+import { READING_BACK_JOURNALED } from '../../src/cluster/write-journal.ts';
 import { ingest, vmStart } from '../helpers/events.ts';
 import { request, runCli, startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
@@ -74,6 +76,28 @@ test('a node appends again each of its writes whose acknowledged sequence the lo
   assert.equal(log.match(/a lost write is appended again/g)?.length, LOST, log);
   // The node whose writes were whole had nothing to append again.
   assert.doesNotMatch(b.stderr(), /appending it again/);
+});
+
+test('a node killed right after the 200 for a write the log lost appends it again when it starts again, from its journal', { skip: missing && 'nats-server is not installed' }, async () => {
+  const b = nodes[1];
+  const started = await ingest(b.gatewayUrl, KEY, [vmStart(vmId(10), Date.now())]);
+  assert.equal(started.status, 200, JSON.stringify(started.body));
+  const dataDir = `${dir}/c`;
+  const args = ['--api-key', KEY, '--cluster', nats[0].url, '--node-id', 'c'];
+  let c = await startService({ noStaticKey: true, dataDir, args: [...args, '--test-faults', 'lose-writes'] });
+  // Answered at its acknowledgement (a batch that starts no VM); the log holds a stand-in at its sequence.
+  const stopped = await ingest(c.gatewayUrl, KEY, [{ type: 'vm.stop', vmId: vmId(10), time: Date.now() }]);
+  assert.equal(stopped.status, 200, JSON.stringify(stopped.body));
+  // Well within the 2 s it waits, at the log's end, before it counts the write as lost.
+  await c.stop({ keepData: true, signal: 'SIGKILL' });
+  assert.doesNotMatch(c.stderr(), /appending it again/);
+  c = await startService({ noStaticKey: true, dataDir, args });
+  nodes.push(c);
+  for (const node of [b, c]) await eventually(`VM 10 TERMINATED on ${node === b ? 'b' : 'c'}`, async () => (await stateOn(node, vmId(10))) === 'TERMINATED');
+  const log = c.stderr();
+  assert.ok(log.includes(READING_BACK_JOURNALED), log);
+  assert.match(log, /appending it again/);
+  assert.match(log, /the writes journaled by this node's last process are in the cluster log/);
 });
 
 test('a key created on the cluster whose sequence the log gives another write is appended again by the command, and every node accepts it', { skip: missing && 'nats-server is not installed' }, async () => {
