@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
 import { APPENDING_AGAIN } from '../src/cluster/acknowledged-writes.ts';
 import { HANDING_OVER } from '../src/cluster/hand-over-writes.ts';
+import { READING_BACK_JOURNALED } from '../src/cluster/write-journal.ts';
 import { FOUND_ODD, FOUND_ODD_NO_TWO_ALIKE, recordedWindows } from '../src/cluster/log-checks.ts';
 import { startNatsServers } from '../src/cluster/nats-servers.ts';
 import { temporaryDir } from './fleet.ts';
@@ -49,6 +50,8 @@ export interface ClusterChaosResult {
   writesAppendedAgain: number;
   /** Writes a node that read the odd history appended again before it rebuilt itself, the others not having read them (src/cluster/hand-over-writes.ts). */
   writesHandedOver: number;
+  /** Writes a killed node had journaled and not read back, read back at its next start (src/cluster/write-journal.ts). */
+  journaledWritesReadBack: number;
   /** Times a node found it read another history than the one taken as right, and of those, where no two nodes read the window alike (log-checks.ts). */
   oddFindings: number;
   oddFindingsNoTwoAlike: number;
@@ -169,6 +172,7 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
   const countFromLog = (line: string) => {
     if (line.includes(APPENDING_AGAIN)) result.writesAppendedAgain++;
     if (line.includes(HANDING_OVER)) result.writesHandedOver += Number(/"writes":(\d+)/.exec(line)?.[1] ?? 0);
+    if (line.includes(READING_BACK_JOURNALED)) result.journaledWritesReadBack += Number(/"writes":(\d+)/.exec(line)?.[1] ?? 0);
     if (line.includes(FOUND_ODD)) result.oddFindings++;
     if (line.includes(FOUND_ODD_NO_TWO_ALIKE)) {
       result.oddFindings++;
@@ -177,7 +181,7 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
   };
   const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`, '--log-retention-ms', String(LOG_RETENTION_MS), ...groups(index)], onLog: countFromLog });
   const nodes: (JvmlensService | null)[] = [];
-  const result: ClusterChaosResult = { kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, unansweredBy: {}, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0, writesHandedOver: 0, oddFindings: 0, oddFindingsNoTwoAlike: 0 };
+  const result: ClusterChaosResult = { kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, unansweredBy: {}, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0, writesHandedOver: 0, journaledWritesReadBack: 0, oddFindings: 0, oddFindingsNoTwoAlike: 0 };
   const reportIds: string[] = [];
   let batches = 0;
   // Each acknowledged VM's tags as last acknowledged; null once an edit's outcome is unknown (no answer).
