@@ -2,8 +2,10 @@
 // command (split by code group, packed, deflated), a node turning the command back into its group's events,
 // and a node applying it to its store (what every node does for every batch); beside them, what parsing and
 // validating the body costs, which a log of bodies as received would make every node pay. The command's size,
-// which the nats-servers store three times, is in `extra`.
+// which the nats-servers store three times, is in `extra`. And what the node that took the batch pays to
+// journal the command on its disk until it reads it back (src/cluster/write-journal.ts), before its 200.
 import { decodeCommand, encodeCommand, eventsCommand, loggedEvents } from '../../src/cluster/commands.ts';
+import { WriteJournal } from '../../src/cluster/write-journal.ts';
 import type { Command } from '../../src/cluster/commands.ts';
 import type { AgentEvent } from '../../src/ingest/events.ts';
 import { batchEvents } from '../../src/writes.ts';
@@ -25,6 +27,7 @@ const GROUPS = 3;
 const PARSE = `agent batch of ${ITEMS.toLocaleString('en-US')} code items: body parsed and validated`;
 const ENCODE = `agent batch of ${ITEMS.toLocaleString('en-US')} code items: its log command in ${GROUPS} code groups (split, packed, deflated)`;
 const DECODE = `agent batch of ${ITEMS.toLocaleString('en-US')} code items: a node's events of its group from the command (inflated, unpacked)`;
+const JOURNAL = `agent batch of ${ITEMS.toLocaleString('en-US')} code items: its command journaled by the node that took it, then released once read back (LMDB put, remove)`;
 const APPLY = `agent batch of ${ITEMS.toLocaleString('en-US')} code items already known: applied by a node of code group 0 of ${GROUPS} from the command (unpacked, written to LMDB, flushed)`;
 /** The cluster bench's ingestion fleet: its bodies are what the cluster rows send. */
 const FLEET: Record<'quick' | 'full', FleetSize> = {
@@ -34,7 +37,7 @@ const FLEET: Record<'quick' | 'full', FleetSize> = {
 
 export const suite: Suite = {
   name: NAME,
-  rows: [PARSE, ENCODE, DECODE, APPLY],
+  rows: [PARSE, ENCODE, DECODE, JOURNAL, APPLY],
   async run(options: BenchOptions): Promise<BenchRow[]> {
     const size = options.quick ? FLEET.quick : FLEET.full;
     const now = Date.now();
@@ -56,10 +59,20 @@ export const suite: Suite = {
       const command = decodeCommand(encoded[next++ % encoded.length]) as Extract<Command, { kind: 'events' }>;
       loggedEvents(command, next % GROUPS).decode();
     });
+    const journal = wanted(options, NAME, JOURNAL) ? WriteJournal.open(temporaryDir('cluster-journal-')) : null;
+    if (journal !== null) {
+      bench.add(JOURNAL, async () => {
+        const bytes = encoded[next % encoded.length];
+        const msgId = `bench-${next++}`;
+        await journal.hold({ seq: next, msgId, subject: 'jvmlens.log.events', bytes }, 0);
+        await journal.release(msgId);
+      });
+    }
     const applying = wanted(options, NAME, APPLY) ? await appliedCommands(payloads, now) : null;
     if (applying !== null) bench.add(APPLY, () => applying.applyNext(), { beforeAll: (mode) => applying.count(mode === 'run'), beforeEach: () => applying.stampNext() });
     const rows = await runTinybench(NAME, `${describeFleet(size)}, ${batches.length} bodies in turn`, bench, ITEMS, 'items/s');
     await applying?.close();
+    await journal?.close();
     for (const row of rows) {
       row.extra = { usPerItem: Math.round((1e6 / row.rate) * 1000) / 1000, ...(row.name === ENCODE ? { commandBytesPerItem: Math.round(bytesPerItem * 100) / 100 } : {}) };
       // The process's CPU while applying (the write thread's included), steadier on a shared machine than the wall time with its flushes.
