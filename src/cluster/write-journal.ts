@@ -23,6 +23,8 @@ export interface JournaledWrite {
   appends: number;
 }
 
+const bySeq = (a: AcknowledgedWrite, b: AcknowledgedWrite) => a.seq - b.seq;
+
 export class WriteJournal {
   readonly #env: RootDatabase;
   readonly #writes: Database<JournaledWrite, string>;
@@ -45,7 +47,7 @@ export class WriteJournal {
 
   /** The writes journaled and not released, in the order of their acknowledged sequences. */
   unconfirmed(): JournaledWrite[] {
-    return [...this.#writes.getRange().map(({ value }) => value)].sort((a, b) => a.write.seq - b.write.seq);
+    return [...this.#writes.getRange().map(({ value }) => value)].sort((a, b) => bySeq(a.write, b.write));
   }
 
   /** Keeps `write` until released; resolves once it is in the file. */
@@ -68,7 +70,7 @@ export class WriteJournal {
 
   /** The writes a hand-over that did not finish was to check, in the order of their acknowledged sequences. */
   toHandOver(): AcknowledgedWrite[] {
-    return [...this.#toHandOver.getRange().map(({ value }) => value)].sort((a, b) => a.seq - b.seq);
+    return [...this.#toHandOver.getRange().map(({ value }) => value)].sort(bySeq);
   }
 
   /** The hand-over finished: those writes that were missing are appended again (and journaled as such). */

@@ -105,3 +105,18 @@ test('a process that opens the journal again holds the writes its last one had n
   second.writes.close();
   await second.journal.close();
 });
+
+test('the writes a hand-over checks are kept until it finishes, across a restart, each new hand-over replacing them', async () => {
+  const dir = tempDir('jvmlens-journal-');
+  dirs.push(dir);
+  let journal = WriteJournal.open(dir);
+  await journal.keepToHandOver([write(3, 'w3'), write(2, 'w2')]);
+  await journal.keepToHandOver([write(5, 'w5'), write(4, 'w4')]);
+  await journal.close();
+  // Killed during the hand-over: its next start finds them, in sequence order.
+  journal = WriteJournal.open(dir);
+  assert.deepEqual(journal.toHandOver().map(({ msgId, seq, bytes }) => ({ msgId, seq, bytes: [...bytes] })), [4, 5].map((seq) => ({ msgId: `w${seq}`, seq, bytes: [...write(seq, '').bytes] })));
+  await journal.handedOver();
+  assert.deepEqual(journal.toHandOver(), []);
+  await journal.close();
+});
