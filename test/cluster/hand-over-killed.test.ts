@@ -6,40 +6,23 @@
 // history only (`lose-writes`, `read-lost-writes`), and its hand-over waits 40 s (`slow-hand-over`): it is
 // killed then, and started again without faults.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { CHECKING_HAND_OVER, FINISHING_HAND_OVER, HANDING_OVER } from '../../src/cluster/hand-over-writes.ts';
-import { startNatsServers } from '../../src/cluster/nats-servers.ts';
-import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import { ingest, vmStart } from '../helpers/events.ts';
-import { request, startService, tempDir, waitForHealth } from '../helpers/service.ts';
-import type { RunningService } from '../helpers/service.ts';
+import { request, startService, waitForHealth } from '../helpers/service.ts';
+import { CheckingCluster, natsMissing } from '../helpers/cluster.ts';
 
-const missing = spawnSync('nats-server', ['--version']).error !== undefined;
-if (missing && process.env.CI === 'true') throw new Error('nats-server is not installed (apt-get install nats-server)');
 const KEY = 'hand_over_killed_test_key_01234';
-
-let nats: NatsServer[] = [];
-const nodes: RunningService[] = [];
-let dir = '';
-const args = (nodeId: string, ...faults: string[]) => ['--api-key', KEY, '--cluster', nats[0].url, '--node-id', nodeId, '--test-log-check-every', '4', ...(faults.length > 0 ? ['--test-faults', faults.join(',')] : [])];
+const cluster = new CheckingCluster(KEY);
 
 before(async () => {
-  if (missing) return;
-  dir = tempDir('jvmlens-hand-over-killed-');
-  nats = await startNatsServers(1, dir);
-  for (const nodeId of ['a', 'b', 'c']) {
-    const faults = nodeId === 'b' ? ['misread-log', 'lose-writes', 'read-lost-writes', 'slow-hand-over'] : [];
-    nodes.push(await startService({ noStaticKey: true, dataDir: `${dir}/${nodeId}`, args: args(nodeId, ...faults) }));
-  }
+  if (!natsMissing) await cluster.start('jvmlens-hand-over-killed-', { a: [], b: ['misread-log', 'lose-writes', 'read-lost-writes', 'slow-hand-over'], c: [] });
 });
 
-after(async () => {
-  await Promise.all(nodes.map((node) => node.stop()));
-  await Promise.all(nats.map((server) => server.stop()));
-});
+after(() => cluster.stop());
 
-test('a node killed while it hands its writes to the nodes that agreed finishes the hand-over at its next start, and every node holds them', { skip: missing && 'nats-server is not installed' }, async () => {
+test('a node killed while it hands its writes to the nodes that agreed finishes the hand-over at its next start, and every node holds them', { skip: natsMissing && 'nats-server is not installed' }, async () => {
+  const { nodes } = cluster;
   const [a, b, c] = nodes;
   const vmId = (index: number) => `4a0d0000-0000-4000-8000-${String(index).padStart(12, '0')}`;
   const onlyB = [vmId(900_001), vmId(900_002)];
@@ -57,7 +40,7 @@ test('a node killed while it hands its writes to the nodes that agreed finishes 
   assert.doesNotMatch(b.stderr(), new RegExp(HANDING_OVER));
   for (const id of onlyB) assert.equal((await request(`${a.apiUrl}/public/instance/${id}`, { key: KEY })).status, 404, `${id} only in b's history`);
 
-  const again = await startService({ noStaticKey: true, dataDir: b.dataDir, args: args('b'), waitReady: false });
+  const again = await startService({ noStaticKey: true, dataDir: b.dataDir, args: cluster.args('b'), waitReady: false });
   nodes[1] = again;
   await waitForHealth(again, 200, 60_000);
   const log = again.stderr();

@@ -8,39 +8,26 @@
 // The two that read alike stay UP and never name each other; the odd one is UP again with every write. A
 // node that finds it read the odd history while it still replays the log at its start rebuilds itself too.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { connect } from '@nats-io/transport-node';
 import { recordedWindows } from '../../src/cluster/log-checks.ts';
-import { startNatsServers } from '../../src/cluster/nats-servers.ts';
-import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import { HANDING_OVER } from '../../src/cluster/hand-over-writes.ts';
 import { ingest, vmStart } from '../helpers/events.ts';
-import { request, startService, tempDir, waitForHealth } from '../helpers/service.ts';
+import { request, startService, waitForHealth } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
+import { CheckingCluster, natsMissing } from '../helpers/cluster.ts';
 
-const missing = spawnSync('nats-server', ['--version']).error !== undefined;
-if (missing && process.env.CI === 'true') throw new Error('nats-server is not installed (apt-get install nats-server)');
 const KEY = 'log_mismatch_test_key_01234567';
-
-let nats: NatsServer[] = [];
-const nodes: RunningService[] = [];
-let dir = '';
-const args = (nodeId: string, ...faults: string[]) => ['--api-key', KEY, '--cluster', nats[0].url, '--node-id', nodeId, '--test-log-check-every', '4', ...(faults.length > 0 ? ['--test-faults', faults.join(',')] : [])];
+const cluster = new CheckingCluster(KEY);
+const { nodes } = cluster;
 
 before(async () => {
-  if (missing) return;
-  dir = tempDir('jvmlens-log-mismatch-');
-  nats = await startNatsServers(1, dir);
-  for (const nodeId of ['a', 'b', 'c']) nodes.push(await startService({ noStaticKey: true, dataDir: `${dir}/${nodeId}`, args: nodeId === 'b' ? args(nodeId, 'misread-log', 'unlisted-peers', 'lose-writes', 'read-lost-writes') : args(nodeId) }));
+  if (!natsMissing) await cluster.start('jvmlens-log-mismatch-', { a: [], b: ['misread-log', 'unlisted-peers', 'lose-writes', 'read-lost-writes'], c: [] });
 });
 
-after(async () => {
-  await Promise.all(nodes.map((node) => node.stop()));
-  await Promise.all(nats.map((server) => server.stop()));
-});
+after(() => cluster.stop());
 
-test('the node that read the log otherwise than the two others is DOWN, says why, and rebuilds itself from a copy of one of them; the two stay UP', { skip: missing && 'nats-server is not installed' }, async () => {
+test('the node that read the log otherwise than the two others is DOWN, says why, and rebuilds itself from a copy of one of them; the two stay UP', { skip: natsMissing && 'nats-server is not installed' }, async () => {
   // Null while the node's ports are closed (it is restarting).
   const healthOf = async (node: RunningService) => {
     const health = await request(`${node.gatewayUrl}/opthub-health`).catch(() => null);
@@ -90,7 +77,7 @@ test('the node that read the log otherwise than the two others is DOWN, says why
   assert.match(log.slice(handedOver), /^[^"]*","writes":2,/);
   for (const node of [a, c, b]) for (const id of onlyB) assert.equal((await request(`${node.apiUrl}/public/instance/${id}`, { key: KEY })).status, 200, `${id} on ${node.gatewayUrl}`);
   // Its hashes of the history it no longer holds are gone: a node replaying the log later compares only a's and c's.
-  const nc = await connect({ servers: nats[0].url });
+  const nc = await connect({ servers: cluster.natsUrl });
   const recorded = await recordedWindows(nc).finally(() => nc.close());
   assert.ok(recorded.some((window) => window.nodeId === 'a' && window.to === 4), JSON.stringify(recorded));
   assert.deepEqual(recorded.filter((window) => window.nodeId === 'b' && window.to <= 8), []);
@@ -102,7 +89,7 @@ test('the node that read the log otherwise than the two others is DOWN, says why
   assert.equal((await healthOf(b))?.status, 200);
 });
 
-test('a node that reads the odd history while it replays the log at its start rebuilds itself before it serves', { skip: missing && 'nats-server is not installed' }, async () => {
+test('a node that reads the odd history while it replays the log at its start rebuilds itself before it serves', { skip: natsMissing && 'nats-server is not installed' }, async () => {
   const [a, , c] = nodes;
   // Windows 5-8 and 9-12 exist, and a and c hashed them.
   for (let index = 100; index < 112; index++) {
@@ -111,7 +98,7 @@ test('a node that reads the odd history while it replays the log at its start re
   }
   // d hashes the log's first 8 commands otherwise, and applies each command 100 ms late: it finds it read
   // window 5-8 otherwise than a and c while it still replays the log.
-  const d = await startService({ noStaticKey: true, dataDir: `${dir}/d`, args: args('d', 'misread-log', 'slow-apply'), waitReady: false });
+  const d = await startService({ noStaticKey: true, dataDir: `${cluster.dir}/d`, args: cluster.args('d', 'misread-log', 'slow-apply'), waitReady: false });
   nodes.push(d);
   await waitForHealth(d, 200, 60_000);
   const log = d.stderr();

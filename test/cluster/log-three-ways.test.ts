@@ -6,38 +6,24 @@
 // (`misread-log-otherwise`), and c's first two agent batches are in its history only (`lose-writes`,
 // `read-lost-writes`, as in log-mismatch.test.ts).
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { HANDING_OVER } from '../../src/cluster/hand-over-writes.ts';
-import { startNatsServers } from '../../src/cluster/nats-servers.ts';
-import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import { ingest, vmStart } from '../helpers/events.ts';
-import { request, startService, tempDir, waitForHealth } from '../helpers/service.ts';
+import { request, waitForHealth } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
+import { CheckingCluster, natsMissing } from '../helpers/cluster.ts';
 
-const missing = spawnSync('nats-server', ['--version']).error !== undefined;
-if (missing && process.env.CI === 'true') throw new Error('nats-server is not installed (apt-get install nats-server)');
 const KEY = 'log_three_ways_test_key_0123456';
-
-let nats: NatsServer[] = [];
-const nodes: RunningService[] = [];
-const args = (nodeId: string, ...faults: string[]) => ['--api-key', KEY, '--cluster', nats[0].url, '--node-id', nodeId, '--test-log-check-every', '4', ...(faults.length > 0 ? ['--test-faults', faults.join(',')] : [])];
-const faults: Record<string, string[]> = { a: [], b: ['misread-log'], c: ['misread-log-otherwise', 'lose-writes', 'read-lost-writes'] };
+const cluster = new CheckingCluster(KEY);
 
 before(async () => {
-  if (missing) return;
-  const dir = tempDir('jvmlens-log-three-ways-');
-  nats = await startNatsServers(1, dir);
-  for (const nodeId of ['a', 'b', 'c']) nodes.push(await startService({ noStaticKey: true, dataDir: `${dir}/${nodeId}`, args: args(nodeId, ...faults[nodeId]) }));
+  if (!natsMissing) await cluster.start('jvmlens-log-three-ways-', { a: [], b: ['misread-log'], c: ['misread-log-otherwise', 'lose-writes', 'read-lost-writes'] });
 });
 
-after(async () => {
-  await Promise.all(nodes.map((node) => node.stop()));
-  await Promise.all(nats.map((server) => server.stop()));
-});
+after(() => cluster.stop());
 
-test('where no two nodes read the log alike, the two after the first by id rebuild themselves from its data and every write is on every node', { skip: missing && 'nats-server is not installed' }, async () => {
-  const [a, b, c] = nodes;
+test('where no two nodes read the log alike, the two after the first by id rebuild themselves from its data and every write is on every node', { skip: natsMissing && 'nats-server is not installed' }, async () => {
+  const [a, b, c] = cluster.nodes;
   const vmId = (index: number) => `3a7e0000-0000-4000-8000-${String(index).padStart(12, '0')}`;
   const onlyC = [vmId(900_001), vmId(900_002)];
   for (const id of onlyC) assert.equal((await ingest(c.gatewayUrl, KEY, [vmStart(id, Date.now())])).status, 200);
