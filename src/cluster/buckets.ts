@@ -7,7 +7,10 @@ import type { KV, KvEntry } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { keepReplicas } from './stream-replicas.ts';
 
-/** Opens a bucket, created with `replicas` if there is none yet; one created with fewer gets `replicas` now. */
+/**
+ * Opens a bucket, created with `replicas` if there is none yet; one created with fewer gets `replicas` now.
+ * Every bucket's name starts with `jvmlens_`: a node raises their replicas as the servers name more (stream-replicas.ts).
+ */
 export async function keptBucket(nc: NatsConnection, name: string, options: { replicas: number; ttl?: number }): Promise<KV> {
   const kv = await new Kvm(nc).create(name, { ...options, history: 1 });
   // Kvm gives Buckets; the interface hides their stream.

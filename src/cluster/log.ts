@@ -12,7 +12,7 @@ import type { AcknowledgedWrite } from './acknowledged-writes.ts';
 import type { WriteJournal } from './write-journal.ts';
 import type { Logger } from '../log.ts';
 import { packRecords } from '../msgpack-records.ts';
-import { keepReplicas } from './stream-replicas.ts';
+import { keepClusterReplicas, keepReplicas } from './stream-replicas.ts';
 
 /** How long a write waits for JetStream's quorum before the client is told to retry (issue 15: about 10 s). */
 export const PUBLISH_TIMEOUT_MS = 10_000;
@@ -132,18 +132,12 @@ export class ClusterLog {
   readonly #lostForTest = new Map<string, string>();
   #closed = false;
 
-  /**
-   * How many replicas the log and the cluster's buckets get where this client creates them: three on a
-   * cluster of three servers or more. The servers are counted from the URLs given and from those the server
-   * names as its cluster's (`connect_urls`): given one name (a DNS name in front of three servers, say), the
-   * log was created with one replica, and lost with that server's disk.
-   */
-  readonly replicas: number;
+  #replicas: number;
 
   private constructor(nc: NatsConnection, jsm: JetStreamManager, urlsGiven: number) {
     this.nc = nc;
     this.jsm = jsm;
-    this.replicas = Math.min(3, Math.max(urlsGiven, nc.info?.connect_urls?.length ?? 0));
+    this.#replicas = Math.min(3, urlsGiven);
     this.js = jetstream(nc, { timeout: PUBLISH_TIMEOUT_MS });
     this.#followJs = jetstream(nc, { timeout: FOLLOW_API_MS });
     void this.#watchStatus();
@@ -208,6 +202,24 @@ export class ClusterLog {
         await this.jsm.streams.info(STREAM);
       }
     }
+  }
+
+  /**
+   * How many replicas the log and the cluster's buckets get: three on a cluster of three servers or more.
+   * The servers are counted from the URLs given and from those the server names as its cluster's
+   * (`connect_urls`): given one name (a DNS name in front of three servers, say), the log was created with
+   * one replica, and lost with that server's disk. The server's list grows as its cluster forms (a node that
+   * connected before the third server had joined counted two, in CI), so this is counted again each time,
+   * never fewer than before.
+   */
+  get replicas(): number {
+    this.#replicas = Math.max(this.#replicas, Math.min(3, this.nc.info?.connect_urls?.length ?? 0));
+    return this.#replicas;
+  }
+
+  /** Gives the log and the cluster's buckets `replicas` replicas where they have fewer (made before the servers named the others). */
+  async keepReplicas(): Promise<void> {
+    await keepClusterReplicas(this.jsm, this.replicas);
   }
 
   /** The largest message the servers take. */
@@ -404,17 +416,17 @@ export class ClusterLog {
   }
 
   /**
-   * What is degraded about the log's stream (a replica offline or behind), or null when all is well, and when
-   * the stream was created (log-identity.ts); throws LogUnavailableError while the stream has no leader (no
+   * What is degraded about the log's stream (a replica offline or behind), or null when all is well, when
+   * the stream was created (log-identity.ts), and its replicas; throws LogUnavailableError while the stream has no leader (no
    * write can be taken then).
    */
-  async degradation(): Promise<{ degradation: string | null; created: string }> {
+  async degradation(): Promise<{ degradation: string | null; created: string; replicas: number }> {
     const info = await this.jsm.streams.info(STREAM);
     if (!hasLeader(info)) throw new LogUnavailableError('the cluster log has no leader (JetStream is electing one)');
     this.#answeredAt = Date.now();
     const lagging = (info.cluster?.replicas ?? []).filter((peer) => peer.offline || !peer.current);
     const degradation = lagging.length === 0 ? null : `degraded: the cluster log's replica on ${lagging.map((peer) => `nats-server ${peer.name} (${replicaState(peer)})`).join(', ')}; writes go on while a majority of servers is up`;
-    return { degradation, created: info.created };
+    return { degradation, created: info.created, replicas: info.config.num_replicas };
   }
 
   /** Every command from `fromSeq` on, in log order, now and as they arrive (unfiltered: sequences without gaps but where the log was truncated). */

@@ -141,6 +141,8 @@ export class ClusterNode {
   /** Why the last look at the log's stream failed, or null when it answered. */
   #logSilence: string | null = null;
   #watch: ReturnType<typeof setInterval> | null = null;
+  /** Whether the log and the buckets are being given more replicas. */
+  #keepingReplicas = false;
   #compaction: ReturnType<typeof setInterval> | null = null;
   /** Rounds of truncation failed in a row (logged at the first, and when one works again). */
   #compactionFailures = 0;
@@ -379,9 +381,10 @@ export class ClusterNode {
     this.#watch ??= setInterval(() => {
       membership.live().then((live) => (this.#liveNodes = live.length), () => undefined);
       log.degradation().then(
-        ({ degradation, created }) => {
+        ({ degradation, created, replicas }) => {
           this.#degradation = degradation;
           this.#logSilence = null;
+          if (replicas < log.replicas) this.#keepReplicas(log);
           const followed = followedLog(store);
           // Deleted and made again by a node that started (the servers lost their data): not this node's log.
           if (followed !== undefined && created !== followed) this.#replica?.halt(replacedLog(followed, created));
@@ -405,6 +408,17 @@ export class ClusterNode {
       });
       await this.#snapshots.serve();
     }
+  }
+
+  /** The log has fewer replicas than the servers now name (made before the cluster had formed): the log and the buckets get them. */
+  #keepReplicas(log: ClusterLog): void {
+    if (this.#keepingReplicas) return;
+    this.#keepingReplicas = true;
+    const { logger } = this.#options;
+    log.keepReplicas().then(
+      () => logger.info('the NATS servers name more of their cluster than the cluster log had replicas on: the log and the buckets have as many now', { replicas: log.replicas }),
+      (error: Error) => logger.warn('giving the cluster log and buckets more replicas failed; trying again', { replicas: log.replicas, reason: describeNatsError(error) }),
+    ).finally(() => (this.#keepingReplicas = false));
   }
 
   /**
