@@ -2,9 +2,10 @@
 // cluster tests and the cluster benches. Production servers are configured from deploy/cluster/.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
+import { connect } from '@nats-io/transport-node';
 import { freePort } from '../free-port.ts';
 
 export interface NatsServer {
@@ -58,11 +59,53 @@ export interface NatsServersOptions {
   onExit?: (server: NatsServer, how: string) => void;
 }
 
-/** Starts `count` servers under `dir` (one is a stand-alone JetStream server) and waits until each accepts connections. */
+/** How long the servers have to name each other (their routes connect within a second or two). */
+const CLUSTER_FORM_MS = 20_000;
+/** Attempts, each on new ports, to start servers that form their cluster. */
+const ATTEMPTS = 3;
+
+/**
+ * Starts `count` servers under `dir` (one is a stand-alone JetStream server) and waits until each accepts
+ * connections and, clustered, names all of them. Ports are chosen free, then bound by the servers: another
+ * process (a test beside this one) can take one in between, and a server that cannot listen exits while
+ * that process answers on its port. In CI a node so given one server's URL was told of two servers, and
+ * the log had two replicas. Such an attempt is stopped and made again on new ports.
+ */
 export async function startNatsServers(count: number, dir: string, options: NatsServersOptions = {}): Promise<NatsServer[]> {
+  for (let attempt = 1; ; attempt++) {
+    const servers = await natsServers(count, dir, options);
+    try {
+      await Promise.all(servers.map((server) => server.start()));
+      if (count > 1) await clusterFormed(servers);
+      return servers;
+    } catch (error) {
+      await Promise.all(servers.map((server) => server.stop('SIGKILL')));
+      for (const server of servers) rmSync(join(dir, server.name), { recursive: true, force: true });
+      if (attempt === ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** Until every server names all of them as its cluster's (`connect_urls`, its own included). */
+async function clusterFormed(servers: readonly NatsServer[]): Promise<void> {
+  const deadline = Date.now() + CLUSTER_FORM_MS;
+  for (const server of servers) {
+    const nc = await connect({ servers: server.url, reconnect: false, timeout: 3_000 });
+    try {
+      while ((nc.info?.connect_urls?.length ?? 0) < servers.length) {
+        if (Date.now() > deadline) throw new Error(`nats-server ${server.name} names ${JSON.stringify(nc.info?.connect_urls)} of its cluster of ${servers.length} after ${CLUSTER_FORM_MS / 1000} s`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      await nc.close();
+    }
+  }
+}
+
+async function natsServers(count: number, dir: string, options: NatsServersOptions): Promise<NatsServer[]> {
   const ports = await Promise.all(Array.from({ length: count }, () => freePort()));
   const clusterPorts = await Promise.all(Array.from({ length: count }, () => freePort()));
-  const servers = ports.map((port, index) => {
+  return ports.map((port, index) => {
     const name = `s${index + 1}`;
     const configFile = join(dir, `${name}.conf`);
     const storeDir = join(dir, name);
@@ -93,11 +136,14 @@ export async function startNatsServers(count: number, dir: string, options: Nats
           resolve();
         }));
         const deadline = Date.now() + 20_000;
+        const exitedEarly = () => process.exitCode !== null || process.signalCode !== null;
         while (!(await accepts(port))) {
-          if (process.exitCode !== null) throw new Error(`nats-server ${name} exited: ${log}`);
+          if (exitedEarly()) throw new Error(`nats-server ${name} exited: ${log}`);
           if (Date.now() > deadline) throw new Error(`nats-server ${name} did not listen on ${port}: ${log}`);
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
+        // Another process may answer on the port this one could not listen on.
+        if (exitedEarly()) throw new Error(`nats-server ${name} exited: ${log}`);
       },
       async stop(signal: NodeJS.Signals = 'SIGTERM') {
         if (child === null) return;
@@ -110,6 +156,4 @@ export async function startNatsServers(count: number, dir: string, options: Nats
     };
     return server;
   });
-  await Promise.all(servers.map((server) => server.start()));
-  return servers;
 }
