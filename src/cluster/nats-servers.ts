@@ -68,8 +68,8 @@ const ATTEMPTS = 3;
  * Starts `count` servers under `dir` (one is a stand-alone JetStream server) and waits until each accepts
  * connections and, clustered, names all of them. Ports are chosen free, then bound by the servers: another
  * process (a test beside this one) can take one in between, and a server that cannot listen exits while
- * that process answers on its port. In CI a node so given one server's URL was told of two servers, and
- * the log had two replicas. Such an attempt is stopped and made again on new ports.
+ * that process answers on its port (likely what left a CI run's first server naming two of three). Such an
+ * attempt is stopped and made again on new ports.
  */
 export async function startNatsServers(count: number, dir: string, options: NatsServersOptions = {}): Promise<NatsServer[]> {
   for (let attempt = 1; ; attempt++) {

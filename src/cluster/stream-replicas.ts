@@ -1,5 +1,6 @@
 // A stream of the cluster (the log, a KV bucket's) found with fewer replicas than the cluster's servers:
-// an earlier version, started through one server's URL, made it so, lost with that server's disk.
+// an earlier version, started through one server's URL, made it so, or a node made it while the servers'
+// cluster still formed; lost with one server's disk, or stopped by one server down (two replicas).
 import type { JetStreamManager, StreamConfig } from '@nats-io/jetstream';
 import { STREAM } from './commands.ts';
 
