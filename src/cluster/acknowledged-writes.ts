@@ -106,10 +106,11 @@ export class AcknowledgedWrites {
 
   /**
    * Holds again the writes the journal kept, which this node's process before this one had not read back:
-   * to be read back as any held write (ClusterLog.readBackWrites). How many.
+   * to be read back as any held write (ClusterLog.readBackWrites). How many (none held already: a join
+   * tried again).
    */
   holdJournaled(): number {
-    const journaled = this.#journal?.unconfirmed() ?? [];
+    const journaled = (this.#journal?.unconfirmed() ?? []).filter(({ write }) => !this.#held.has(write.msgId));
     for (const { write, appends } of journaled) this.#hold(write, appends);
     return journaled.length;
   }

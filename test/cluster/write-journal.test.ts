@@ -120,3 +120,18 @@ test('the writes a hand-over checks are kept until it finishes, across a restart
   assert.deepEqual(journal.toHandOver(), []);
   await journal.close();
 });
+
+test('holding the journaled writes again holds each once (a node whose join is tried again)', async () => {
+  const dir = tempDir('jvmlens-journal-');
+  dirs.push(dir);
+  const first = process(dir);
+  await first.writes.acknowledged(write(3, 'w3'));
+  first.writes.close();
+  await first.journal.close();
+  const second = process(dir);
+  assert.equal(second.writes.holdJournaled(), 1);
+  assert.equal(second.writes.holdJournaled(), 0);
+  assert.equal(second.writes.held().places.length, 1);
+  second.writes.close();
+  await second.journal.close();
+});
