@@ -6,7 +6,6 @@
 // not by sequence: the same runs gave readers histories shifted by up to hundreds of commands, which hold
 // the write at another sequence. A node journals each one on its disk until read back (write-journal.ts).
 import type { Logger } from '../log.ts';
-import type { WriteJournal } from './write-journal.ts';
 
 export interface AcknowledgedWrite {
   seq: number;
@@ -14,6 +13,21 @@ export interface AcknowledgedWrite {
   subject: string;
   bytes: Uint8Array;
   notForNode?: string;
+}
+
+/** A write not yet read back, and how many times it was appended before (lost each time). */
+export interface JournaledWrite {
+  write: AcknowledgedWrite;
+  appends: number;
+}
+
+/** Where a node keeps its writes not yet read back on its disk (write-journal.ts). */
+export interface JournalOfWrites {
+  /** The writes kept, in the order of their acknowledged sequences. */
+  unconfirmed(): JournaledWrite[];
+  /** Resolves once `write` is kept. */
+  hold(write: AcknowledgedWrite, appends: number): Promise<void>;
+  release(msgId: string): Promise<void>;
 }
 
 /**
@@ -89,7 +103,7 @@ export class AcknowledgedWrites {
   #forgotten = 0;
   readonly #appendAgain: (write: AcknowledgedWrite, appends: number) => Promise<number>;
   readonly #logger: Logger;
-  readonly #journal: WriteJournal | null;
+  readonly #journal: JournalOfWrites | null;
   /** Whether a journal write failed (logged once). */
   #journalFailing = false;
 
@@ -98,7 +112,7 @@ export class AcknowledgedWrites {
    * calls `acknowledged` with it, and resolves with its new sequence. `journal`: where the writes held are
    * kept on disk too (a node's; a command line reads its writes back before it exits).
    */
-  constructor(appendAgain: (write: AcknowledgedWrite, appends: number) => Promise<number>, logger: Logger, journal: WriteJournal | null = null) {
+  constructor(appendAgain: (write: AcknowledgedWrite, appends: number) => Promise<number>, logger: Logger, journal: JournalOfWrites | null = null) {
     this.#appendAgain = appendAgain;
     this.#logger = logger;
     this.#journal = journal;

@@ -8,8 +8,7 @@ import { decodeCommand, encodeCommand, encodeCommandOffThread, STREAM, STREAM_SU
 import type { Command } from './commands.ts';
 import { natsAccess, shownUrls } from './nats-access.ts';
 import { AcknowledgedWrites, LOST_PAST } from './acknowledged-writes.ts';
-import type { AcknowledgedWrite } from './acknowledged-writes.ts';
-import type { WriteJournal } from './write-journal.ts';
+import type { AcknowledgedWrite, JournalOfWrites } from './acknowledged-writes.ts';
 import type { Logger } from '../log.ts';
 import { packRecords } from '../msgpack-records.ts';
 import { keepClusterReplicas, keepReplicas } from './stream-replicas.ts';
@@ -280,7 +279,7 @@ export class ClusterLog {
    * not (acknowledged-writes.ts). A node's replica reads them, and its journal keeps them on its disk
    * meanwhile (write-journal.ts); a command line calls readBackWrites.
    */
-  checkWrites(logger: Logger, journal: WriteJournal | null = null): AcknowledgedWrites {
+  checkWrites(logger: Logger, journal: JournalOfWrites | null = null): AcknowledgedWrites {
     this.#acknowledged ??= new AcknowledgedWrites((write, appends) => this.#appendAgain(write, appends), logger, journal);
     return this.#acknowledged;
   }

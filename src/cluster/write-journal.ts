@@ -10,22 +10,16 @@
 import { join } from 'node:path';
 import { open } from 'lmdb';
 import type { Database, RootDatabase } from 'lmdb';
-import type { AcknowledgedWrite } from './acknowledged-writes.ts';
+import type { AcknowledgedWrite, JournaledWrite, JournalOfWrites } from './acknowledged-writes.ts';
 
 /** The journal's file in a node's data directory. */
 export const JOURNAL_FILE = 'unconfirmed-writes.mdb';
 /** What a node logs when it starts with writes its last process journaled and had not read back. */
 export const READING_BACK_JOURNALED = 'this node\'s last process journaled writes it had not read back in the cluster log: reading them back before it applies the log';
 
-/** A write not yet read back, and how many times it was appended before (lost each time). */
-export interface JournaledWrite {
-  write: AcknowledgedWrite;
-  appends: number;
-}
-
 const bySeq = (a: AcknowledgedWrite, b: AcknowledgedWrite) => a.seq - b.seq;
 
-export class WriteJournal {
+export class WriteJournal implements JournalOfWrites {
   readonly #env: RootDatabase;
   readonly #writes: Database<JournaledWrite, string>;
   readonly #toHandOver: Database<AcknowledgedWrite, string>;
