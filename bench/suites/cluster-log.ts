@@ -4,7 +4,7 @@
 // validating the body costs, which a log of bodies as received would make every node pay. The command's size,
 // which the nats-servers store three times, is in `extra`. And what the node that took the batch pays to
 // journal the command on its disk until it reads it back (src/cluster/write-journal.ts), before its 200.
-import { decodeCommand, encodeCommand, eventsCommand, loggedEvents } from '../../src/cluster/commands.ts';
+import { decodeCommand, encodeCommand, eventsCommand, loggedEvents, subjectOf } from '../../src/cluster/commands.ts';
 import { WriteJournal } from '../../src/cluster/write-journal.ts';
 import type { Command } from '../../src/cluster/commands.ts';
 import type { AgentEvent } from '../../src/ingest/events.ts';
@@ -61,10 +61,11 @@ export const suite: Suite = {
     });
     const journal = wanted(options, NAME, JOURNAL) ? WriteJournal.open(temporaryDir('cluster-journal-')) : null;
     if (journal !== null) {
+      const subject = subjectOf(eventsCommand([], now, GROUPS));
       bench.add(JOURNAL, async () => {
-        const bytes = encoded[next % encoded.length];
-        const msgId = `bench-${next++}`;
-        await journal.hold({ seq: next, msgId, subject: 'jvmlens.log.events', bytes }, 0);
+        const seq = next++;
+        const msgId = `bench-${seq}`;
+        await journal.hold({ seq, msgId, subject, bytes: encoded[seq % encoded.length] }, 0);
         await journal.release(msgId);
       });
     }
