@@ -26,6 +26,11 @@ const READ_BACK_AHEAD = 256;
 const APPEND_AGAIN_RETRY_MS = 1_000;
 const STARTUP_WAIT_MS = 60_000;
 /**
+ * JetStream's API without a responder this long: no server the connection reaches has JetStream enabled. A
+ * server still electing its meta leader answers (or times out); waiting the minute above for it said nothing.
+ */
+const NOT_ENABLED_MS = 5_000;
+/**
  * A server that stops answering without closing its connections (its machine lost power, a network cut) is
  * noticed by unanswered pings only: with the client's defaults (every 2 min, 2 unanswered), a node on a hung
  * server stayed DOWN for minutes while the other servers had taken over in seconds. Three unanswered pings
@@ -173,11 +178,18 @@ export class ClusterLog {
     const log = new ClusterLog(nc, jsm, servers.length);
     // A cluster just started elects its JetStream meta leader first: until then stream requests fail.
     const deadline = Date.now() + STARTUP_WAIT_MS;
+    let notEnabledSince: number | null = null;
     for (;;) {
       try {
         await log.#ensureStream(log.replicas);
         return log;
       } catch (error) {
+        // The client's JetStreamNotEnabled (no responder to the API): its class is exported only by the package's internal entry.
+        notEnabledSince = (error as Error).name === 'JetStreamNotEnabled' ? (notEnabledSince ?? Date.now()) : null;
+        if (notEnabledSince !== null && Date.now() - notEnabledSince >= NOT_ENABLED_MS) {
+          await nc.close();
+          throw new LogUnavailableError(`JetStream is not enabled on the NATS servers at ${shownUrls(servers)} (no server answered its API for ${NOT_ENABLED_MS / 1000} s): start nats-server with --jetstream, or with a jetstream block in its configuration as deploy/cluster/ has`);
+        }
         if (Date.now() > deadline) {
           await nc.close();
           throw new LogUnavailableError(`JetStream did not answer within ${STARTUP_WAIT_MS / 1000} s: ${(error as Error).message}`);

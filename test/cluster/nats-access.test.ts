@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { natsAccess, shownUrls } from '../../src/cluster/nats-access.ts';
+import { untilListening } from '../helpers/cluster.ts';
 import { ingest, vmStart } from '../helpers/events.ts';
 import { freePort, request, runCli, startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
@@ -49,17 +49,7 @@ authorization { user: "jv", password: "${PASSWORD}" }
 tls { cert_file: "${join(dir, 'server.pem')}", key_file: "${join(dir, 'server.key')}" }
 `);
   natsServer = spawn('nats-server', ['-c', join(dir, 'nats.conf')], { stdio: 'ignore' });
-  for (let attempt = 0; ; attempt++) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1').once('error', () => resolve(false)).once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-    });
-    if (open) break;
-    if (attempt > 200) throw new Error('nats-server did not listen');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await untilListening(port);
 });
 
 after(async () => {

@@ -1,6 +1,7 @@
 // The cluster tests whose nodes compare their reading of the log (test/cluster/log-*.test.ts,
 // hand-over-killed.test.ts): one nats-server and three nodes, a, b and c, each with its test faults.
 import { spawnSync } from 'node:child_process';
+import { connect } from 'node:net';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import { startService, tempDir } from './service.ts';
@@ -9,6 +10,21 @@ import type { RunningService } from './service.ts';
 /** Without nats-server, cluster tests are skipped; CI installs it, so there its absence is an error. */
 export const natsMissing = spawnSync('nats-server', ['--version']).error !== undefined;
 if (natsMissing && process.env.CI === 'true') throw new Error('nats-server is not installed (apt-get install nats-server)');
+
+/** Resolves once something listens on `port` of 127.0.0.1 (a nats-server a test started itself). */
+export async function untilListening(port: number): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1').once('error', () => resolve(false)).once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+    });
+    if (open) return;
+    if (attempt > 200) throw new Error(`nothing listened on port ${port}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 export class CheckingCluster {
   readonly key: string;
