@@ -294,7 +294,7 @@ export class ClusterNode {
     const log = this.#log;
     const { replicas } = log;
     // Before this node shows up as a member: one that follows another log must not look live.
-    if (this.#replica === null) await holdLog(store, log, config.adoptClusterLog, replicas, logger);
+    if (this.#replica === null) await holdLog(store, log, { adopt: config.adoptClusterLog, codeGroups: config.codeGroups }, replicas, logger);
     await agreeOnShape(log.nc, replicas, { vmShards: config.vmShards, codeGroups: config.codeGroups });
     const group: CodeGroup = { count: config.codeGroups, of: config.codeGroup };
     if (this.#membership === null) {

@@ -126,3 +126,36 @@ test('a node refuses a log other than its data\'s, adopts a new empty one when t
     assert.match(health.body.note, /^the cluster log was replaced: this node's data follows the log created at \S+, the NATS servers now hold one created at \S+ .*restart it, and it says what to do$/);
   }
 });
+
+test('a single node\'s data directory is refused as a cluster node\'s, and adopted as a new cluster\'s first node when told', { skip: missing && 'nats-server is not installed', timeout: 240_000 }, async () => {
+  // The first test's nodes would reconnect to a server started on their old port.
+  await Promise.all(running.splice(0).map((node) => node.stop()));
+  await nats?.stop();
+  const dir = tempDir('jvmlens-single-adopted-');
+  const single = await startService({ noStaticKey: true, dataDir: join(dir, 'n1'), args: ['--api-key', KEY] });
+  for (let index = 10; index < 13; index++) await ingestVm(single, index);
+  await single.stop({ keepData: true });
+  const created = await runCli(['keys', 'create', '--data-dir', join(dir, 'n1'), '--user', 'ops', '--scopes', 'read']);
+  assert.equal(created.code, 0, created.stderr);
+  const keyId = /key id: +(\S+)/.exec(created.stdout)![1];
+  [nats] = await startNatsServers(1, dir);
+
+  // Joined as it is, its VMs would be on this node only: reads would differ from node to node.
+  const refused = await refusal(dir, 'n1');
+  assert.equal(refused.code, 1, refused.stderr);
+  assert.match(refused.stderr, /cannot start: this data directory holds a single node's data \(3 VM\(s\), 1 API key\(s\)\), which the cluster log does not: a node joins a cluster with an empty --data-dir .* with --adopt-cluster-log true once/);
+  assert.equal((await refusal(dir, 'n1')).code, 1, 'refused again: the refusal wrote nothing that lets it in');
+
+  const adopter = await startNode(dir, 'n1', ['--adopt-cluster-log', 'true']);
+  assert.match(adopter.stderr(), /adopted the cluster log.*"previous":"a single node"/);
+  for (let index = 10; index < 13; index++) assert.ok(await seesVm(adopter, index), `VM ${index} kept through the adoption`);
+  assert.match((await runCli(['keys', 'list', '--cluster', nats.url])).stdout, new RegExp(`${keyId} +ops`));
+
+  // A second node copies the adopted data, and writes through either reach both.
+  const copied = await startNode(dir, 'n2');
+  assert.match(copied.stderr(), /this node starts from a copy of a live node's data/);
+  for (let index = 10; index < 13; index++) assert.ok(await seesVm(copied, index), `VM ${index} through the node that copied`);
+  await ingestVm(copied, 13);
+  await ingestVm(adopter, 14);
+  for (const node of [adopter, copied]) for (const index of [13, 14]) assert.ok(await seesVm(node, index), `VM ${index} on every node`);
+});
