@@ -28,7 +28,8 @@ export function followedLog(store: Pick<Store, 'meta'>): string | undefined {
  * What a store holds that no cluster log brought: a single node's VMs and API keys. A cluster node's store is
  * empty until it applies the log, and records the log it follows before it applies anything.
  */
-function singleNodeData(store: Store): { vms: number; keys: number } | null {
+export function singleNodeData(store: Store): { vms: number; keys: number } | null {
+  if (followedLog(store) !== undefined || appliedSeq(store) !== 0) return null;
   const vms = store.vmRows.getCount();
   const keys = listKeys(store).length;
   return vms === 0 && keys === 0 ? null : { vms, keys };
@@ -47,7 +48,7 @@ export async function holdLog(store: Store, log: ClusterLog, options: { adopt: b
   const followed = followedLog(store);
   const applied = appliedSeq(store);
   if (followed === created) return;
-  const single = followed === undefined && applied === 0 ? singleNodeData(store) : null;
+  const single = singleNodeData(store);
   // A new node, or a store of a version before this record whose log is still there.
   if (followed === undefined && applied <= lastSeq && single === null) {
     await store.meta.put(LOG_CREATED, created);

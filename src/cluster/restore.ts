@@ -11,6 +11,7 @@ import { openStore, PAGES_DIR, STORE_FILE } from '../storage/store.ts';
 import { ClusterLog } from './log.ts';
 import { forgetWindows, storedOddWindow } from './log-checks.ts';
 import type { OddWindow } from './log-checks.ts';
+import { singleNodeData } from './log-identity.ts';
 import { answersFor, liveNodes } from './membership.ts';
 import { appliedSeq } from './replica.ts';
 import { fetchSnapshot } from './snapshot.ts';
@@ -24,12 +25,12 @@ const INCOMING_DIR = 'restoring';
  * The log sequence the data directory's store has applied, and the window of the log it read otherwise than
  * the other nodes; null when it cannot be read (it is left alone then).
  */
-async function storedPlace(dataDir: string): Promise<{ applied: number; odd: OddWindow | null } | null> {
-  if (!existsSync(join(dataDir, STORE_FILE))) return { applied: 0, odd: null };
+async function storedPlace(dataDir: string): Promise<{ applied: number; odd: OddWindow | null; single: boolean } | null> {
+  if (!existsSync(join(dataDir, STORE_FILE))) return { applied: 0, odd: null, single: false };
   try {
     const store = openStore(dataDir, { readOnly: true });
     try {
-      return { applied: appliedSeq(store), odd: storedOddWindow(store) };
+      return { applied: appliedSeq(store), odd: storedOddWindow(store), single: singleNodeData(store) !== null };
     } finally {
       await store.close();
     }
@@ -76,7 +77,8 @@ export async function restoreIfNeeded(config: Config, logger: Logger): Promise<v
   const incoming = join(config.dataDir, INCOMING_DIR);
   await rm(incoming, { recursive: true, force: true });
   const place = await storedPlace(config.dataDir);
-  if (place === null) return;
+  // A single node's data is never copied over: the node's join refuses it, or adopts an empty log (log-identity.ts).
+  if (place === null || place.single) return;
   const { applied, odd } = place;
   let log: ClusterLog;
   try {

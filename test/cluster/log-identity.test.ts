@@ -158,4 +158,16 @@ test('a single node\'s data directory is refused as a cluster node\'s, and adopt
   await ingestVm(copied, 13);
   await ingestVm(adopter, 14);
   for (const node of [adopter, copied]) for (const index of [13, 14]) assert.ok(await seesVm(node, index), `VM ${index} on every node`);
+
+  // Another single node's data, on the cluster whose log now begins past where it could follow: refused as
+  // well, not replaced by a copy of a live node's data.
+  const other = await startService({ noStaticKey: true, dataDir: join(dir, 'n3'), args: ['--api-key', KEY] });
+  await ingestVm(other, 20);
+  await other.stop({ keepData: true });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const kept = await refusal(dir, 'n3');
+    assert.equal(kept.code, 1, kept.stderr);
+    assert.match(kept.stderr, /cannot start: this data directory holds a single node's data \(1 VM\(s\), 0 API key\(s\)\)/);
+    assert.doesNotMatch(kept.stderr, /copying a live node's data/);
+  }
 });
