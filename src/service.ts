@@ -1,4 +1,5 @@
 // Wires the service together: storage, worker pool, the two listeners, readiness and graceful shutdown.
+import { ConfigError } from './config.ts';
 import type { Config } from './config.ts';
 import { agentRoutes } from './http/routes/agent.ts';
 import { consoleRoutes } from './http/routes/console.ts';
@@ -33,6 +34,7 @@ import { InstanceCache } from './http/routes/instance-body.ts';
 import type { Store } from './storage/store.ts';
 import { localWrites } from './writes.ts';
 import { ClusterNode, CLUSTER_STEP } from './cluster/node.ts';
+import { clusterNodeData } from './cluster/log-identity.ts';
 import { restoreIfNeeded } from './cluster/restore.ts';
 
 const MIB = 1024 * 1024;
@@ -74,6 +76,12 @@ export async function startService(config: Config, logger: Logger, options: Star
   // A node the cluster's log was truncated past, or that read another history of it, starts from a copy of a live node's data.
   if (clustered) await restoreIfNeeded(config, logger);
   const store = openStore(config.dataDir);
+  // A cluster node's directory started without --cluster by mistake: the writes it took would never reach the cluster.
+  const clusterNode = clustered ? null : clusterNodeData(store);
+  if (clusterNode !== null) {
+    await store.close();
+    throw new ConfigError(`cannot start: ${clusterNode}`);
+  }
   readiness.done('storage');
   const dict = new Dictionary(store);
   // Reports scan these instead of LMDB; every write below that touches a VM refreshes its rows.

@@ -6,10 +6,12 @@ import type { ClusterStatus, NodeStatus } from '../cluster/status.ts';
 import type { ClusterLog } from '../cluster/log.ts';
 import { UnreachableError } from './client.ts';
 import { openClusterLog } from './cluster.ts';
+import { detachCommand, DETACH_USAGE } from './cluster-detach.ts';
 import { parseArgs, UsageError } from './args.ts';
 
 export const CLUSTER_USAGE = `jvmlens cluster status --cluster URLS [--format text|json]    the cluster's log, shard count and nodes
-                                                              (UP, DOWN and why, or not live; how far each applied the log)`;
+                                                              (UP, DOWN and why, or not live; how far each applied the log)
+${DETACH_USAGE}`;
 
 const FORMATS = ['text', 'json'];
 
@@ -91,6 +93,7 @@ async function statusWithin(log: ClusterLog, ms: number): Promise<ClusterStatus>
 
 export async function clusterCommand(config: Config, args: readonly string[]): Promise<void> {
   const [action, ...rest] = args;
+  if (action === 'detach') return detachCommand(config, rest);
   const parsed = parseArgs(rest, ['format']);
   if (action !== 'status' || parsed.positional.length > 0) throw new UsageError(`usage:\n${CLUSTER_USAGE}`);
   if (config.cluster.length === 0) throw new UsageError('cluster status needs --cluster URLS (or JVMLENS_CLUSTER)');

@@ -70,6 +70,11 @@ export function storedOddWindow(store: Pick<Store, 'meta'>): OddWindow | null {
   return typeof odd === 'string' ? (JSON.parse(odd) as OddWindow) : null;
 }
 
+/** Drops the finding of an odd reading: a data directory detached from its cluster (detach.ts) follows no log. */
+export async function forgetOddWindow(store: Pick<Store, 'meta'>): Promise<void> {
+  await store.meta.remove(ODD_WINDOW);
+}
+
 /** The hash of the commands `to - every + 1` to `to` as one node read them. */
 export interface WindowHash {
   to: number;

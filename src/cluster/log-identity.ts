@@ -25,6 +25,23 @@ export function followedLog(store: Pick<Store, 'meta'>): string | undefined {
 }
 
 /**
+ * Why a single node must not run on this data directory, or null: a cluster node's, a single node on it
+ * would take writes the cluster never sees, and its data, joined again, would differ from the others'.
+ */
+export function clusterNodeData(store: Pick<Store, 'meta'>): string | null {
+  const followed = followedLog(store);
+  const applied = appliedSeq(store);
+  if (followed === undefined && applied === 0) return null;
+  return `this data directory is a cluster node's (it applied commands up to ${applied} of the cluster log created at ${followed ?? 'a time it did not record'}): a single node on it would take writes the cluster never sees. Start it with --cluster URLS and its --node-id; to run it as a single node instead, stop it and detach it first: jvmlens cluster detach --data-dir DIR`;
+}
+
+/** The store follows no log any more (detach.ts): as a single node's, a cluster adopts it or refuses it. */
+export async function forgetLog(store: Pick<Store, 'meta'>): Promise<void> {
+  await store.meta.remove(LOG_CREATED);
+  await recordAppliedSeq(store, 0);
+}
+
+/**
  * What a store holds that no cluster log brought: a single node's VMs and API keys. A cluster node's store is
  * empty until it applies the log, and records the log it follows before it applies anything.
  */

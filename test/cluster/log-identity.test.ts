@@ -127,7 +127,7 @@ test('a node refuses a log other than its data\'s, adopts a new empty one when t
   }
 });
 
-test('a single node\'s data directory is refused as a cluster node\'s, and adopted as a new cluster\'s first node when told', { skip: missing && 'nats-server is not installed', timeout: 240_000 }, async () => {
+test('a single node\'s data directory is refused as a cluster node\'s and adopted when told; a cluster node\'s is refused by a single node until detached', { skip: missing && 'nats-server is not installed', timeout: 240_000 }, async () => {
   // The first test's nodes would reconnect to a server started on their old port.
   await Promise.all(running.splice(0).map((node) => node.stop()));
   await nats?.stop();
@@ -170,4 +170,21 @@ test('a single node\'s data directory is refused as a cluster node\'s, and adopt
     assert.match(kept.stderr, /cannot start: this data directory holds a single node's data \(1 VM\(s\), 0 API key\(s\)\)/);
     assert.doesNotMatch(kept.stderr, /copying a live node's data/);
   }
+
+  // The other way: a cluster node's directory started without --cluster (a unit file that lost the
+  // variable, say) would take writes the cluster never sees. Refused, until detached.
+  await copied.stop({ keepData: true });
+  const alone = await runCli(['serve', '--data-dir', join(dir, 'n2'), '--gateway-port', '0', '--api-port', '0', '--api-key', KEY], {}, 30_000);
+  assert.equal(alone.code, 2, alone.stdout + alone.stderr);
+  assert.match(alone.stderr, /^jvmlens: cannot start: this data directory is a cluster node's \(it applied commands up to \d+ of the cluster log created at \S+\): .*jvmlens cluster detach --data-dir DIR/);
+  const detached = await runCli(['cluster', 'detach', '--data-dir', join(dir, 'n2')]);
+  assert.equal(detached.code, 0, detached.stderr);
+  assert.match(detached.stdout, /detached: it had applied commands up to \d+ of the cluster log created at /);
+  const single2 = await startService({ noStaticKey: true, dataDir: join(dir, 'n2'), args: ['--api-key', KEY] });
+  for (const index of [10, 13, 14]) assert.ok(await seesVm(single2, index), `VM ${index} on the detached node`);
+  await single2.stop({ keepData: true });
+  // Detached, it is a single node's to a cluster: refused, or adopted by an empty log.
+  const again = await refusal(dir, 'n2');
+  assert.equal(again.code, 1, again.stderr);
+  assert.match(again.stderr, /holds a single node's data \(5 VM\(s\), 1 API key\(s\)\)/);
 });

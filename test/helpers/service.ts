@@ -111,10 +111,10 @@ export async function waitForHealth(service: RunningService, status: number, tim
   }
 }
 
-/** Runs a jvmlens CLI command to completion. */
-export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs a jvmlens CLI command to completion; one still running after `timeoutMs` (0: no limit) is stopped (SIGTERM, code null). */
+export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 0): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
