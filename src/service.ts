@@ -80,7 +80,7 @@ export async function startService(config: Config, logger: Logger, options: Star
   const clusterNode = clustered ? null : clusterNodeData(store);
   if (clusterNode !== null) {
     await store.close();
-    throw new ConfigError(`cannot start: ${clusterNode}`);
+    throw new ConfigError(`cannot start: ${clusterNode}: a single node on it would take writes the cluster never sees. Start it with --cluster URLS and its --node-id; to run it as a single node instead, stop it and detach it first: jvmlens cluster detach --data-dir DIR`);
   }
   readiness.done('storage');
   const dict = new Dictionary(store);

@@ -1,7 +1,7 @@
 // `jvmlens cve import PATH…`: OSV files, folders and zip archives into the data directory (decisions §11).
 import { openClusterLog } from './cluster.ts';
 import type { Config } from '../config.ts';
-import { openStore } from '../storage/store.ts';
+import { openLocalStore } from './local-store.ts';
 import { putVulnerabilities } from '../storage/vulns.ts';
 import { validateOsvRecord } from '../vuln/osv.ts';
 import type { Vulnerability } from '../vuln/osv.ts';
@@ -21,7 +21,7 @@ export async function cveCommand(config: Config, args: readonly string[], env: N
   if (action !== 'import' || paths.length === 0) throw new UsageError(`usage:\n${CVE_USAGE}`);
   // A cluster's import goes through its log: every node applies it.
   const log = config.cluster.length > 0 ? await openClusterLog(config) : null;
-  const store = log === null ? openStore(config.dataDir) : null;
+  const store = log === null ? await openLocalStore(config.dataDir) : null;
   const started = Date.now();
   let imported = 0;
   let replaced = 0;

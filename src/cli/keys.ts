@@ -5,7 +5,7 @@ import { clusterKeyRecords } from '../cluster/keys.ts';
 import { createKey, listKeys, newKey, revokeKey } from '../storage/keys.ts';
 import { SCOPES } from '../storage/records.ts';
 import type { ApiKeyRecord, Scope } from '../storage/records.ts';
-import { openStore } from '../storage/store.ts';
+import { openLocalStore } from './local-store.ts';
 import { parseArgs, UsageError } from './args.ts';
 
 export const KEYS_USAGE = `jvmlens keys create --user ID [--scopes read,write,ingest]   create a key (printed once)
@@ -37,7 +37,7 @@ export async function keysCommand(config: Config, args: readonly string[]): Prom
   const [action, ...rest] = args;
   const parsed = parseArgs(rest, ['user', 'scopes']);
   if (config.cluster.length > 0) return clusterKeys(config, action, parsed);
-  const store = openStore(config.dataDir);
+  const store = await openLocalStore(config.dataDir);
   try {
     switch (action) {
       case 'create': {

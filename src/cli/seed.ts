@@ -5,7 +5,7 @@ import { DEFAULT_FLEET, fleetBatches } from '../seed/fleet.ts';
 import type { FleetSpec } from '../seed/fleet.ts';
 import { Dictionary } from '../storage/dictionary.ts';
 import { Ingestor } from '../storage/ingest.ts';
-import { openStore } from '../storage/store.ts';
+import { openLocalStore } from './local-store.ts';
 import { integerOption, parseArgs, UsageError } from './args.ts';
 
 export const SEED_USAGE = `jvmlens seed [--vms N] [--components-per-vm N] [--methods N] [--app-envs N] [--tags N] [--seed N] [--days N]
@@ -65,7 +65,7 @@ export async function seedCommand(config: Config, args: readonly string[]): Prom
       report(vmsDone);
     }
   } else {
-    const store = openStore(config.dataDir);
+    const store = await openLocalStore(config.dataDir);
     try {
       const ingestor = new Ingestor(store, new Dictionary(store));
       for (const batch of fleetBatches(spec)) {

@@ -25,14 +25,14 @@ export function followedLog(store: Pick<Store, 'meta'>): string | undefined {
 }
 
 /**
- * Why a single node must not run on this data directory, or null: a cluster node's, a single node on it
- * would take writes the cluster never sees, and its data, joined again, would differ from the others'.
+ * What makes this data directory a cluster node's, or null for a single node's: a single node, or a command,
+ * writing to it would write what the cluster never sees, and the node, joined again, would differ from the others.
  */
 export function clusterNodeData(store: Pick<Store, 'meta'>): string | null {
   const followed = followedLog(store);
   const applied = appliedSeq(store);
   if (followed === undefined && applied === 0) return null;
-  return `this data directory is a cluster node's (it applied commands up to ${applied} of the cluster log created at ${followed ?? 'a time it did not record'}): a single node on it would take writes the cluster never sees. Start it with --cluster URLS and its --node-id; to run it as a single node instead, stop it and detach it first: jvmlens cluster detach --data-dir DIR`;
+  return `this data directory is a cluster node's (it applied commands up to ${applied} of the cluster log created at ${followed ?? 'a time it did not record'})`;
 }
 
 /** The store follows no log any more (detach.ts): as a single node's, a cluster adopts it or refuses it. */

@@ -177,6 +177,10 @@ test('a single node\'s data directory is refused as a cluster node\'s and adopte
   const alone = await runCli(['serve', '--data-dir', join(dir, 'n2'), '--gateway-port', '0', '--api-port', '0', '--api-key', KEY], {}, 30_000);
   assert.equal(alone.code, 2, alone.stdout + alone.stderr);
   assert.match(alone.stderr, /^jvmlens: cannot start: this data directory is a cluster node's \(it applied commands up to \d+ of the cluster log created at \S+\): .*jvmlens cluster detach --data-dir DIR/);
+  // So is a command that writes to the directory itself: that node alone would hold its key.
+  const localKey = await runCli(['keys', 'create', '--data-dir', join(dir, 'n2'), '--user', 'ops', '--scopes', 'read']);
+  assert.equal(localKey.code, 2, localKey.stdout + localKey.stderr);
+  assert.match(localKey.stderr, /^jvmlens: this data directory is a cluster node's \(.*\): what this command writes there would reach that node alone; give it --cluster URLS instead of --data-dir/);
   const detached = await runCli(['cluster', 'detach', '--data-dir', join(dir, 'n2')]);
   assert.equal(detached.code, 0, detached.stderr);
   assert.match(detached.stdout, /detached: it had applied commands up to \d+ of the cluster log created at /);
