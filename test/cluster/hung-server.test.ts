@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { STREAM } from '../../src/cluster/commands.ts';
 import { ClusterLog } from '../../src/cluster/log.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
@@ -88,13 +89,15 @@ test('a log and buckets that lost replicas while a node runs get three again wit
   // As a log made while the servers' cluster formed, when they named two of the three: the node's look at
   // the log (every 2 s) finds fewer replicas than the servers name now.
   const log = await ClusterLog.open([nats[1].url], 'replicas-test', 'once');
+  // A scale-down took over the log's 1.5 s per request on a loaded machine (npm test runs two files at once).
+  const jsm = await jetstreamManager(log.nc, { timeout: 10_000 });
   try {
     for (const stream of [STREAM, 'KV_jvmlens_nodes']) {
-      const { config } = await log.jsm.streams.info(stream);
-      await log.jsm.streams.update(stream, { ...config, num_replicas: 1 });
+      const { config } = await jsm.streams.info(stream);
+      await jsm.streams.update(stream, { ...config, num_replicas: 1 });
     }
     const deadline = Date.now() + 10_000;
-    const replicasOf = async () => Promise.all([STREAM, 'KV_jvmlens_nodes'].map(async (stream) => (await log.jsm.streams.info(stream)).config.num_replicas));
+    const replicasOf = async () => Promise.all([STREAM, 'KV_jvmlens_nodes'].map(async (stream) => (await jsm.streams.info(stream)).config.num_replicas));
     while ((await replicasOf()).some((replicas) => replicas < 3)) {
       assert.ok(Date.now() < deadline, `replicas still ${JSON.stringify(await replicasOf())}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
