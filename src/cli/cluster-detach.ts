@@ -1,6 +1,7 @@
 // `jvmlens cluster detach --data-dir DIR`: a stopped cluster node's data directory made a single node's (src/cluster/detach.ts).
 import type { Config } from '../config.ts';
 import { detachDataDir } from '../cluster/detach.ts';
+import { ClusterShapeError } from '../cluster/shards.ts';
 import { UsageError } from './args.ts';
 
 export const DETACH_USAGE = `jvmlens cluster detach --data-dir DIR                         a stopped cluster node's data directory made a single
@@ -8,7 +9,9 @@ export const DETACH_USAGE = `jvmlens cluster detach --data-dir DIR              
 
 export async function detachCommand(config: Config, args: readonly string[]): Promise<void> {
   if (args.length > 0) throw new UsageError(`usage:\n${DETACH_USAGE}`);
-  const { followed, applied } = await detachDataDir(config.dataDir);
+  const { followed, applied } = await detachDataDir(config.dataDir).catch((error: unknown) => {
+    throw error instanceof ClusterShapeError ? new UsageError(`cannot detach ${config.dataDir}: ${error.message}`) : error;
+  });
   process.stdout.write(followed === null && applied === 0
     ? `${config.dataDir} followed no cluster log: a single node's already\n`
     : `${config.dataDir} detached: it had applied commands up to ${applied} of the cluster log created at ${followed ?? 'a time it did not record'}; a single node runs on it now, and a cluster adopts it only as a single node's (README "From a single node to a cluster")\n`);

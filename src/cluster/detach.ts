@@ -2,6 +2,7 @@
 // single node refuses a cluster node's directory (log-identity.ts clusterNodeData): started without
 // --cluster by mistake, it would take writes the cluster never sees. Detached, the directory follows no log
 // and holds no writes to append again; a cluster then refuses it, or adopts it, as any single node's.
+import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { storedCodeGroup } from '../storage/code-groups.ts';
@@ -10,7 +11,7 @@ import { forgetOddWindow } from './log-checks.ts';
 import { followedLog, forgetLog } from './log-identity.ts';
 import { appliedSeq } from './replica.ts';
 import { ClusterShapeError } from './shards.ts';
-import { JOURNAL_FILE } from './write-journal.ts';
+import { JOURNAL_FILE, WriteJournal } from './write-journal.ts';
 
 export interface Detached {
   /** The log it followed (its creation time), and how far it had applied it; null for a directory that followed none. */
@@ -18,15 +19,28 @@ export interface Detached {
   applied: number;
 }
 
+/** The writes the node journaled and has not read back, with those a hand-over it did not finish was to check. */
+async function journaledWrites(dataDir: string): Promise<number> {
+  if (!existsSync(join(dataDir, JOURNAL_FILE))) return 0;
+  const journal = WriteJournal.open(dataDir);
+  try {
+    return journal.unconfirmed().length + journal.toHandOver().length;
+  } finally {
+    await journal.close();
+  }
+}
+
 export async function detachDataDir(dataDir: string): Promise<Detached> {
   const store = openStore(dataDir);
   try {
     const group = storedCodeGroup(store);
     if (group.count > 1) throw new ClusterShapeError(`this data directory stores code group ${group.of} of ${group.count}: a single node on it would miss the other groups' classes; detach the data directory of a node of a cluster of one code group`);
+    const unread = await journaledWrites(dataDir);
+    if (unread > 0) throw new ClusterShapeError(`this node journaled ${unread} write(s) it has not read back in the cluster log (JetStream acknowledged them; the log may have lost them): start it once with --cluster so that it reads them back, appending again those the log lacks, stop it, then detach it`);
     const detached = { followed: followedLog(store) ?? null, applied: appliedSeq(store) };
     await forgetLog(store);
     await forgetOddWindow(store);
-    // Its writes not read back are the cluster's to append again, never a single node's.
+    // Empty (above): a single node never reads a journal, and a cluster it joins later must not append these.
     for (const name of [JOURNAL_FILE, `${JOURNAL_FILE}-lock`]) await rm(join(dataDir, name), { force: true });
     return detached;
   } finally {
