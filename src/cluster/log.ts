@@ -26,8 +26,9 @@ const READ_BACK_AHEAD = 256;
 const APPEND_AGAIN_RETRY_MS = 1_000;
 const STARTUP_WAIT_MS = 60_000;
 /**
- * JetStream's API without a responder this long: no server the connection reaches has JetStream enabled. A
- * server still electing its meta leader answers (or times out); waiting the minute above for it said nothing.
+ * JetStream's API without a responder this long, through a server whose INFO says it has no JetStream: no
+ * server the connection reaches has it enabled. Waiting the minute above for it said nothing meanwhile. A
+ * server with JetStream that does not answer yet (electing its meta leader, say) is waited for that minute.
  */
 const NOT_ENABLED_MS = 5_000;
 /**
@@ -185,7 +186,8 @@ export class ClusterLog {
         return log;
       } catch (error) {
         // The client's JetStreamNotEnabled (no responder to the API): its class is exported only by the package's internal entry.
-        notEnabledSince = (error as Error).name === 'JetStreamNotEnabled' ? (notEnabledSince ?? Date.now()) : null;
+        const notEnabled = (error as Error).name === 'JetStreamNotEnabled' && nc.info?.jetstream !== true;
+        notEnabledSince = notEnabled ? (notEnabledSince ?? Date.now()) : null;
         if (notEnabledSince !== null && Date.now() - notEnabledSince >= NOT_ENABLED_MS) {
           await nc.close();
           throw new LogUnavailableError(`JetStream is not enabled on the NATS servers at ${shownUrls(servers)} (no server answered its API for ${NOT_ENABLED_MS / 1000} s): start nats-server with --jetstream, or with a jetstream block in its configuration as deploy/cluster/ has`);
