@@ -5,6 +5,7 @@ import { DEFAULT_FLEET, fleetBatches } from '../seed/fleet.ts';
 import type { FleetSpec } from '../seed/fleet.ts';
 import { Dictionary } from '../storage/dictionary.ts';
 import { Ingestor } from '../storage/ingest.ts';
+import { ServiceError, UnreachableError } from './client.ts';
 import { openLocalStore } from './local-store.ts';
 import { integerOption, parseArgs, UsageError } from './args.ts';
 
@@ -45,12 +46,19 @@ function progress(spec: FleetSpec): (vmsDone: number, final?: boolean) => void {
 
 /** Posts one batch of agent events to a gateway as NDJSON, as an agent would. */
 export async function postBatch(gateway: string, key: string, events: readonly unknown[]): Promise<void> {
-  const response = await fetch(`${gateway.replace(/\/$/, '')}/agent/v1/events`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-ndjson', 'x-api-key': key },
-    body: events.map((event) => JSON.stringify(event)).join('\n'),
-  });
-  if (response.status !== 200) throw new Error(`gateway answered ${response.status}: ${await response.text()}`);
+  const url = `${gateway.replace(/\/$/, '')}/agent/v1/events`;
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-ndjson', 'x-api-key': key },
+      body: events.map((event) => JSON.stringify(event)).join('\n'),
+    });
+  } catch (error) {
+    throw new UnreachableError(`no jvmlens gateway answered at ${url}: ${((error as Error).cause as Error | undefined)?.message ?? (error as Error).message}`);
+  }
+  // The command's exit status 3, with the gateway's message: a 503 says why (the cluster's log full, say).
+  if (response.status !== 200) throw new ServiceError(`the gateway answered ${response.status}: ${await response.text()}`);
 }
 
 export async function seedCommand(config: Config, args: readonly string[]): Promise<void> {

@@ -25,6 +25,8 @@ const READ_BACK_AHEAD = 256;
 /** Between attempts to append a lost write again while JetStream takes no write. */
 const APPEND_AGAIN_RETRY_MS = 1_000;
 const STARTUP_WAIT_MS = 60_000;
+/** How long health names refused writes after the last one (agents send every few seconds; a quiet cluster's note goes). */
+const REFUSED_SHOWN_MS = 60_000;
 /**
  * JetStream's API without a responder this long, through a server whose INFO says it has no JetStream: no
  * server the connection reaches has it enabled. Waiting the minute above for it said nothing meanwhile. A
@@ -109,8 +111,13 @@ export function replicaState(peer: Pick<PeerInfo, 'current' | 'offline' | 'activ
 
 /** A failed request to NATS as health and logs say it: the client's bare `timeout` says nothing of why. */
 export function describeNatsError(error: Error): string {
-  return error instanceof errors.TimeoutError ? 'JetStream did not answer in time (while a server is down or has just started, it may be electing a leader)' : error.message;
+  if (error instanceof errors.TimeoutError) return 'JetStream did not answer in time (while a server is down or has just started, it may be electing a leader)';
+  return error.message === INSUFFICIENT_RESOURCES ? STORAGE_FULL : error.message;
 }
+
+/** What JetStream answers a write, a consumer or a bucket entry it has no room for. */
+const INSUFFICIENT_RESOURCES = 'insufficient resources';
+const STORAGE_FULL = `${INSUFFICIENT_RESOURCES} (the NATS servers' JetStream storage is full: raise max_file_store in their jetstream block or free their disk; the log's truncation frees what every node applied, after --log-retention-ms)`;
 
 /** A stream without a leader answers its state from a replica, but takes no write. */
 function hasLeader(info: StreamInfo): boolean {
@@ -129,6 +136,8 @@ export class ClusterLog {
   #disconnectedAt: number | null = null;
   /** When JetStream last answered this client (an acknowledged append, the stream's state): health's evidence. */
   #answeredAt = Date.now();
+  /** Since when every write given up was refused (none acknowledged since), and the last reason; null while writes are taken. */
+  #refused: { since: number; at: number; reason: string } | null = null;
   /** This client's writes until they are read back, from checkWrites on (null before). */
   #acknowledged: AcknowledgedWrites | null = null;
   /** Test only (`--test-faults lose-writes`): agent batches and keys created whose acknowledged sequence the log gives another write. */
@@ -280,9 +289,14 @@ export class ClusterLog {
       try {
         const ack = await this.js.publish(write.subject, write.bytes, { msgID: write.msgId, ...headed, timeout: Math.max(1, Math.min(ATTEMPT_MS, remaining)) });
         this.#answeredAt = Date.now();
+        this.#refused = null;
         return ack.seq;
       } catch (error) {
-        if (Date.now() + RETRY_PAUSE_MS >= deadline) throw new LogUnavailableError(`the cluster's log did not take the write within ${PUBLISH_TIMEOUT_MS / 1000} s: ${(error as Error).message}`);
+        if (Date.now() + RETRY_PAUSE_MS >= deadline) {
+          const reason = describeNatsError(error as Error);
+          this.#refused = { since: this.#refused?.since ?? Date.now() - PUBLISH_TIMEOUT_MS, at: Date.now(), reason };
+          throw new LogUnavailableError(`the cluster's log did not take the write within ${PUBLISH_TIMEOUT_MS / 1000} s: ${reason}`);
+        }
         await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
       }
     }
@@ -421,6 +435,17 @@ export class ClusterLog {
    */
   async purgeBelow(seq: number): Promise<void> {
     await this.jsm.streams.purge(STREAM, { seq });
+  }
+
+  /**
+   * Health's note while writes are refused: the last given up within REFUSED_SHOWN_MS and none acknowledged
+   * since. With a leader elected, JetStream can still refuse every write (its servers' storage full: `insufficient
+   * resources`), and the node otherwise looked UP with nothing to say.
+   */
+  refusedWrites(): string | null {
+    const refused = this.#refused;
+    if (refused === null || Date.now() - refused.at > REFUSED_SHOWN_MS) return null;
+    return `degraded: the cluster log has refused every write for ${Math.round((Date.now() - refused.since) / 1000)} s (${refused.reason}); writes are answered 503 until it takes one again`;
   }
 
   /** When JetStream last answered: an append acknowledged, or the stream's state with a leader. */

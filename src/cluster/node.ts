@@ -376,7 +376,7 @@ export class ClusterNode {
       this.#codeReports.serve();
     }
     readiness.done(CLUSTER_STEP);
-    readiness.setDegradation(() => [this.#degradation, this.#logChecks?.degradation ?? null, this.#fanOut?.degradation() ?? null, this.#codeReports?.degradation() ?? null].filter((note) => note !== null).join('; ') || null);
+    readiness.setDegradation(() => [this.#degradation, log.refusedWrites(), this.#logChecks?.degradation ?? null, this.#fanOut?.degradation() ?? null, this.#codeReports?.degradation() ?? null].filter((note) => note !== null).join('; ') || null);
     const membership = this.#membership;
     this.#watch ??= setInterval(() => {
       membership.live().then((live) => (this.#liveNodes = live.length), () => undefined);

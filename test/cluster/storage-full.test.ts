@@ -1,0 +1,70 @@
+// The NATS servers' JetStream storage fills up (a max_file_store too small for the fleet, a full disk): the
+// log has a leader and answers, yet refuses every write with "insufficient resources". What a user relies on:
+// agents are answered 503 saying what is full and what to do, nothing refused is stored, reads go on, and
+// health stays UP (every node is alike: DOWN would take the reads away too) but names it in its note.
+// Real processes: one nats-server whose JetStream may store 1 MB, and a node.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { natsMissing, untilListening } from '../helpers/cluster.ts';
+import { ingest, vmStart } from '../helpers/events.ts';
+import { freePort, request, startService, tempDir } from '../helpers/service.ts';
+import type { RunningService } from '../helpers/service.ts';
+
+const skip = natsMissing && 'nats-server is not installed';
+const KEY = 'storage_full_test_key_0123456789';
+const STORAGE_FULL = /insufficient resources \(the NATS servers' JetStream storage is full: raise max_file_store in their jetstream block or free their disk/;
+let natsServer: ChildProcess | null = null;
+let node: RunningService | null = null;
+
+before(async () => {
+  if (skip) return;
+  const dir = tempDir('jvmlens-storage-full-');
+  const port = await freePort();
+  writeFileSync(join(dir, 'nats.conf'), `listen: "127.0.0.1:${port}"\njetstream { store_dir: "${join(dir, 'js')}", max_file_store: 1MB }\n`);
+  natsServer = spawn('nats-server', ['-c', join(dir, 'nats.conf')], { stdio: 'ignore' });
+  await untilListening(port);
+  node = await startService({ noStaticKey: true, args: ['--api-key', KEY, '--cluster', `nats://127.0.0.1:${port}`, '--node-id', 'f1'] });
+});
+
+after(async () => {
+  await node?.stop();
+  natsServer?.kill();
+});
+
+function vmId(index: number): string {
+  return `5f000000-0000-4000-8000-${String(index).padStart(12, '0')}`;
+}
+
+/** A VM's start and 2,000 methods no deflate can shrink much: about 60 KB in the log. */
+function batch(index: number): unknown[] {
+  const time = Date.now() - 60_000;
+  const items = Array.from({ length: 2_000 }, () => ({ sourceName: 'app.jar', className: `com/acme/C${randomBytes(6).toString('hex')}`, methodName: `m${randomBytes(6).toString('hex')}()` }));
+  return [vmStart(vmId(index), time), { type: 'code', vmId: vmId(index), time: time + 1, items }];
+}
+
+test('writes refused for want of JetStream storage are answered 503 saying so, and health names it while UP', { skip, timeout: 120_000 }, async () => {
+  const service = node!;
+  let refused: { status: number; body: { error: string; message: string } } | null = null;
+  let stored = 0;
+  for (let index = 0; index < 100 && refused === null; index++) {
+    const result = await ingest(service.gatewayUrl, KEY, batch(index));
+    if (result.status === 200) stored = index + 1;
+    else refused = result;
+  }
+  assert.ok(refused !== null, 'the log took 100 batches of 60 KB in 1 MB');
+  assert.equal(refused.status, 503, JSON.stringify(refused.body));
+  assert.equal(refused.body.error, 'CLUSTER_UNAVAILABLE');
+  assert.match(refused.body.message, STORAGE_FULL);
+  // What was acknowledged is served; the refused batch's VM is not stored.
+  assert.equal((await request(`${service.apiUrl}/public/instance/${vmId(0)}`, { key: KEY })).status, 200);
+  assert.equal((await request(`${service.apiUrl}/public/instance/${vmId(stored)}`, { key: KEY })).status, 404);
+  const health = await request<{ healthState: string; note: string }>(`${service.gatewayUrl}/opthub-health`);
+  assert.equal(health.status, 200, health.text);
+  assert.match(health.body.note, /^degraded: the cluster log has refused every write for \d+ s \(insufficient resources/);
+  assert.match(health.body.note, STORAGE_FULL);
+});
