@@ -103,7 +103,8 @@ export async function clusterStatus(log: ClusterLog): Promise<ClusterStatus> {
   return {
     log: {
       stream: STREAM, commands: state.messages, bytes: state.bytes, firstSeq: state.first_seq, lastSeq: state.last_seq,
-      leader: cluster?.leader || null,
+      // A server outside any NATS cluster gives no cluster state: it leads the log alone, never electing.
+      leader: cluster === undefined ? (log.nc.info?.server_name ?? 'the only server') : cluster.leader || null,
       replicas: (cluster?.replicas ?? []).map((peer) => ({ server: peer.name, current: peer.current, offline: peer.offline === true, state: replicaState(peer) })),
     },
     vmShards: shape?.vmShards ?? null,
