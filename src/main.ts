@@ -17,7 +17,7 @@ import { ListenError } from './http/server.ts';
 const USAGE = `usage: jvmlens COMMAND [options]
 
 commands:
-  jvmlens serve                                                run the service
+jvmlens serve                                                run the service
 ${KEYS_USAGE}
 ${SEED_USAGE}
 ${CVE_USAGE}
