@@ -5,6 +5,7 @@ import { clusterKeyRecords } from '../cluster/keys.ts';
 import { createKey, listKeys, newKey, revokeKey } from '../storage/keys.ts';
 import { SCOPES } from '../storage/records.ts';
 import type { ApiKeyRecord, Scope } from '../storage/records.ts';
+import { openStore } from '../storage/store.ts';
 import { openLocalStore } from './local-store.ts';
 import { parseArgs, UsageError } from './args.ts';
 
@@ -37,7 +38,8 @@ export async function keysCommand(config: Config, args: readonly string[]): Prom
   const [action, ...rest] = args;
   const parsed = parseArgs(rest, ['user', 'scopes']);
   if (config.cluster.length > 0) return clusterKeys(config, action, parsed);
-  const store = await openLocalStore(config.dataDir);
+  // Listing writes nothing: a cluster node's keys may be read as it holds them.
+  const store = action === 'list' ? openStore(config.dataDir) : await openLocalStore(config.dataDir);
   try {
     switch (action) {
       case 'create': {
