@@ -28,6 +28,7 @@ function isWholePage(command: Command): command is Extract<Command, { kind: 'rep
 export function appliedSeq(store: Pick<Store, 'meta'>): number {
   return (store.meta.get(APPLIED_SEQ) as number | undefined) ?? 0;
 }
+
 /** Records `seq` as the last applied outside the replica: a single node's data adopted as a log's first command (log-identity.ts). */
 export async function recordAppliedSeq(store: Pick<Store, 'meta'>, seq: number): Promise<void> {
   await store.meta.put(APPLIED_SEQ, seq);
