@@ -1,4 +1,5 @@
-// The cluster tests whose nodes compare their reading of the log (test/cluster/log-*.test.ts,
+// What the cluster tests share: whether nats-server is here, a wait for a server a test started itself, and
+// the cluster of the tests whose nodes compare their reading of the log (test/cluster/log-*.test.ts,
 // hand-over-killed.test.ts): one nats-server and three nodes, a, b and c, each with its test faults.
 import { spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
