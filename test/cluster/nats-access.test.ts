@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { natsAccess, shownUrls } from '../../src/cluster/nats-access.ts';
-import { untilListening } from '../helpers/cluster.ts';
+import { startNatsServer } from '../helpers/cluster.ts';
 import { ingest, vmStart } from '../helpers/events.ts';
 import { freePort, request, runCli, startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
@@ -48,8 +48,7 @@ jetstream { store_dir: "${join(dir, 'js')}" }
 authorization { user: "jv", password: "${PASSWORD}" }
 tls { cert_file: "${join(dir, 'server.pem')}", key_file: "${join(dir, 'server.key')}" }
 `);
-  natsServer = spawn('nats-server', ['-c', join(dir, 'nats.conf')], { stdio: 'ignore' });
-  await untilListening(port);
+  natsServer = await startNatsServer(['-c', join(dir, 'nats.conf')], port);
 });
 
 after(async () => {

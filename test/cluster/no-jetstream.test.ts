@@ -2,10 +2,9 @@
 // relies on is being told so within seconds, by the CLI (exit 4) and by the node's health, which names the
 // flag to add, rather than a minute of silence. Real processes: one nats-server without JetStream, a node.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import { natsMissing, untilListening } from '../helpers/cluster.ts';
+import { natsMissing, startNatsServer } from '../helpers/cluster.ts';
 import { freePort, request, runCli, startService } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
 
@@ -18,8 +17,7 @@ before(async () => {
   if (skip) return;
   const port = await freePort();
   url = `nats://127.0.0.1:${port}`;
-  natsServer = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
-  await untilListening(port);
+  natsServer = await startNatsServer(['-a', '127.0.0.1', '-p', String(port)], port);
 });
 
 after(async () => {

@@ -5,12 +5,11 @@
 // Real processes: one nats-server whose JetStream may store 1 MB, and a node.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { natsMissing, untilListening } from '../helpers/cluster.ts';
+import { natsMissing, startNatsServer } from '../helpers/cluster.ts';
 import { ingest, vmStart } from '../helpers/events.ts';
 import { freePort, request, startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
@@ -26,8 +25,7 @@ before(async () => {
   const dir = tempDir('jvmlens-storage-full-');
   const port = await freePort();
   writeFileSync(join(dir, 'nats.conf'), `listen: "127.0.0.1:${port}"\njetstream { store_dir: "${join(dir, 'js')}", max_file_store: 1MB }\n`);
-  natsServer = spawn('nats-server', ['-c', join(dir, 'nats.conf')], { stdio: 'ignore' });
-  await untilListening(port);
+  natsServer = await startNatsServer(['-c', join(dir, 'nats.conf')], port);
   node = await startService({ noStaticKey: true, args: ['--api-key', KEY, '--cluster', `nats://127.0.0.1:${port}`, '--node-id', 'f1'] });
 });
 

@@ -1,7 +1,8 @@
-// What the cluster tests share: whether nats-server is here, a wait for a server a test started itself, and
+// What the cluster tests share: whether nats-server is here, a nats-server a test configures itself, and
 // the cluster of the tests whose nodes compare their reading of the log (test/cluster/log-*.test.ts,
 // hand-over-killed.test.ts): one nats-server and three nodes, a, b and c, each with its test faults.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
@@ -12,8 +13,14 @@ import type { RunningService } from './service.ts';
 export const natsMissing = spawnSync('nats-server', ['--version']).error !== undefined;
 if (natsMissing && process.env.CI === 'true') throw new Error('nats-server is not installed (apt-get install nats-server)');
 
-/** Resolves once something listens on `port` of 127.0.0.1 (a nats-server a test started itself). */
-export async function untilListening(port: number): Promise<void> {
+/** A nats-server a test configures itself (`args`), once it listens on `port` of 127.0.0.1. */
+export async function startNatsServer(args: readonly string[], port: number): Promise<ChildProcess> {
+  const server = spawn('nats-server', args, { stdio: 'ignore' });
+  await untilListening(port);
+  return server;
+}
+
+async function untilListening(port: number): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     const open = await new Promise<boolean>((resolve) => {
       const socket = connect(port, '127.0.0.1').once('error', () => resolve(false)).once('connect', () => {
