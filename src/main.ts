@@ -13,11 +13,16 @@ import { sbomCommand, SBOM_USAGE } from './cli/sbom.ts';
 import { seedCommand, SEED_USAGE } from './cli/seed.ts';
 import { serveCommand } from './cli/serve.ts';
 import { ListenError } from './http/server.ts';
+import { SERVICE_VERSION } from './version.ts';
 
-const USAGE = `usage: jvmlens COMMAND [options]
+const SERVE_USAGE = 'jvmlens serve [settings]                                     run the service';
+const SETTINGS_HELP = `settings (flag, environment variable; the flag wins):
+${settingsHelp()}`;
+
+const USAGE = `usage: jvmlens COMMAND [options]   (jvmlens COMMAND --help: that command's options)
 
 commands:
-jvmlens serve                                                run the service
+${SERVE_USAGE}
 ${KEYS_USAGE}
 ${SEED_USAGE}
 ${CVE_USAGE}
@@ -27,17 +32,21 @@ ${SBOM_USAGE}
 ${BACKUP_USAGE}
 ${CLUSTER_USAGE}
 
-settings (flag, environment variable; the flag wins):
-${settingsHelp()}
+${SETTINGS_HELP}
 `;
 
 /** `jvmlens help TOPIC`: one command's options, with an example. */
-const HELP: Record<string, string> = { report: REPORT_USAGE, cve: CVE_USAGE, sbom: SBOM_USAGE, instance: INSTANCE_USAGE, keys: KEYS_USAGE, seed: SEED_USAGE, backup: BACKUP_USAGE, cluster: CLUSTER_USAGE };
+const HELP: Record<string, string> = { serve: `${SERVE_USAGE}\n\n${SETTINGS_HELP}`, report: REPORT_USAGE, cve: CVE_USAGE, sbom: SBOM_USAGE, instance: INSTANCE_USAGE, keys: KEYS_USAGE, seed: SEED_USAGE, backup: BACKUP_USAGE, cluster: CLUSTER_USAGE };
 
 async function main(argv: readonly string[]): Promise<void> {
   const { config, rest } = parseConfig(argv, process.env);
   const [command, ...args] = rest;
-  if (command?.startsWith('--') && command !== '--help') throw new UsageError(unknownSettingMessage(command));
+  // `jvmlens COMMAND --help` (or -h) anywhere after the command: what users of any CLI type first.
+  if (command !== undefined && Object.hasOwn(HELP, command) && args.some((arg) => arg === '--help' || arg === '-h')) {
+    process.stdout.write(`${HELP[command]}\n`);
+    return;
+  }
+  if (command?.startsWith('--') && !['--help', '--version'].includes(command)) throw new UsageError(unknownSettingMessage(command));
   switch (command) {
     case 'serve':
       if (args.length > 0) throw new UsageError(unknownSettingMessage(args[0]));
@@ -67,7 +76,12 @@ async function main(argv: readonly string[]): Promise<void> {
     }
     case undefined:
     case '--help':
+    case '-h':
       process.stdout.write(USAGE);
+      return;
+    case 'version':
+    case '--version':
+      process.stdout.write(`jvmlens ${SERVICE_VERSION}\n`);
       return;
     default:
       throw new UsageError(`unknown command '${command}'\n\n${USAGE}`);
