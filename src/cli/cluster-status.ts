@@ -5,7 +5,7 @@ import { clusterStatus } from '../cluster/status.ts';
 import type { ClusterStatus, NodeStatus } from '../cluster/status.ts';
 import type { ClusterLog } from '../cluster/log.ts';
 import { UnreachableError } from './client.ts';
-import { openClusterLog } from './cluster.ts';
+import { withClusterLog } from './cluster.ts';
 import { detachCommand, DETACH_USAGE } from './cluster-detach.ts';
 import { parseArgs, UsageError } from './args.ts';
 
@@ -99,11 +99,6 @@ export async function clusterCommand(config: Config, args: readonly string[]): P
   if (config.cluster.length === 0) throw new UsageError('cluster status needs --cluster URLS (or JVMLENS_CLUSTER)');
   const format = parsed.options.get('format') ?? 'text';
   if (!FORMATS.includes(format)) throw new UsageError(`--format takes ${FORMATS.join(', ')}, not '${format}'`);
-  const log = await openClusterLog(config);
-  try {
-    const status = await statusWithin(log, ANSWER_WAIT_MS);
-    process.stdout.write(format === 'json' ? `${JSON.stringify(status, null, 2)}\n` : text(status));
-  } finally {
-    await log.close();
-  }
+  const status = await withClusterLog(config, (log) => statusWithin(log, ANSWER_WAIT_MS));
+  process.stdout.write(format === 'json' ? `${JSON.stringify(status, null, 2)}\n` : text(status));
 }

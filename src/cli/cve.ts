@@ -1,5 +1,5 @@
 // `jvmlens cve import PATH…`: OSV files, folders and zip archives into the data directory (decisions §11).
-import { openClusterLog } from './cluster.ts';
+import { withClusterLog } from './cluster.ts';
 import type { Config } from '../config.ts';
 import { openLocalStore } from './local-store.ts';
 import { putVulnerabilities } from '../storage/vulns.ts';
@@ -19,48 +19,65 @@ export async function cveCommand(config: Config, args: readonly string[], env: N
   const [action, ...paths] = args;
   if (action === 'events') return cveEventsCommand(paths, env);
   if (action !== 'import' || paths.length === 0) throw new UsageError(`usage:\n${CVE_USAGE}`);
-  // A cluster's import goes through its log: every node applies it.
-  const log = config.cluster.length > 0 ? await openClusterLog(config) : null;
-  const store = log === null ? await openLocalStore(config.dataDir) : null;
   const started = Date.now();
-  let imported = 0;
-  let replaced = 0;
-  let skipped = 0;
+  if (config.cluster.length > 0) {
+    // A cluster's import goes through its log: every node applies it.
+    const counts = await withClusterLog(config, (log) => importOsv(paths, async (records) => {
+      await log.appendSplit(records, (part) => ({ kind: 'vulns', records: [...part], at: started }));
+      await log.readBackWrites();
+      return 0;
+    }));
+    report(counts, started, 'into the cluster\'s log', 'every node applies them');
+    return;
+  }
+  const store = await openLocalStore(config.dataDir);
+  try {
+    const counts = await importOsv(paths, (records) => putVulnerabilities(store, records, started));
+    report(counts, started, `(${counts.replaced} replaced stored ones)`, 'a running service applies them');
+  } finally {
+    await store.close();
+  }
+}
+
+interface ImportCounts {
+  imported: number;
+  replaced: number;
+  skipped: number;
+}
+
+/** Reads the OSV records of `paths` and gives the valid ones to `write`, BATCH at a time; `write` says how many it replaced. */
+async function importOsv(paths: string[], write: (records: Vulnerability[]) => Promise<number>): Promise<ImportCounts> {
+  const counts: ImportCounts = { imported: 0, replaced: 0, skipped: 0 };
   let pending: Vulnerability[] = [];
   let lastProgress = 0;
   const flush = async () => {
     if (pending.length === 0) return;
-    if (store !== null) replaced += await putVulnerabilities(store, pending, started);
-    else {
-      await log!.appendSplit(pending, (records) => ({ kind: 'vulns', records: [...records], at: started }));
-      await log!.readBackWrites();
-    }
-    imported += pending.length;
+    counts.replaced += await write(pending);
+    counts.imported += pending.length;
     pending = [];
   };
-  try {
-    for await (const item of readOsvSources(paths)) {
-      const result = item.error !== undefined ? { ok: false as const, error: item.error } : validateOsvRecord(item.json);
-      if (!result.ok) {
-        skipped++;
-        process.stderr.write(`skipped ${item.file}: ${result.error}\n`);
-        continue;
-      }
-      pending.push(result.vulnerability);
-      if (pending.length >= BATCH) await flush();
-      if (Date.now() - lastProgress > 1000) {
-        lastProgress = Date.now();
-        process.stderr.write(`cve import: ${imported + pending.length} records…\r`);
-      }
+  for await (const item of readOsvSources(paths)) {
+    const result = item.error !== undefined ? { ok: false as const, error: item.error } : validateOsvRecord(item.json);
+    if (!result.ok) {
+      counts.skipped++;
+      process.stderr.write(`skipped ${item.file}: ${result.error}\n`);
+      continue;
     }
-    await flush();
-  } finally {
-    await store?.close();
-    await log?.close();
+    pending.push(result.vulnerability);
+    if (pending.length >= BATCH) await flush();
+    if (Date.now() - lastProgress > 1000) {
+      lastProgress = Date.now();
+      process.stderr.write(`cve import: ${counts.imported + pending.length} records…\r`);
+    }
   }
+  await flush();
+  return counts;
+}
+
+function report({ imported, skipped }: ImportCounts, started: number, where: string, applied: string): void {
   const seconds = (Date.now() - started) / 1000;
   process.stdout.write(
-    `imported ${imported} OSV records${store === null ? ' into the cluster\'s log' : ` (${replaced} replaced stored ones)`}, skipped ${skipped}, in ${seconds.toFixed(1)} s (${Math.round(imported / Math.max(seconds, 0.001))} records/s)\n` +
-      `${store === null ? 'every node applies them' : 'a running service applies them'} within 10 seconds\n`,
+    `imported ${imported} OSV records ${where}, skipped ${skipped}, in ${seconds.toFixed(1)} s (${Math.round(imported / Math.max(seconds, 0.001))} records/s)\n` +
+      `${applied} within 10 seconds\n`,
   );
 }

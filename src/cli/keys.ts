@@ -1,6 +1,6 @@
 // `jvmlens keys create|list|revoke`: API key management on the data directory (decisions §2).
 import type { Config } from '../config.ts';
-import { openClusterLog } from './cluster.ts';
+import { withClusterLog } from './cluster.ts';
 import { clusterKeyRecords } from '../cluster/keys.ts';
 import { createKey, listKeys, newKey, revokeKey } from '../storage/keys.ts';
 import { SCOPES } from '../storage/records.ts';
@@ -76,8 +76,8 @@ function requiredKeyId(keyId: string | undefined): string {
 
 /** The same actions on a cluster: through its log, so every node applies them (within seconds). */
 async function clusterKeys(config: Config, action: string | undefined, parsed: ReturnType<typeof parseArgs>): Promise<void> {
-  const log = await openClusterLog(config);
-  try {
+  if (action !== 'create' && action !== 'list' && action !== 'revoke') throw new UsageError(`usage:\n${KEYS_USAGE}`);
+  await withClusterLog(config, async (log) => {
     switch (action) {
       case 'create': {
         const { key, record } = newKey(requiredUser(parsed.options.get('user')), parseScopes(parsed.options.get('scopes')), Date.now());
@@ -97,10 +97,6 @@ async function clusterKeys(config: Config, action: string | undefined, parsed: R
         process.stdout.write(`revoked ${keyId}\n`);
         return;
       }
-      default:
-        throw new UsageError(`usage:\n${KEYS_USAGE}`);
     }
-  } finally {
-    await log.close();
-  }
+  });
 }

@@ -485,17 +485,38 @@ export class ClusterLog {
     return stored === null ? null : { data: stored.data, msgId: msgIdOf(stored.header) };
   }
 
-  /** The commands of one family as the log holds them now (no waiting for new ones). */
+  /**
+   * The commands of one family as the log holds them now (no waiting for new ones). Read again from the start
+   * while JetStream does not answer, as long as `open` waits for it: on servers just restarted, the log's state
+   * answers seconds before a consumer can be created ("JetStream system temporarily unavailable", or a
+   * request that times out after 10 s), and `jvmlens keys list --cluster` failed there.
+   */
   async read(subject: string): Promise<Command[]> {
-    const last = await this.lastSeq();
-    const commands: Command[] = [];
-    if (last === 0) return commands;
+    const deadline = Date.now() + STARTUP_WAIT_MS;
+    for (;;) {
+      try {
+        return (await this.#readOnce(subject)).map(decodeCommand);
+      } catch (error) {
+        if (error instanceof LogUnavailableError) throw error;
+        if (Date.now() + RETRY_PAUSE_MS >= deadline) throw new LogUnavailableError(`the cluster's log did not answer within ${STARTUP_WAIT_MS / 1000} s: ${(error as Error).message}`);
+        await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
+      }
+    }
+  }
+
+  /** Every message of `subject`: as many as the log counts, or a throw. */
+  async #readOnce(subject: string): Promise<Uint8Array[]> {
+    const messages: Uint8Array[] = [];
+    const info = await this.jsm.streams.info(STREAM, { subjects_filter: subject });
+    const count = info.state.subjects?.[subject] ?? 0;
+    if (count === 0) return messages;
     const consumer = await this.js.consumers.get(STREAM, { filter_subjects: subject });
     for (;;) {
       const message = await consumer.next({ expires: 2_000 });
-      if (message === null) return commands;
-      commands.push(decodeCommand(message.data));
-      if (message.info.pending === 0) return commands;
+      // On servers just restarted the first message can take longer than that: the list so far would be short.
+      if (message === null) throw new Error(`the log delivered ${messages.length} of its ${count} ${subject} commands within 2 s`);
+      messages.push(message.data);
+      if (message.info.pending === 0) return messages;
     }
   }
 

@@ -1,7 +1,8 @@
 // The NATS servers' JetStream storage fills up (a max_file_store too small for the fleet, a full disk): the
 // log has a leader and answers, yet refuses every write with "insufficient resources". What a user relies on:
 // agents are answered 503 saying what is full and what to do, nothing refused is stored, reads go on, and
-// health stays UP (every node is alike: DOWN would take the reads away too) but names it in its note.
+// health stays UP (every node is alike: DOWN would take the reads away too) but names it in its note; an
+// operator's command exits 4 saying so.
 // Real processes: one nats-server whose JetStream may store 1 MB, and a node.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -11,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { natsMissing, startNatsServer } from '../helpers/cluster.ts';
 import { ingest, vmStart } from '../helpers/events.ts';
-import { freePort, request, startService, tempDir } from '../helpers/service.ts';
+import { freePort, request, runCli, startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
 
 const skip = natsMissing && 'nats-server is not installed';
@@ -19,6 +20,7 @@ const KEY = 'storage_full_test_key_0123456789';
 const STORAGE_FULL = /insufficient resources \(the NATS servers' JetStream storage is full: raise max_file_store in their jetstream block or free their disk/;
 let natsServer: ChildProcess | null = null;
 let node: RunningService | null = null;
+let url = '';
 
 before(async () => {
   if (skip) return;
@@ -26,7 +28,8 @@ before(async () => {
   const port = await freePort();
   writeFileSync(join(dir, 'nats.conf'), `listen: "127.0.0.1:${port}"\njetstream { store_dir: "${join(dir, 'js')}", max_file_store: 1MB }\n`);
   natsServer = await startNatsServer(['-c', join(dir, 'nats.conf')], port);
-  node = await startService({ noStaticKey: true, args: ['--api-key', KEY, '--cluster', `nats://127.0.0.1:${port}`, '--node-id', 'f1'] });
+  url = `nats://127.0.0.1:${port}`;
+  node = await startService({ noStaticKey: true, args: ['--api-key', KEY, '--cluster', url, '--node-id', 'f1'] });
 });
 
 after(async () => {
@@ -65,4 +68,11 @@ test('writes refused for want of JetStream storage are answered 503 saying so, a
   assert.equal(health.status, 200, health.text);
   assert.match(health.body.note, /^degraded: the cluster log has refused every write for \d+ s \(insufficient resources/);
   assert.match(health.body.note, STORAGE_FULL);
+
+  // An operator's command meets the same refusal: exit 4 saying what is full, not a stack trace.
+  const created = await runCli(['keys', 'create', '--cluster', url, '--user', 'operator'], {}, 60_000);
+  assert.equal(created.code, 4, created.stderr);
+  assert.match(created.stderr, /^jvmlens: the cluster did not answer: /);
+  assert.match(created.stderr, STORAGE_FULL);
+  assert.doesNotMatch(created.stderr, /\n\s+at /);
 });
