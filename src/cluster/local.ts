@@ -8,6 +8,8 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
+import { clusterKeyRecords } from './keys.ts';
+import { ClusterLog } from './log.ts';
 import { startNatsServers } from './nats-servers.ts';
 import type { NatsServer } from './nats-servers.ts';
 
@@ -46,6 +48,27 @@ function relay(stream: NodeJS.ReadableStream, prefix: string, onLine: (line: str
       onLine(line);
     }
   });
+}
+
+/**
+ * A key every node accepts, created through the cluster's log (nodes of a cluster create none themselves),
+ * as a single node does: at the first start only. Started again on its data, the cluster keeps its keys.
+ */
+async function firstKey(urls: string): Promise<string> {
+  const listed = await ClusterLog.open(urls.split(','), 'cluster-local', 'once')
+    .then(async (log) => {
+      try {
+        return (await clusterKeyRecords(log)).filter((record) => record.revokedAt === null).length;
+      } finally {
+        await log.close();
+      }
+    })
+    .catch((error: Error) => error);
+  if (typeof listed === 'number' && listed > 0) {
+    return `API keys: this cluster has ${listed} already (the one printed at its first start still works); list them: ${shellLine(['jvmlens', 'keys', 'list', '--cluster', urls])}; another: ${shellLine(['jvmlens', 'keys', 'create', '--cluster', urls, '--user', 'ID'])}\n`;
+  }
+  const created = await promisify(execFile)(process.execPath, [MAIN, 'keys', 'create', '--cluster', urls, '--user', 'admin', '--scopes', 'read,write,ingest']).catch((error: { stdout?: string; stderr?: string }) => error);
+  return `${created.stdout ?? ''}${created.stderr ?? ''}`;
 }
 
 const { dir, port } = options();
@@ -102,9 +125,7 @@ const started = Array.from({ length: NODES }, (_, index) => {
   return { id, child, ready };
 });
 
-// A key every node accepts, through the cluster's log (nodes of a cluster create none themselves).
-const created = await promisify(execFile)(process.execPath, [MAIN, 'keys', 'create', '--cluster', urls, '--user', 'admin', '--scopes', 'read,write,ingest']).catch((error: { stdout?: string; stderr?: string }) => error);
-process.stdout.write(`${created.stdout ?? ''}${created.stderr ?? ''}`);
+process.stdout.write(await firstKey(urls));
 for (const { id, child, ready } of started) {
   const serving = await ready;
   process.stdout.write(serving === null ? `node ${id} did not start\n` : `node ${id} (pid ${child.pid}): gateway ${serving.gateway}, API ${serving.api}\n`);

@@ -1,7 +1,7 @@
 // `npm run cluster:local`, as someone trying a cluster uses it: it starts three nats-servers and three nodes
 // and prints a key; a write through one node is read through another; every node's log records name the
 // node; a node or a server killed is named with the command that starts it again, which works; Ctrl-C stops
-// everything it started and keeps the data.
+// everything it started and keeps the data; started again on it, the cluster keeps its keys.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -107,4 +107,17 @@ test('npm run cluster:local starts a cluster to try, names what dies and how to 
   for (const { pid } of [nodes[0], nodes[2], servers[0], servers[2]]) assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `process ${pid} is gone`);
   for (const { url } of [servers[0], servers[2]]) assert.equal(await accepts(url), false, `${url} no longer accepts connections`);
   for (const name of ['n1', 'n2', 'n3', 's1', 's2', 's3']) assert.ok(existsSync(join(dir, name)), `${name}'s data stays`);
+
+  // Started again on its data, the cluster keeps its keys: none is created, and the first one still works.
+  const restarted = spawn(process.execPath, [join(ROOT, 'dist/src/cluster/local.js'), dir, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  started.push(restarted);
+  const againOutput = new Output(restarted);
+  await againOutput.line(/^Ctrl-C stops everything\.$/);
+  assert.match(againOutput.text, /^API keys: this cluster has 1 already \(the one printed at its first start still works\); list them: jvmlens keys list --cluster nats:/m);
+  assert.doesNotMatch(againOutput.text, /^key:/m);
+  const [, againApi] = await againOutput.line(/^node n1 \(pid \d+\): gateway \S+, API (\S+)\/public$/);
+  const readAgain = await request(`${againApi}/public/instance/${vmId}`, { key });
+  assert.equal(readAgain.status, 200, readAgain.text);
+  restarted.kill('SIGINT');
+  assert.equal(await new Promise((resolve) => restarted.once('exit', resolve)), 0);
 });
