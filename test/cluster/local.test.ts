@@ -46,8 +46,14 @@ function accepts(url: string): Promise<boolean> {
 }
 
 const started: ChildProcess[] = [];
-after(() => {
-  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+after(async () => {
+  // Ctrl-C first: cluster:local killed outright would leave its servers and nodes running after a failed test.
+  const running = started.filter((child) => child.exitCode === null && child.signalCode === null);
+  await Promise.all(running.map((child) => new Promise((resolve) => {
+    const kill = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.once('exit', () => resolve(clearTimeout(kill)));
+    child.kill('SIGINT');
+  })));
 });
 
 test('npm run cluster:local starts a cluster to try, names what dies and how to restart it, and stops on Ctrl-C', { skip: missing && 'nats-server is not installed', timeout: 180_000 }, async () => {
