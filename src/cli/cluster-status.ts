@@ -7,10 +7,12 @@ import type { ClusterLog } from '../cluster/log.ts';
 import { UnreachableError } from './client.ts';
 import { withClusterLog } from './cluster.ts';
 import { detachCommand, DETACH_USAGE } from './cluster-detach.ts';
+import { forgetCommand, FORGET_USAGE } from './cluster-forget.ts';
 import { parseArgs, UsageError } from './args.ts';
 
 export const CLUSTER_USAGE = `jvmlens cluster status --cluster URLS [--format text|json]    the cluster's log, shard count and nodes
                                                               (UP, DOWN and why, or not live; how far each applied the log)
+${FORGET_USAGE}
 ${DETACH_USAGE}`;
 
 const FORMATS = ['text', 'json'];
@@ -94,6 +96,7 @@ async function statusWithin(log: ClusterLog, ms: number): Promise<ClusterStatus>
 export async function clusterCommand(config: Config, args: readonly string[]): Promise<void> {
   const [action, ...rest] = args;
   if (action === 'detach') return detachCommand(config, rest);
+  if (action === 'forget') return forgetCommand(config, rest);
   const parsed = parseArgs(rest, ['format']);
   if (action !== 'status' || parsed.positional.length > 0) throw new UsageError(`usage:\n${CLUSTER_USAGE}`);
   if (config.cluster.length === 0) throw new UsageError('cluster status needs --cluster URLS (or JVMLENS_CLUSTER)');

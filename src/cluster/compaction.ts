@@ -36,6 +36,20 @@ export function recordedPositions(nc: NatsConnection): Promise<RecordedPosition[
   }, []);
 }
 
+/**
+ * Drops a stopped node's recorded position (`jvmlens cluster forget`), as seven days without one would: the
+ * log may then be truncated past it, and the node, started again, begins from a copy of a live node's data.
+ * Whether it had one.
+ */
+export function forgetPosition(nc: NatsConnection, nodeId: string): Promise<boolean> {
+  return readBucket(nc, POSITIONS, async (kv) => {
+    const entry = await kv.get(nodeId);
+    if (entry === null || entry.operation !== 'PUT') return false;
+    await kv.delete(nodeId);
+    return true;
+  }, false);
+}
+
 export class LogCompaction {
   readonly #log: ClusterLog;
   readonly #positions: KV;

@@ -1,8 +1,8 @@
 // The cluster's log is truncated once every node has applied a command and the retention has passed, on
 // real processes: one nats-server (JetStream) and jvmlens nodes with a one-second retention. What a user
-// relies on: the log stops growing, keys stay listable, a stopped node keeps its place, and a node the log
-// was truncated past (a new one, or one stopped too long) starts from a copy of a live node's data, or,
-// with none to copy from, says why it cannot serve.
+// relies on: the log stops growing, keys stay listable, a stopped node keeps its place until seven days pass
+// or `cluster forget` drops it, and a node the log was truncated past (a new one, or one stopped too long)
+// starts from a copy of a live node's data, or, with none to copy from, says why it cannot serve.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
@@ -187,13 +187,21 @@ test('a copy taken over NATS is a complete store, and the log is held for the no
   }
 });
 
-test('a node stopped longer than the log kept its place restarts from a copy (from the next node when the first hangs): what it held is replaced by the cluster\'s data', { skip: missing && 'nats-server is not installed' }, async () => {
+test('a node whose place was forgotten restarts from a copy (from the next node when the first hangs): what it held is replaced by the cluster\'s data', { skip: missing && 'nats-server is not installed' }, async () => {
+  // A live node's place is not dropped; nor is that of a node the log does not know.
+  const live = await runCli(['cluster', 'forget', 'n3', '--cluster', nats[0].url]);
+  assert.equal(live.code, 2, live.stdout);
+  assert.match(live.stderr, /^jvmlens: node n3 is live: stop it first \(SIGTERM/);
+  const unknown = await runCli(['cluster', 'forget', 'n9', '--cluster', nats[0].url]);
+  assert.equal(unknown.code, 2, unknown.stdout);
+  assert.match(unknown.stderr, /^jvmlens: node n9 holds no place in the cluster log/);
   const n3 = nodes.n3;
   await n3.stop({ keepData: true });
   delete nodes.n3;
-  // Seven days without a recorded position, in short: the place is dropped, and the log is truncated past it.
-  const positions = await new Kvm(log.nc).open('jvmlens_positions');
-  await positions.delete('n3');
+  // The operator drops its place (as seven days without a recorded position would): the log is truncated past it.
+  const forgot = await runCli(['cluster', 'forget', 'n3', '--cluster', nats[0].url]);
+  assert.equal(forgot.code, 0, forgot.stderr);
+  assert.match(forgot.stdout, /^forgot n3's place in the cluster log \(it had applied up to \d+\)/);
   await ingestVm(nodes.n2, 22);
   await eventually(async () => (await streamState()).messages === 0, () => 'truncated past n3');
 
