@@ -31,7 +31,7 @@ export async function saveKeyRecords(kv: KV, records: readonly ApiKeyRecord[]): 
  */
 export async function clusterKeyRecords(log: ClusterLog): Promise<ApiKeyRecord[]> {
   const commands = await log.read(KEYS_SUBJECT);
-  const saved = await readBucket(log.nc, KEYS_BUCKET, async (kv) => (await bucketEntries(kv)).map((entry) => entry.json<ApiKeyRecord>()), []);
+  const saved = await log.untilAnswered(() => readBucket(log.nc, KEYS_BUCKET, async (kv) => (await bucketEntries(kv)).map((entry) => entry.json<ApiKeyRecord>()), []));
   const keys = new Map(saved.map((record) => [record.keyId, record]));
   for (const command of commands) {
     if (command.kind === 'key.put') keys.set(command.record.keyId, command.record);

@@ -64,9 +64,10 @@ async function firstKey(urls: string): Promise<string> {
       }
     })
     .catch((error: Error) => error);
-  if (typeof listed === 'number' && listed > 0) {
-    return `API keys: this cluster has ${listed} already (the one printed at its first start still works); list them: ${shellLine(['jvmlens', 'keys', 'list', '--cluster', urls])}; another: ${shellLine(['jvmlens', 'keys', 'create', '--cluster', urls, '--user', 'ID'])}\n`;
-  }
+  const another = shellLine(['jvmlens', 'keys', 'create', '--cluster', urls, '--user', 'ID']);
+  // Not knowing whether there is one, create none: each start would otherwise risk another.
+  if (listed instanceof Error) return `API keys: could not list this cluster's keys (${listed.message}); to create one: ${another}\n`;
+  if (listed > 0) return `API keys: this cluster has ${listed} already (the one printed at its first start still works); list them: ${shellLine(['jvmlens', 'keys', 'list', '--cluster', urls])}; another: ${another}\n`;
   const created = await promisify(execFile)(process.execPath, [MAIN, 'keys', 'create', '--cluster', urls, '--user', 'admin', '--scopes', 'read,write,ingest']).catch((error: { stdout?: string; stderr?: string }) => error);
   return `${created.stdout ?? ''}${created.stderr ?? ''}`;
 }

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { connect, errors, headers } from '@nats-io/transport-node';
 import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, JetStreamApiError } from '@nats-io/jetstream';
-import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg, OrderedConsumerOptions, PeerInfo, StreamInfo } from '@nats-io/jetstream';
+import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg, PeerInfo, StreamInfo } from '@nats-io/jetstream';
 import { decodeCommand, encodeCommand, encodeCommandOffThread, STREAM, STREAM_SUBJECTS, subjectOf } from './commands.ts';
 import type { Command } from './commands.ts';
 import { natsAccess, shownUrls } from './nats-access.ts';
@@ -322,7 +322,7 @@ export class ClusterLog {
     if (lowest === null) return;
     const found = Promise.all(places);
     // Message ids only: the commands before the writes can be report pages of megabytes.
-    const consumer = await this.#consumer(this.#followJs, { opt_start_seq: Math.max(1, lowest - LOST_PAST), headers_only: true });
+    const consumer = await this.untilAnswered(() => this.#followJs.consumers.get(STREAM, { opt_start_seq: Math.max(1, lowest - LOST_PAST), headers_only: true }));
     const messages = await consumer.consume({ max_messages: READ_BACK_AHEAD });
     void found.then(() => messages.stop(), () => messages.stop());
     // A consumer whose server died delivers nothing more.
@@ -487,47 +487,36 @@ export class ClusterLog {
 
   /** The commands of one family as the log holds them now (no waiting for new ones). */
   async read(subject: string): Promise<Command[]> {
-    const deadline = Date.now() + STARTUP_WAIT_MS;
-    for (;;) {
-      let problem: string;
-      try {
-        const messages = await this.#readOnce(subject);
-        if (messages !== null) return messages.map(decodeCommand);
-        problem = 'fewer commands than it counts came within 2 s';
-      } catch (error) {
-        if (error instanceof LogUnavailableError) throw error;
-        problem = (error as Error).message;
-      }
-      if (Date.now() + RETRY_PAUSE_MS >= deadline) throw new LogUnavailableError(`the cluster's log did not give its ${subject} commands within ${STARTUP_WAIT_MS / 1000} s: ${problem}`);
-      await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
-    }
+    return (await this.untilAnswered(() => this.#readOnce(subject))).map(decodeCommand);
   }
 
-  /** Every message of `subject`, as many as the log counts; null when fewer came within 2 s (on servers just restarted, the first can take longer). */
-  async #readOnce(subject: string): Promise<Uint8Array[] | null> {
+  /** Every message of `subject`, as many as the log counts. */
+  async #readOnce(subject: string): Promise<Uint8Array[]> {
     const messages: Uint8Array[] = [];
     const info = await this.jsm.streams.info(STREAM, { subjects_filter: subject });
-    if ((info.state.subjects?.[subject] ?? 0) === 0) return messages;
-    const consumer = await this.#consumer(this.js, { filter_subjects: subject });
+    const count = info.state.subjects?.[subject] ?? 0;
+    if (count === 0) return messages;
+    const consumer = await this.js.consumers.get(STREAM, { filter_subjects: subject });
     for (;;) {
       const message = await consumer.next({ expires: 2_000 });
-      if (message === null) return null;
+      // On servers just restarted the first one can take longer: the list so far would be short.
+      if (message === null) throw new Error(`${messages.length} of the log's ${count} ${subject} commands came within 2 s`);
       messages.push(message.data);
       if (message.info.pending === 0) return messages;
     }
   }
 
   /**
-   * An ordered consumer of the log, for a command line: asked for again while JetStream cannot create one, as
-   * long as `open` waits for JetStream. On servers just restarted, the log's state answers seconds before a
-   * consumer can be made ("JetStream system temporarily unavailable", or a request that times out), and
-   * `jvmlens keys list|create --cluster` failed there with a timeout's stack trace.
+   * `request`, for a command line, asked again while JetStream does not answer it, as long as `open` waits for
+   * JetStream; then a LogUnavailableError. On servers just restarted, the log's state answers seconds before
+   * JetStream makes a consumer or opens a bucket ("JetStream system temporarily unavailable", or a request that
+   * times out after 10 s), and `jvmlens keys list|create --cluster` failed there with a timeout's stack trace.
    */
-  async #consumer(js: JetStreamClient, options: Partial<OrderedConsumerOptions>): Promise<Consumer> {
+  async untilAnswered<T>(request: () => Promise<T>): Promise<T> {
     const deadline = Date.now() + STARTUP_WAIT_MS;
     for (;;) {
       try {
-        return await js.consumers.get(STREAM, options);
+        return await request();
       } catch (error) {
         if (Date.now() + RETRY_PAUSE_MS >= deadline) throw new LogUnavailableError(`the cluster's log did not answer within ${STARTUP_WAIT_MS / 1000} s: ${(error as Error).message}`);
         await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
