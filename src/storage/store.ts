@@ -161,6 +161,16 @@ export class StorageWriteError extends Error {
  * that promise, and an unhandled rejection would end the process, so it is handled here. Returns null for
  * any other error.
  */
+/**
+ * The other processes that have this store open now (LMDB's reader table, its slots of dead processes
+ * cleared first): a running service, or a command reading beside it.
+ */
+export function otherProcesses(store: Store): number[] {
+  store.env.readerCheck();
+  const pids = store.env.readerList().split('\n').slice(1).map((line) => Number(line.trim().split(/\s+/)[0]));
+  return [...new Set(pids.filter((pid) => Number.isInteger(pid) && pid > 0 && pid !== process.pid))];
+}
+
 export function storageWriteFailure(error: unknown): StorageWriteError | null {
   if (error instanceof StorageWriteError) return error;
   const commitError = (error as { commitError?: unknown } | null)?.commitError;

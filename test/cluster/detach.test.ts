@@ -1,6 +1,7 @@
 // `jvmlens cluster detach`: a stopped cluster node's data directory made a single node's. What a user relies
 // on: it detaches only what a single node can run on without losing the cluster's writes: not a directory
-// with writes journaled and not read back (the cluster's to append again), nor one code group of several.
+// with writes journaled and not read back (the cluster's to append again), nor one code group of several,
+// nor one a running process has open.
 // The real CLI on real LMDB directories, set up as a cluster node leaves them.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { appliedSeq, recordAppliedSeq } from '../../src/cluster/replica.ts';
 import { JOURNAL_FILE, WriteJournal } from '../../src/cluster/write-journal.ts';
 import { recordCodeGroup } from '../../src/storage/code-groups.ts';
 import { openStore } from '../../src/storage/store.ts';
-import { runCli, tempDir } from '../helpers/service.ts';
+import { runCli, startService, tempDir } from '../helpers/service.ts';
 
 const CREATED = '2026-11-28T12:00:00.000000000Z';
 
@@ -64,4 +65,18 @@ test('one code group of several is not detached: a single node on it would miss 
   assert.equal(refused.code, 2, refused.stdout + refused.stderr);
   assert.match(refused.stderr, /cannot detach .*: this data directory stores code group 1 of 3/);
   assert.deepEqual(await followed(dir), { log: CREATED, applied: 7 });
+});
+
+test('a directory a running service has open is not detached: the service would go on as it was', async () => {
+  const service = await startService();
+  try {
+    const refused = await runCli(['cluster', 'detach', '--data-dir', service.dataDir]);
+    assert.equal(refused.code, 2, refused.stdout + refused.stderr);
+    assert.match(refused.stderr, new RegExp(`cannot detach .*: this data directory is open in process ${service.child.pid} \\(a node running on it\\?\\): stop it, then detach it`));
+  } finally {
+    await service.stop({ keepData: true });
+  }
+  const detached = await runCli(['cluster', 'detach', '--data-dir', service.dataDir]);
+  assert.equal(detached.code, 0, detached.stderr);
+  assert.match(detached.stdout, /followed no cluster log: a single node's already/);
 });
