@@ -7,7 +7,7 @@ import { UsageError } from './args.ts';
 import { withClusterLog } from './cluster.ts';
 
 export const FORGET_USAGE = `jvmlens cluster forget NODE_ID --cluster URLS                 a stopped node's place in the log dropped: the log no longer
-                                                              keeps what it missed (started again, it copies a live node's data)`;
+                                                              keeps what it missed (started once the log dropped that, it copies a live node's data)`;
 
 export async function forgetCommand(config: Config, args: readonly string[]): Promise<void> {
   const [nodeId, ...rest] = args;
@@ -20,5 +20,5 @@ export async function forgetCommand(config: Config, args: readonly string[]): Pr
     if (position === null || !(await forgetPosition(log.nc, nodeId))) throw new UsageError(`node ${nodeId} holds no place in the cluster log (jvmlens cluster status lists the nodes that do)`);
     return position;
   });
-  process.stdout.write(`forgot ${nodeId}'s place in the cluster log (it had applied up to ${applied}): the log may drop what it did not apply once the retention passed; started again, ${nodeId} first copies a live node's data\n`);
+  process.stdout.write(`forgot ${nodeId}'s place in the cluster log (it had applied up to ${applied}): the log may drop what it did not apply once the retention passed; started again once it has, ${nodeId} first copies a live node's data\n`);
 }

@@ -38,7 +38,7 @@ export function recordedPositions(nc: NatsConnection): Promise<RecordedPosition[
 
 /**
  * Drops a stopped node's recorded position (`jvmlens cluster forget`), as seven days without one would: the
- * log may then be truncated past it, and the node, started again, begins from a copy of a live node's data.
+ * log may then be truncated past it, and the node, started again after that, begins from a copy of a live node's data.
  * Whether it had one.
  */
 export function forgetPosition(nc: NatsConnection, nodeId: string): Promise<boolean> {
