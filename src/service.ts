@@ -162,11 +162,12 @@ export async function startService(config: Config, logger: Logger, options: Star
   const gatewayRoutes: Route[] = [...healthRoutes(context), ...agentRoutes(context), ...metricsRoutes(context)];
   const apiRoutes: Route[] = [...explorerRoutes(context), ...sbomRoutes(context), ...reportRoutes(context, cluster?.reports ?? jobs), ...cveRoutes(context, cveIndex), ...identityRoutes(), ...docsRoutes(SERVICE_VERSION), ...consoleRoutes()];
   // Load balancers probe health on the gateway with HTTP/1.0 by default: its port always has the front.
-  const gateway = new HttpServer({ ...common, routes: gatewayRoutes, bodyLimit: 16 * MIB, front: true });
-  const api = new HttpServer({ ...common, routes: apiRoutes, bodyLimit: 1 * MIB, front: config.apiFront });
+  const ports = { gateway: 0, api: 0 };
+  const gateway = new HttpServer({ ...common, routes: gatewayRoutes, bodyLimit: 16 * MIB, front: true, otherPort: { name: 'API', routes: apiRoutes, port: () => ports.api } });
+  const api = new HttpServer({ ...common, routes: apiRoutes, bodyLimit: 1 * MIB, front: config.apiFront, otherPort: { name: 'gateway', routes: gatewayRoutes, port: () => ports.gateway } });
   await options.beforeListen?.();
-  const gatewayPort = await gateway.listen(config.host, config.gatewayPort);
-  const apiPort = await api.listen(config.host, config.apiPort);
+  const gatewayPort = (ports.gateway = await gateway.listen(config.host, config.gatewayPort));
+  const apiPort = (ports.api = await api.listen(config.host, config.apiPort));
   // A cluster's keys are created through the log (`jvmlens keys create --cluster`): nodes would each make one.
   const createdAdminKey = cluster === null ? await ensureAdminKey(store, config, clock) : null;
 

@@ -30,6 +30,8 @@ export interface ServerOptions {
   front: boolean;
   /** Cluster mode: what a data route awaits first, so it sees every write acknowledged before it (read your writes). */
   barrier?: () => Promise<void>;
+  /** The service's other port and its routes: a 404 for a path it serves says so (the two ports are easily mixed up). */
+  otherPort?: { name: string; routes: readonly Route[]; port: () => number };
 }
 
 const STATUS_LINES = new Map<number, string>();
@@ -83,6 +85,7 @@ export class HttpServer {
   readonly #app: TemplatedApp;
   readonly #options: ServerOptions;
   readonly #router: Router;
+  readonly #otherRouter: Router | null;
   #listenSocket: us_listen_socket | null = null;
   #front: FrontThread | null = null;
   #inFlight = 0;
@@ -91,6 +94,7 @@ export class HttpServer {
   constructor(options: ServerOptions) {
     this.#options = options;
     this.#router = new Router(options.routes);
+    this.#otherRouter = options.otherPort === undefined ? null : new Router(options.otherPort.routes);
     this.#app = uWS.App().any('/*', (res, req) => this.#onRequest(res, req));
   }
 
@@ -140,6 +144,13 @@ export class HttpServer {
     this.#front = null;
   }
 
+  /** Where the service serves a path this port does not: its other port's, if that one does. */
+  #elsewhere(method: string, path: string): string {
+    const other = this.#options.otherPort;
+    if (other === undefined || this.#otherRouter!.match(method, path).kind === 'none') return '';
+    return ` on this port; the ${other.name} port, ${other.port()}, serves it`;
+  }
+
   #onRequest(res: HttpResponse, req: HttpRequest): void {
     const started = performance.now();
     const method = req.getMethod().toUpperCase();
@@ -159,7 +170,7 @@ export class HttpServer {
     try {
       if (path.length > MAX_PATH) throw new ApiError('URI_TOO_LONG', `the path is longer than ${MAX_PATH} characters`);
       const match = this.#router.match(method, path);
-      if (match.kind === 'none') throw new ApiError('NOT_FOUND', `no route for ${method} ${path}`);
+      if (match.kind === 'none') throw new ApiError('NOT_FOUND', `no route for ${method} ${path}${this.#elsewhere(method, path)}`);
       if (match.kind === 'wrongMethod') {
         throw new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; allowed: ${match.allowed.join(', ')}`, undefined, { Allow: match.allowed.join(', ') });
       }

@@ -49,6 +49,20 @@ test('unknown route → 404 NOT_FOUND on both ports', async () => {
   assertError(await request(`${service.gatewayUrl}/`), 404, 'NOT_FOUND');
 });
 
+test('a 404 for a path the other port serves names that port: the gateway and the API are easily mixed up', async () => {
+  const { port: apiPort } = new URL(service.apiUrl);
+  const { port: gatewayPort } = new URL(service.gatewayUrl);
+  // Plain fetch: the OpenAPI check of `request` knows this path as the API port's, where it is no 404.
+  const onGateway = await fetch(`${service.gatewayUrl}/public/report/jvmInventory`, { method: 'POST', headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json' }, body: '{}' });
+  assert.equal(onGateway.status, 404);
+  assert.deepEqual(await onGateway.json(), { error: 'NOT_FOUND', message: `no route for POST /public/report/jvmInventory on this port; the API port, ${apiPort}, serves it` });
+  const onApi = await request<{ message: string }>(`${service.apiUrl}/opthub-health`);
+  assertError(onApi, 404, 'NOT_FOUND');
+  assert.equal(onApi.body.message, `no route for GET /opthub-health on this port; the gateway port, ${gatewayPort}, serves it`);
+  // A path neither serves is only not found.
+  assert.equal((await request<{ message: string }>(`${service.apiUrl}/nothing`)).body.message, 'no route for GET /nothing');
+});
+
 test('known path, other method → 405 with Allow', async () => {
   const response = await request(`${service.apiUrl}/public/instance/vm-e`, { method: 'DELETE', key: service.apiKey });
   assertError(response, 405, 'METHOD_NOT_ALLOWED');
