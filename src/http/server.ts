@@ -85,7 +85,8 @@ export class HttpServer {
   readonly #app: TemplatedApp;
   readonly #options: ServerOptions;
   readonly #router: Router;
-  readonly #otherRouter: Router | null;
+  /** The other port's routes, when the service has one: where a path this port lacks is served. */
+  readonly #other: { router: Router; name: string; port: () => number } | null;
   #listenSocket: us_listen_socket | null = null;
   #front: FrontThread | null = null;
   #inFlight = 0;
@@ -94,7 +95,7 @@ export class HttpServer {
   constructor(options: ServerOptions) {
     this.#options = options;
     this.#router = new Router(options.routes);
-    this.#otherRouter = options.otherPort === undefined ? null : new Router(options.otherPort.routes);
+    this.#other = options.otherPort === undefined ? null : { ...options.otherPort, router: new Router(options.otherPort.routes) };
     this.#app = uWS.App().any('/*', (res, req) => this.#onRequest(res, req));
   }
 
@@ -146,8 +147,8 @@ export class HttpServer {
 
   /** Where the service serves a path this port does not: its other port's, if that one does. */
   #elsewhere(method: string, path: string): string {
-    const other = this.#options.otherPort;
-    if (other === undefined || this.#otherRouter!.match(method, path).kind === 'none') return '';
+    const other = this.#other;
+    if (other === null || other.router.match(method, path).kind === 'none') return '';
     return ` on this port; the ${other.name} port, ${other.port()}, serves it`;
   }
 
