@@ -388,17 +388,9 @@ export class ClusterLog {
 
   /** The sequence of the last command in the log: what a reader must have applied to see every acknowledged write. */
   async lastSeq(): Promise<number> {
-    const deadline = Date.now() + PUBLISH_TIMEOUT_MS;
-    for (;;) {
-      try {
-        const info = await this.jsm.streams.info(STREAM);
-        if (hasLeader(info)) this.#answeredAt = Date.now();
-        return info.state.last_seq;
-      } catch (error) {
-        if (Date.now() + RETRY_PAUSE_MS >= deadline) throw new LogUnavailableError(`the cluster's log did not answer within ${PUBLISH_TIMEOUT_MS / 1000} s: ${(error as Error).message}`);
-        await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
-      }
-    }
+    const info = await this.untilAnswered(() => this.jsm.streams.info(STREAM), PUBLISH_TIMEOUT_MS);
+    if (hasLeader(info)) this.#answeredAt = Date.now();
+    return info.state.last_seq;
   }
 
   /** When JetStream created the log (the same on every server, and new if the servers lost their data), its last sequence and how many commands it holds. */
@@ -507,18 +499,19 @@ export class ClusterLog {
   }
 
   /**
-   * `request`, for a command line, asked again while JetStream does not answer it, as long as `open` waits for
-   * JetStream; then a LogUnavailableError. On servers just restarted, the log's state answers seconds before
-   * JetStream makes a consumer or opens a bucket ("JetStream system temporarily unavailable", or a request that
-   * times out after 10 s), and `jvmlens keys list|create --cluster` failed there with a timeout's stack trace.
+   * `request`, asked again while JetStream does not answer it, for `waitMs`; then a LogUnavailableError. A
+   * command line waits as long as `open` waits for JetStream: on servers just restarted, the log's state answers
+   * seconds before JetStream makes a consumer or opens a bucket ("JetStream system temporarily unavailable", or
+   * a request that times out after 10 s), and `jvmlens keys list|create --cluster` failed there with a timeout's
+   * stack trace.
    */
-  async untilAnswered<T>(request: () => Promise<T>): Promise<T> {
-    const deadline = Date.now() + STARTUP_WAIT_MS;
+  async untilAnswered<T>(request: () => Promise<T>, waitMs = STARTUP_WAIT_MS): Promise<T> {
+    const deadline = Date.now() + waitMs;
     for (;;) {
       try {
         return await request();
       } catch (error) {
-        if (Date.now() + RETRY_PAUSE_MS >= deadline) throw new LogUnavailableError(`the cluster's log did not answer within ${STARTUP_WAIT_MS / 1000} s: ${(error as Error).message}`);
+        if (Date.now() + RETRY_PAUSE_MS >= deadline) throw new LogUnavailableError(`the cluster's log did not answer within ${waitMs / 1000} s: ${(error as Error).message}`);
         await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
       }
     }
