@@ -1,4 +1,4 @@
-// `jvmlens serve`: runs the service until SIGTERM/SIGINT, then shuts down gracefully (decisions §1).
+// `jvmlens serve`: runs the service until SIGTERM, SIGINT or SIGHUP, then shuts down gracefully (decisions §1).
 import { ConfigError } from '../config.ts';
 import type { Config } from '../config.ts';
 import { PortPlaceholder } from '../http/port-placeholder.ts';
@@ -89,4 +89,7 @@ export async function serveCommand(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // The terminal it was started from closing (npm start in an SSH session): Node's default ended the process
+  // without draining requests or saying why.
+  process.on('SIGHUP', () => stop('SIGHUP'));
 }

@@ -60,3 +60,9 @@ test('SIGINT also shuts down gracefully with exit code 0', async () => {
   const service = await startService();
   assert.equal(await service.stop({ signal: 'SIGINT' }), 0);
 });
+
+test('SIGHUP (the terminal closed) shuts down gracefully with exit code 0, saying so', async () => {
+  const service = await startService();
+  assert.equal(await service.stop({ signal: 'SIGHUP' }), 0);
+  assert.match(service.stdout() + service.stderr(), /shutting down.*SIGHUP/);
+});
