@@ -34,12 +34,19 @@ export class ItemWriter {
   readonly #format: Format;
   readonly #write: (text: string) => void;
   #columns: string[] | null = null;
+  /** The header of CSV without items: a script reading the file by its columns finds them. */
+  #emptyColumns: readonly string[] = [];
   #count = 0;
 
   constructor(format: Format, write: (text: string) => void) {
     this.#format = format;
     this.#write = write;
     if (format === 'json') write('[');
+  }
+
+  /** The columns the items would have, written as CSV's header should none come. */
+  expectColumns(columns: readonly string[]): void {
+    this.#emptyColumns = columns;
   }
 
   add(items: readonly Item[]): void {
@@ -60,6 +67,7 @@ export class ItemWriter {
 
   finish(): number {
     if (this.#format === 'json') this.#write(this.#count === 0 ? ']\n' : '\n]\n');
+    if (this.#format === 'csv' && this.#count === 0 && this.#emptyColumns.length > 0) this.#write(`${this.#emptyColumns.map(csvCell).join(',')}\r\n`);
     return this.#count;
   }
 }

@@ -103,10 +103,27 @@ async function waitFor(client: ApiClient, kind: Family, reportId: string): Promi
   }
 }
 
+/** The fields of a JVM report's items when it groups nothing: one VM each. */
+const JVM_FIELDS = ['vmId', 'hostName', 'state', 'agentVersion', 'javaVersion', 'javaVendor', 'startTime', 'lastHeardTime', 'tags'];
+const CODE_FIELDS = ['sourceName', 'className', 'methodName', 'firstSeen', 'lastSeen'];
+
+/**
+ * The fields a report's items have, in their order, from the request the report echoes: what CSV's header
+ * names when the report has no items. `test/cli/report.test.ts` checks them against reports that have items.
+ */
+function itemFields(kind: Family, report: Body): string[] {
+  const request = ((kind === 'component' ? report.parameters : report.params) ?? {}) as { groupBy?: string[]; detail?: boolean };
+  const groupBy = request.groupBy ?? [];
+  if (kind === 'component') return [...groupBy, 'componentName', 'componentVersion', 'count', ...(request.detail === true ? ['vmIds'] : [])];
+  if (groupBy.length === 0) return kind === 'jvm' ? JVM_FIELDS : CODE_FIELDS;
+  return kind === 'jvm' ? [...groupBy, 'count'] : [...groupBy, 'firstSeen', 'lastSeen', 'count'];
+}
+
 /** Writes every page of a finished report and returns the exit status its state calls for. */
 async function writeReport(client: ApiClient, kind: Family, first: Body, parsed: ParsedArgs): Promise<number> {
   const output = openOutput(parsed);
   const writer = new ItemWriter(formatOption(parsed), (text) => output.write(text));
+  writer.expectColumns(itemFields(kind, first));
   try {
     const pages = Number(first.totalPages ?? 1);
     for (let page = 0; page < pages; page++) {

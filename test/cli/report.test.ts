@@ -64,6 +64,29 @@ describe('jvmlens report', () => {
     assert.deepEqual(hosts, [...hosts].sort().reverse());
   });
 
+  it('writes CSV\'s header row for a report with no items: the columns the same report has with items', async () => {
+    const shapes: [string, string[], string][] = [
+      ['jvm', [], "hostName = 'nobody'"],
+      ['jvm', ['--group-by', 'javaVersion,tags.env'], "hostName = 'nobody'"],
+      ['code', [], "sourceName = 'nothing.jar'"],
+      ['code', ['--group-by', 'sourceName,className'], "sourceName = 'nothing.jar'"],
+      ['component', ['--group-by', 'tags.env,hostName', '--detail'], "componentName = 'nothing'"],
+    ];
+    for (const [family, options, matchesNone] of shapes) {
+      const some = await cli(service, ['report', family, ...options, '--format', 'csv']);
+      assert.equal(some.code, 0, some.stderr);
+      const header = some.stdout.split('\r\n')[0];
+      assert.ok(some.stdout.split('\r\n').length > 2, `${family} ${options.join(' ')} has items`);
+      const none = await cli(service, ['report', family, ...options, '--filter', matchesNone, '--format', 'csv']);
+      assert.equal(none.code, 0, none.stderr);
+      assert.equal(none.stdout, `${header}\r\n`, `${family} ${options.join(' ')}`);
+    }
+    const events = await cli(service, ['cve', 'events', '--tag', 'env=prod', '--format', 'csv']);
+    const noEvents = await cli(service, ['cve', 'events', '--tag', 'env=nowhere', '--format', 'csv']);
+    assert.equal(noEvents.code, 0, noEvents.stderr);
+    assert.equal(noEvents.stdout, `${events.stdout.split('\r\n')[0]}\r\n`);
+  });
+
   it('lists, gets and deletes reports', async () => {
     const created = await cli(service, ['report', 'code', '--group-by', 'sourceName', '--name', 'cli-listed', '--format', 'ndjson']);
     assert.equal(created.code, 0, created.stderr);
