@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { defaultConfig } from '../src/config.ts';
+import { SERVE_NODE_FLAGS } from '../src/node-flags.ts';
 
 /** The CLI of the build: the bench runs from dist/bench, next to dist/src. */
 export const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
@@ -169,7 +170,7 @@ export async function startJvmlens(options: JvmlensOptions, timeoutMs = 120_000)
   const apiKey = options.apiKey ?? `bench_${randomBytes(12).toString('hex')}`;
   const spawnedAt = performance.now();
   const child = spawnChild(process.execPath, [
-    MAIN, 'serve', '--gateway-port', '0', '--api-port', '0', '--data-dir', options.dataDir,
+    ...SERVE_NODE_FLAGS, MAIN, 'serve', '--gateway-port', '0', '--api-port', '0', '--data-dir', options.dataDir,
     '--api-key', apiKey, '--workers', String(options.workers), '--shutdown-grace-ms', '0', ...(options.args ?? []),
   ]);
   if (options.onLog !== undefined) createInterface({ input: child.process.stderr! }).on('line', options.onLog);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { CveIndex } from '../../src/engine/cve/events-index.ts';
 import { cveRoutes } from '../../src/http/routes/cve.ts';
 import type { ApiRequest } from '../../src/http/types.ts';
+import { SERVE_NODE_FLAGS } from '../../src/node-flags.ts';
 import { fleetBatches } from '../../src/seed/fleet.ts';
 import { Dictionary } from '../../src/storage/dictionary.ts';
 import { zipArchive } from '../../src/seed/zip-archive.ts';
@@ -223,7 +224,7 @@ interface LoggedService {
 /** `jvmlens serve` like startJvmlens, keeping the child so the suite can read the service's log. */
 async function startLogged(dataDir: string): Promise<LoggedService> {
   const apiKey = `bench_${randomBytes(12).toString('hex')}`;
-  const child = spawnChild(process.execPath, [MAIN, 'serve', '--gateway-port', '0', '--api-port', '0', '--data-dir', dataDir, '--api-key', apiKey, '--workers', String(SERVICE_WORKERS), '--shutdown-grace-ms', '0']);
+  const child = spawnChild(process.execPath, [...SERVE_NODE_FLAGS, MAIN, 'serve', '--gateway-port', '0', '--api-port', '0', '--data-dir', dataDir, '--api-key', apiKey, '--workers', String(SERVICE_WORKERS), '--shutdown-grace-ms', '0']);
   try {
     const gateway = await waitForLine(child, /jvmlens: gateway (http:\/\/\S+)/, 600_000);
     const api = await waitForLine(child, /jvmlens: api (http:\/\/\S+)\/public/, 600_000);

@@ -3,6 +3,7 @@ import { ConfigError } from '../config.ts';
 import type { Config } from '../config.ts';
 import { PortPlaceholder } from '../http/port-placeholder.ts';
 import { logger as plainLogger, loggerWith } from '../log.ts';
+import { missingServeFlags } from '../node-flags.ts';
 import { startService } from '../service.ts';
 import type { RunningService } from '../service.ts';
 
@@ -28,6 +29,8 @@ export async function serveCommand(config: Config): Promise<void> {
       : 'jvmlens: API keys: `jvmlens keys create --user ID --scopes read,write,ingest` (or start with --api-key)');
   }
   process.stdout.write(lines.join('\n') + '\n');
+  const missing = missingServeFlags();
+  if (missing.length > 0) logger.warn('Node was started without the flags jvmlens serve runs best with: ingestion costs more CPU (npm start passes them; README "Performance: the young generation")', { add: missing.join(' ') });
   let stopping = false;
   // A start-up that cannot go on (a cluster node id in use, say): say why and stop. Shut down first:
   // exiting while the report threads still load their native modules aborts the process instead.

@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
+import { SERVE_NODE_FLAGS } from '../node-flags.ts';
 import { clusterKeyRecords } from './keys.ts';
 import { ClusterLog } from './log.ts';
 import { startNatsServers } from './nats-servers.ts';
@@ -105,7 +106,7 @@ process.stdout.write(`cluster: ${urls} (data in ${dir})\n`);
 const started = Array.from({ length: NODES }, (_, index) => {
   const id = `n${index + 1}`;
   const ports = port === 0 ? ['0', '0'] : [String(port + 100 * index), String(port + 10 + 100 * index)];
-  const args = [MAIN, 'serve', '--cluster', urls, '--node-id', id, '--data-dir', resolve(dir, id), '--gateway-port', ports[0], '--api-port', ports[1]];
+  const args = [...SERVE_NODE_FLAGS, MAIN, 'serve', '--cluster', urls, '--node-id', id, '--data-dir', resolve(dir, id), '--gateway-port', ports[0], '--api-port', ports[1]];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   nodes.push(child);
   child.once('exit', (code, signal) => {

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SERVE_NODE_FLAGS } from '../../src/node-flags.ts';
 
 export const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 /** The repository root (tests run from dist/test). */
@@ -52,7 +53,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   args.push(...(options.args ?? []));
   const [command, prefix] = options.deno
     ? [join(ROOT, 'node_modules', '.bin', 'deno'), ['run', '-A', join(ROOT, 'src', 'main.ts')]]
-    : [process.execPath, [MAIN]];
+    : [process.execPath, [...SERVE_NODE_FLAGS, MAIN]];
   const child = spawn(command, [...prefix, ...args], { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
