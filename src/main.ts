@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=64
+#!/usr/bin/env node
 // The `jvmlens` command: one binary, one sub-command per job.
 import { ConfigError, parseConfig, settingsHelp, unknownSettingMessage } from './config.ts';
 import { UsageError } from './cli/args.ts';
