@@ -166,7 +166,9 @@ async function finalOutcome(node: JvmlensService, reportId: string): Promise<str
 /** `codeGroups`: 1, every node stores every class; 3, node n<i> stores group i - 1 only. */
 export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (line: string) => void = () => undefined): Promise<ClusterChaosResult> {
   const dir = temporaryDir('cluster-chaos-');
-  const nats = await startNatsServers(3, dir);
+  /** Processes that ended without the bench ending them: a crash, which fails the row with what they said. */
+  const died: string[] = [];
+  const nats = await startNatsServers(3, dir, { onExit: (server, how) => died.push(`nats-server ${server.name} ended by itself (${how})`) });
   const urls = nats.map((server) => server.url).join(',');
   const groups = (index: number) => (codeGroups === 1 ? [] : ['--code-groups', String(codeGroups), '--code-group', String(index)]);
   const countFromLog = (line: string) => {
@@ -240,9 +242,19 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
       }
     };
     const load = [...Array.from({ length: WRITERS }, writer), tagger(), reporter()];
+    const noneDied = () => {
+      for (const [index, node] of nodes.entries()) {
+        const status = node?.exitStatus() ?? null;
+        if (status !== null) died.push(`node n${index + 1} ended by itself (${status}); its last output:\n${node!.output().slice(-4_000)}`);
+      }
+      if (died.length === 0) return;
+      running = false;
+      throw new Error(died.join('\n'));
+    };
     const end = performance.now() + seconds * 1000;
     while (performance.now() + KILL_EVERY_MS[0] < end) {
       await sleep(between(KILL_EVERY_MS));
+      noneDied();
       const index = Math.floor(Math.random() * 3);
       const fault = Math.floor(Math.random() * 4);
       if (fault === 0) {
@@ -273,6 +285,7 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
     }
     running = false;
     await Promise.all(load);
+    noneDied();
     log(`${result.kills} kills, ${result.pauses} pauses, ${result.acknowledged} batches, ${result.tagEdits} tag edits and ${reportIds.length} reports acknowledged; checking every node`);
     const notServing = new Set<JvmlensService>();
     for (const [index, node] of nodes.entries()) {

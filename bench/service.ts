@@ -141,6 +141,10 @@ export interface JvmlensService {
   stop(): Promise<void>;
   /** SIGKILL: a crash, as the cluster suite simulates one. */
   kill(): Promise<void>;
+  /** How the process ended (exit code or signal), null while it runs. */
+  exitStatus(): number | string | null;
+  /** The end of what it printed. */
+  output(): string;
 }
 
 export interface JvmlensOptions {
@@ -188,7 +192,8 @@ export async function startJvmlens(options: JvmlensOptions, timeoutMs = 120_000)
       child.process.kill('SIGKILL');
       await child.exited;
     };
-    return { gatewayUrl: gateway[1], apiUrl: api[1], apiKey, pid: child.process.pid!, readyMs, stop: () => child.stop(), kill };
+    const exitStatus = () => child.process.exitCode ?? child.process.signalCode;
+    return { gatewayUrl: gateway[1], apiUrl: api[1], apiKey, pid: child.process.pid!, readyMs, stop: () => child.stop(), kill, exitStatus, output: child.output };
   } catch (error) {
     await child.stop();
     throw error;
