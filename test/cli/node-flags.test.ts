@@ -2,7 +2,7 @@
 // ships passes them, and a service started without them says so.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { missingServeFlags, SERVE_NODE_FLAGS } from '../../src/node-flags.ts';
@@ -20,9 +20,10 @@ test('npm start passes every flag', () => {
   for (const flag of SERVE_NODE_FLAGS) assert.ok(start.includes(` ${flag} `), `npm start: ${start}`);
 });
 
-/** The service's output until it is ready, then stopped. */
+/** The service's output until it is ready, then stopped (its data directory removed). */
 async function outputUntilReady(args: string[]): Promise<string> {
-  const child = spawn(process.execPath, [...args, MAIN, 'serve', '--data-dir', tempDir(), '--gateway-port', '0', '--api-port', '0', '--api-key', 'test_node_flags_0123456789'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const dataDir = tempDir();
+  const child = spawn(process.execPath, [...args, MAIN, 'serve', '--data-dir', dataDir, '--gateway-port', '0', '--api-port', '0', '--api-key', 'test_node_flags_0123456789'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   await new Promise<void>((resolve, reject) => {
@@ -34,6 +35,7 @@ async function outputUntilReady(args: string[]): Promise<string> {
   });
   child.kill('SIGTERM');
   await new Promise((resolve) => child.once('exit', resolve));
+  rmSync(dataDir, { recursive: true, force: true });
   return output;
 }
 
