@@ -3,7 +3,7 @@
 import { decodeEventBody, validateEvents } from './ingest/events.ts';
 import type { AgentEvent } from './ingest/events.ts';
 import type { Dictionary } from './storage/dictionary.ts';
-import type { IngestResult, Ingestor } from './storage/ingest.ts';
+import type { IngestResult, Ingestor, UnknownVms } from './storage/ingest.ts';
 import type { Liveness } from './storage/liveness.ts';
 import type { Store } from './storage/store.ts';
 import { editTags } from './storage/vms.ts';
@@ -45,22 +45,22 @@ export interface LocalWriteParts {
 export interface LocalWrites extends Writes {
   /**
    * Stores the events `decode` gives inside the write transaction (see Ingestor.ingest), received at
-   * `receivedAt`; the number accepted once durable.
+   * `receivedAt`; what was stored once durable.
    */
-  decoded(decode: () => readonly AgentEvent[], receivedAt: number): Promise<number>;
+  decoded(decode: () => readonly AgentEvent[], receivedAt: number, unknownVms?: UnknownVms): Promise<IngestResult>;
 }
 
 export function localWrites(parts: LocalWriteParts): LocalWrites {
-  const decoded = async (decode: () => readonly AgentEvent[], receivedAt: number): Promise<number> => {
-    const result = await parts.ingestor.ingest(decode, receivedAt);
+  const decoded = async (decode: () => readonly AgentEvent[], receivedAt: number, unknownVms?: UnknownVms): Promise<IngestResult> => {
+    const result = await parts.ingestor.ingest(decode, receivedAt, unknownVms);
     for (const record of result.touched) parts.liveness.update(record);
     parts.countEvents(result.eventCounts);
     parts.afterIngest(result);
-    return result.accepted;
+    return result;
   };
   return {
     decoded,
-    events: (batch) => decoded(() => batchEvents(batch), batch.now),
+    events: async (batch) => (await decoded(() => batchEvents(batch), batch.now)).accepted,
     async tags(edit) {
       const tags = await editTags(parts.store, parts.dict, edit);
       if (tags !== undefined) parts.afterTagsChange(edit.vmId);

@@ -2,7 +2,6 @@
 // node's API uses (src/writes.ts), and remembers the last applied sequence in its store.
 import type { ConsumerMessages } from '@nats-io/jetstream';
 import type { Logger } from '../log.ts';
-import { checkKnownVms, UnknownVmsError } from '../storage/ingest.ts';
 import { putKey, revokeKey } from '../storage/keys.ts';
 import type { Store } from '../storage/store.ts';
 import { MissingTagError } from '../storage/vms.ts';
@@ -361,23 +360,14 @@ export class Replica {
     const previous = this.#lastInFlight;
     // Called at once (unless a test slows applies down), so the transactions queue in log order.
     const applied = this.#measured(seq, async () => {
-      // Assigned in the transaction's callback, so typed wider than its first value.
-      let skipped = null as UnknownVmsError | null;
-      await writes.decoded(() => {
+      // A batch naming VMs nothing started is skipped, not rejected: decided by the data the log put before
+      // it, so every replica skips the same command, and its sequence still commits.
+      const { skipped } = await writes.decoded(() => {
         expectApplied(store, seq - 1);
         // The sequence commits in the batch's own transaction: a restart never applies a batch twice.
         store.meta.put(APPLIED_SEQ, seq);
-        const events = decode();
-        try {
-          checkKnownVms(store, events);
-        } catch (error) {
-          // Decided by the data the log put before it, so every replica skips the same command.
-          if (!(error instanceof UnknownVmsError)) throw error;
-          skipped = error;
-          return [];
-        }
-        return events;
-      }, receivedAt);
+        return decode();
+      }, receivedAt, 'skip');
       await previous;
       if (skipped !== null) logger.warn('a logged command does not apply and is skipped', { seq, kind: command.kind, reason: skipped.message });
     });

@@ -23,7 +23,12 @@ export interface IngestResult {
   componentsChanged: number[];
   /** A component the fleet already had matches other CVEs now: every VM carrying it changed. */
   matchesChanged: boolean;
+  /** Why nothing was stored, when the batch named VMs nothing started and the caller asked to skip it rather than reject it. */
+  skipped: UnknownVmsError | null;
 }
+
+/** What a batch naming VMs that nothing started does: reject it (throw), or store nothing and say why (a cluster's log, whose replicas must skip alike). */
+export type UnknownVms = 'reject' | 'skip';
 
 const NO_SOURCE = 0xffffffff;
 
@@ -37,17 +42,24 @@ export class UnknownVmsError extends Error {
   }
 }
 
-/** Every event for an unknown vmId must follow a vm.start for it in the same batch. */
-export function checkKnownVms(store: Store, events: readonly AgentEvent[]): void {
+/**
+ * Every event for an unknown vmId must follow a vm.start for it in the same batch. Gives the rows of the
+ * stored VMs it looked up, which the batch then reads without looking them up again.
+ */
+export function checkKnownVms(store: Store, events: readonly AgentEvent[]): Map<string, number> {
   const started = new Set<string>();
+  const rows = new Map<string, number>();
   const details: { index: number; message: string }[] = [];
   events.forEach((event, index) => {
     if (event.type === 'vm.start') started.add(event.vmId);
-    else if (!started.has(event.vmId) && store.vmRows.get(event.vmId) === undefined) {
-      if (details.length < 100) details.push({ index, message: `unknown vmId '${event.vmId}': send vm.start first` });
+    else if (!started.has(event.vmId) && !rows.has(event.vmId)) {
+      const row = store.vmRows.get(event.vmId);
+      if (row !== undefined) rows.set(event.vmId, row);
+      else if (details.length < 100) details.push({ index, message: `unknown vmId '${event.vmId}': send vm.start first` });
     }
   });
   if (details.length > 0) throw new UnknownVmsError(details);
+  return rows;
 }
 
 function systemProperty(event: VmStartEvent, name: string): string | null {
@@ -106,13 +118,16 @@ class BatchState {
   readonly receivedAt: number;
   readonly #store: Store;
   readonly #dict: Dictionary;
+  /** Rows of stored VMs that checkKnownVms looked up for the batch. */
+  readonly #rows: ReadonlyMap<string, number>;
   /** The sourceNames the batch's code events name by index, and their ids (0: not interned yet). */
   #sourceNames: readonly string[] | null = null;
   #sourceIds = new Uint32Array(0);
 
-  constructor(store: Store, dict: Dictionary, codeIndex: CodeIndex, receivedAt: number) {
+  constructor(store: Store, dict: Dictionary, codeIndex: CodeIndex, receivedAt: number, rows: ReadonlyMap<string, number>) {
     this.#store = store;
     this.#dict = dict;
+    this.#rows = rows;
     this.code = new CodeBatch(store, codeIndex);
     this.receivedAt = receivedAt;
   }
@@ -120,7 +135,7 @@ class BatchState {
   vm(vmId: string): VmRecord | undefined {
     let record = this.vms.get(vmId);
     if (record === undefined) {
-      const row = this.#store.vmRows.get(vmId);
+      const row = this.#rows.get(vmId) ?? this.#store.vmRows.get(vmId);
       if (row === undefined) return undefined;
       record = { ...this.#store.vms.get(row)! };
       this.vms.set(vmId, record);
@@ -298,17 +313,26 @@ export class Ingestor {
    * the write transaction, right before they apply: then one batch's parsed objects are garbage before
    * the next batch is parsed. Parsed ahead, the batches waiting for the transaction survived young
    * collections together (~1 µs of GC per code item with 4 connections). `receivedAt` is the time the
-   * batch was received (a cluster's log carries it, so every node applies the batch alike).
+   * batch was received (a cluster's log carries it, so every node applies the batch alike). A skipped batch
+   * (`unknownVms`) still commits what `decode` wrote in the transaction.
    */
-  async ingest(decode: () => readonly AgentEvent[], receivedAt: number = Date.now()): Promise<IngestResult> {
+  async ingest(decode: () => readonly AgentEvent[], receivedAt: number = Date.now(), unknownVms: UnknownVms = 'reject'): Promise<IngestResult> {
     const { store, dict, components } = this;
     let batch: BatchState | undefined;
+    let skipped: UnknownVmsError | null = null;
     const eventCounts = new Map<AgentEvent['type'], number>();
     try {
       await store.env.childTransaction(() => {
         const events = decode();
-        checkKnownVms(store, events);
-        batch = new BatchState(store, dict, this.#codeIndex, receivedAt);
+        let rows: Map<string, number>;
+        try {
+          rows = checkKnownVms(store, events);
+        } catch (error) {
+          if (!(unknownVms === 'skip' && error instanceof UnknownVmsError)) throw error;
+          skipped = error;
+          return;
+        }
+        batch = new BatchState(store, dict, this.#codeIndex, receivedAt, rows);
         try {
           for (const event of events) {
             applyEvent(store, dict, components, batch, event);
@@ -337,10 +361,11 @@ export class Ingestor {
     return {
       accepted,
       eventCounts,
-      touched: [...batch!.vms.values()],
-      newComponents: batch!.newComponents,
-      componentsChanged: [...batch!.componentsChanged],
-      matchesChanged: batch!.matchesChanged,
+      touched: batch === undefined ? [] : [...batch.vms.values()],
+      newComponents: batch?.newComponents ?? [],
+      componentsChanged: batch === undefined ? [] : [...batch.componentsChanged],
+      matchesChanged: batch?.matchesChanged ?? false,
+      skipped,
     };
   }
 
