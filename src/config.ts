@@ -203,6 +203,3 @@ export function unknownSettingMessage(arg: string): string {
   return `unknown option ${name}${suggestion === null ? '' : `; did you mean ${suggestion}?`} (jvmlens help lists them)`;
 }
 
-export function settingsHelp(): string {
-  return SETTINGS.map((s) => `  ${s.flag.padEnd(22)} ${s.env.padEnd(28)} ${s.describe}`).join('\n');
-}

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // The `jvmlens` command: one binary, one sub-command per job.
-import { ConfigError, parseConfig, settingsHelp, unknownSettingMessage } from './config.ts';
+import { ConfigError, parseConfig, SETTINGS, unknownSettingMessage } from './config.ts';
 import { UsageError } from './cli/args.ts';
 import { backupCommand, BACKUP_USAGE } from './cli/backup.ts';
 import { clusterCommand, CLUSTER_USAGE } from './cli/cluster-status.ts';
 import { cveCommand, CVE_USAGE } from './cli/cve.ts';
+import { formatSettings, formatUsages } from './cli/help.ts';
+import type { Usage } from './cli/help.ts';
 import { keysCommand, KEYS_USAGE } from './cli/keys.ts';
 import { ServiceError, UnreachableError } from './cli/client.ts';
 import { instanceCommand, INSTANCE_USAGE } from './cli/instance.ts';
@@ -15,28 +17,35 @@ import { serveCommand } from './cli/serve.ts';
 import { ListenError } from './http/server.ts';
 import { SERVICE_VERSION } from './version.ts';
 
-const SERVE_USAGE = 'jvmlens serve [settings]                                     run the service';
+const SERVE_USAGE: readonly Usage[] = [{ call: 'jvmlens serve [settings]', does: 'run the service' }];
 const SETTINGS_HELP = `settings (flag, environment variable; the flag wins):
-${settingsHelp()}`;
+${formatSettings(SETTINGS)}`;
 
 const USAGE = `usage: jvmlens COMMAND [options]   (jvmlens COMMAND --help: that command's options)
 
 commands:
-${SERVE_USAGE}
-${KEYS_USAGE}
-${SEED_USAGE}
-${CVE_USAGE}
-${REPORT_USAGE}
-${INSTANCE_USAGE}
-${SBOM_USAGE}
-${BACKUP_USAGE}
-${CLUSTER_USAGE}
+${formatUsages([...SERVE_USAGE, ...KEYS_USAGE, ...SEED_USAGE, ...CVE_USAGE, ...REPORT_USAGE, ...INSTANCE_USAGE, ...SBOM_USAGE, ...BACKUP_USAGE, ...CLUSTER_USAGE], { notes: false })}
+
+${formatUsages([
+  { call: 'keys, cve import:', does: 'on the data directory (--data-dir), or with --cluster URLS on every node of a cluster' },
+  { call: 'report, cve events, instance, sbom:', does: 'ask a running service, at --url URL (env JVMLENS_URL) with --key KEY (env JVMLENS_API_KEY)' },
+])}
 
 ${SETTINGS_HELP}
 `;
 
 /** `jvmlens help TOPIC`: one command's options, with an example. */
-const HELP: Record<string, string> = { serve: `${SERVE_USAGE}\n\n${SETTINGS_HELP}`, report: REPORT_USAGE, cve: CVE_USAGE, sbom: SBOM_USAGE, instance: INSTANCE_USAGE, keys: KEYS_USAGE, seed: SEED_USAGE, backup: BACKUP_USAGE, cluster: CLUSTER_USAGE };
+const HELP: Record<string, string> = {
+  serve: `${formatUsages(SERVE_USAGE)}\n\n${SETTINGS_HELP}`,
+  report: formatUsages(REPORT_USAGE),
+  cve: formatUsages(CVE_USAGE),
+  sbom: formatUsages(SBOM_USAGE),
+  instance: formatUsages(INSTANCE_USAGE),
+  keys: formatUsages(KEYS_USAGE),
+  seed: formatUsages(SEED_USAGE),
+  backup: formatUsages(BACKUP_USAGE),
+  cluster: formatUsages(CLUSTER_USAGE),
+};
 
 async function main(argv: readonly string[]): Promise<void> {
   const { config, rest } = parseConfig(argv, process.env);

@@ -7,16 +7,19 @@ import { join } from 'node:path';
 import type { Config } from '../config.ts';
 import { openStore, STORE_FILE } from '../storage/store.ts';
 import { UsageError } from './args.ts';
+import { formatUsages } from './help.ts';
+import type { Usage } from './help.ts';
 
-export const BACKUP_USAGE = `jvmlens backup DIR                                             copy the data directory (--data-dir) to the new
-                                                               directory DIR, also while the service runs`;
+export const BACKUP_USAGE: readonly Usage[] = [
+  { call: 'jvmlens backup DIR', does: 'copy the data directory (--data-dir) to the new directory DIR, also while the service runs' },
+];
 
 function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException).code === 'ENOENT';
 }
 
 export async function backupCommand(config: Config, args: readonly string[]): Promise<void> {
-  if (args.length !== 1 || args[0].startsWith('-')) throw new UsageError(`expected the directory to copy to\nusage: ${BACKUP_USAGE}`);
+  if (args.length !== 1 || args[0].startsWith('-')) throw new UsageError(`expected the directory to copy to\nusage:\n${formatUsages(BACKUP_USAGE)}`);
   const [target] = args;
   if (!existsSync(join(config.dataDir, STORE_FILE))) throw new UsageError(`no jvmlens data directory at ${config.dataDir} (give --data-dir)`);
   if (existsSync(target) && (await readdir(target)).length > 0) throw new UsageError(`${target} is not empty: a backup goes to a new directory`);

@@ -3,12 +3,16 @@ import type { Config } from '../config.ts';
 import { detachDataDir } from '../cluster/detach.ts';
 import { ClusterShapeError } from '../cluster/shards.ts';
 import { UsageError } from './args.ts';
+import { formatUsages } from './help.ts';
+import type { Usage } from './help.ts';
 
-export const DETACH_USAGE = `jvmlens cluster detach --data-dir DIR                         a stopped cluster node's data directory made a single
-                                                              node's (it then takes writes the cluster never sees)`;
+export const DETACH_USAGE: Usage = {
+  call: 'jvmlens cluster detach --data-dir DIR',
+  does: 'a stopped cluster node\'s data directory made a single node\'s (it then takes writes the cluster never sees)',
+};
 
 export async function detachCommand(config: Config, args: readonly string[]): Promise<void> {
-  if (args.length > 0) throw new UsageError(`usage:\n${DETACH_USAGE}`);
+  if (args.length > 0) throw new UsageError(`usage:\n${formatUsages([DETACH_USAGE])}`);
   const { followed, applied } = await detachDataDir(config.dataDir).catch((error: unknown) => {
     throw error instanceof ClusterShapeError ? new UsageError(`cannot detach ${config.dataDir}: ${error.message}`) : error;
   });

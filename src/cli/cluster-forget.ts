@@ -5,13 +5,17 @@ import { NODE_TTL_MS } from '../cluster/membership.ts';
 import { clusterStatus } from '../cluster/status.ts';
 import { UsageError } from './args.ts';
 import { withClusterLog } from './cluster.ts';
+import { formatUsages } from './help.ts';
+import type { Usage } from './help.ts';
 
-export const FORGET_USAGE = `jvmlens cluster forget NODE_ID --cluster URLS                 a stopped node's place in the log dropped: the log no longer
-                                                              keeps what it missed (started once the log dropped that, it copies a live node's data)`;
+export const FORGET_USAGE: Usage = {
+  call: 'jvmlens cluster forget NODE_ID --cluster URLS',
+  does: 'a stopped node\'s place in the log dropped: the log no longer keeps what it missed (started once the log dropped that, it copies a live node\'s data)',
+};
 
 export async function forgetCommand(config: Config, args: readonly string[]): Promise<void> {
   const [nodeId, ...rest] = args;
-  if (nodeId === undefined || nodeId.startsWith('-') || rest.length > 0) throw new UsageError(`usage:\n${FORGET_USAGE}`);
+  if (nodeId === undefined || nodeId.startsWith('-') || rest.length > 0) throw new UsageError(`usage:\n${formatUsages([FORGET_USAGE])}`);
   if (config.cluster.length === 0) throw new UsageError('cluster forget needs --cluster URLS (or JVMLENS_CLUSTER)');
   const applied = await withClusterLog(config, async (log) => {
     const node = (await clusterStatus(log)).nodes.find((known) => known.nodeId === nodeId);

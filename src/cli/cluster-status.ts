@@ -9,11 +9,17 @@ import { withClusterLog } from './cluster.ts';
 import { detachCommand, DETACH_USAGE } from './cluster-detach.ts';
 import { forgetCommand, FORGET_USAGE } from './cluster-forget.ts';
 import { parseArgs, UsageError } from './args.ts';
+import { formatUsages } from './help.ts';
+import type { Usage } from './help.ts';
 
-export const CLUSTER_USAGE = `jvmlens cluster status --cluster URLS [--format text|json]    the cluster's log, shard count and nodes
-                                                              (UP, DOWN and why, or not live; how far each applied the log)
-${FORGET_USAGE}
-${DETACH_USAGE}`;
+export const CLUSTER_USAGE: readonly Usage[] = [
+  {
+    call: 'jvmlens cluster status --cluster URLS [--format text|json]',
+    does: 'the cluster\'s log, shard count and nodes (UP, DOWN and why, or not live; how far each applied the log)',
+  },
+  FORGET_USAGE,
+  DETACH_USAGE,
+];
 
 const FORMATS = ['text', 'json'];
 
@@ -98,7 +104,7 @@ export async function clusterCommand(config: Config, args: readonly string[]): P
   if (action === 'detach') return detachCommand(config, rest);
   if (action === 'forget') return forgetCommand(config, rest);
   const parsed = parseArgs(rest, ['format']);
-  if (action !== 'status' || parsed.positional.length > 0) throw new UsageError(`usage:\n${CLUSTER_USAGE}`);
+  if (action !== 'status' || parsed.positional.length > 0) throw new UsageError(`usage:\n${formatUsages(CLUSTER_USAGE)}`);
   if (config.cluster.length === 0) throw new UsageError('cluster status needs --cluster URLS (or JVMLENS_CLUSTER)');
   const format = parsed.options.get('format') ?? 'text';
   if (!FORMATS.includes(format)) throw new UsageError(`--format takes ${FORMATS.join(', ')}, not '${format}'`);

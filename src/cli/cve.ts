@@ -8,17 +8,20 @@ import type { Vulnerability } from '../vuln/osv.ts';
 import { readOsvSources } from '../vuln/sources.ts';
 import { UsageError } from './args.ts';
 import { cveEventsCommand, CVE_EVENTS_USAGE } from './cve-events.ts';
+import { formatUsages } from './help.ts';
+import type { Usage } from './help.ts';
 
-export const CVE_USAGE = `jvmlens cve import PATH...                                   import OSV JSON files, folders or zip archives
-  (with --cluster URLS instead of --data-dir: into a cluster)
-${CVE_EVENTS_USAGE}`;
+export const CVE_USAGE: readonly Usage[] = [
+  { call: 'jvmlens cve import PATH...', does: 'import OSV JSON files, folders or zip archives', notes: ['with --cluster URLS instead of --data-dir: into a cluster'] },
+  CVE_EVENTS_USAGE,
+];
 
 const BATCH = 2_000;
 
 export async function cveCommand(config: Config, args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
   const [action, ...paths] = args;
   if (action === 'events') return cveEventsCommand(paths, env);
-  if (action !== 'import' || paths.length === 0) throw new UsageError(`usage:\n${CVE_USAGE}`);
+  if (action !== 'import' || paths.length === 0) throw new UsageError(`usage:\n${formatUsages(CVE_USAGE)}`);
   const started = Date.now();
   if (config.cluster.length > 0) {
     // A cluster's import goes through its log: every node applies it.

@@ -1,14 +1,17 @@
 // `jvmlens instance VMID [--tags]`: one VM as the explorer shows it, from a running service.
 import { parseArgs, UsageError } from './args.ts';
-import { call, CLIENT_OPTIONS, CLIENT_USAGE, clientFrom } from './client.ts';
+import { call, CLIENT_EXIT_STATUSES, CLIENT_NOTES, CLIENT_OPTIONS, clientFrom } from './client.ts';
+import { formatUsages } from './help.ts';
+import type { Usage } from './help.ts';
 
-export const INSTANCE_USAGE = `jvmlens instance VMID [--tags]                     a VM as the explorer shows it (--tags: only its tags)
-${CLIENT_USAGE}`;
+export const INSTANCE_USAGE: readonly Usage[] = [
+  { call: 'jvmlens instance VMID [--tags]', does: 'a VM as the explorer shows it (--tags: only its tags)', notes: [...CLIENT_NOTES, `exit status: 0 written, ${CLIENT_EXIT_STATUSES}`] },
+];
 
 export async function instanceCommand(args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
   const parsed = parseArgs(args, CLIENT_OPTIONS, ['tags']);
   const [vmId, extra] = parsed.positional;
-  if (vmId === undefined || extra !== undefined) throw new UsageError(`instance takes one VMID\n\n${INSTANCE_USAGE}`);
+  if (vmId === undefined || extra !== undefined) throw new UsageError(`instance takes one VMID\n\n${formatUsages(INSTANCE_USAGE)}`);
   const path = `/public/instance/${encodeURIComponent(vmId)}${parsed.options.has('tags') ? '/tags' : ''}`;
   const text = await call(clientFrom(parsed, env), 'GET', path);
   process.stdout.write(`${JSON.stringify(JSON.parse(text), null, 2)}\n`);

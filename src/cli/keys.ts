@@ -8,11 +8,14 @@ import type { ApiKeyRecord, Scope } from '../storage/records.ts';
 import { openStore } from '../storage/store.ts';
 import { openLocalStore } from './local-store.ts';
 import { parseArgs, UsageError } from './args.ts';
+import { formatUsages } from './help.ts';
+import type { Usage } from './help.ts';
 
-export const KEYS_USAGE = `jvmlens keys create --user ID [--scopes read,write,ingest]   create a key (printed once)
-jvmlens keys list                                            list keys (never the keys themselves)
-jvmlens keys revoke KEY_ID                                   revoke a key (effective within 10 s)
-  (with --cluster URLS instead of --data-dir: on every node of a cluster)`;
+export const KEYS_USAGE: readonly Usage[] = [
+  { call: 'jvmlens keys create --user ID [--scopes read,write,ingest]', does: 'create a key (printed once)' },
+  { call: 'jvmlens keys list', does: 'list keys (never the keys themselves)' },
+  { call: 'jvmlens keys revoke KEY_ID', does: 'revoke a key (effective within 10 s)', notes: ['with --cluster URLS instead of --data-dir: on every node of a cluster'] },
+];
 
 function parseScopes(raw: string | undefined): Scope[] {
   const scopes = (raw ?? 'read').split(',').map((s) => s.trim()).filter(Boolean);
@@ -57,7 +60,7 @@ export async function keysCommand(config: Config, args: readonly string[]): Prom
         return;
       }
       default:
-        throw new UsageError(`usage:\n${KEYS_USAGE}`);
+        throw new UsageError(`usage:\n${formatUsages(KEYS_USAGE)}`);
     }
   } finally {
     await store.close();
@@ -76,7 +79,7 @@ function requiredKeyId(keyId: string | undefined): string {
 
 /** The same actions on a cluster: through its log, so every node applies them (within seconds). */
 async function clusterKeys(config: Config, action: string | undefined, parsed: ReturnType<typeof parseArgs>): Promise<void> {
-  if (action !== 'create' && action !== 'list' && action !== 'revoke') throw new UsageError(`usage:\n${KEYS_USAGE}`);
+  if (action !== 'create' && action !== 'list' && action !== 'revoke') throw new UsageError(`usage:\n${formatUsages(KEYS_USAGE)}`);
   await withClusterLog(config, async (log) => {
     switch (action) {
       case 'create': {

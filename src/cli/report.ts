@@ -2,22 +2,32 @@
 // list, get and delete reports.
 import type { ParsedArgs } from './args.ts';
 import { parseArgs, UsageError } from './args.ts';
-import { call, callJson, CLIENT_OPTIONS, CLIENT_USAGE, clientFrom } from './client.ts';
+import { call, callJson, CLIENT_EXIT_STATUSES, CLIENT_NOTES, CLIENT_OPTIONS, clientFrom } from './client.ts';
 import type { ApiClient } from './client.ts';
 import { flattenNested, ItemWriter } from './formats.ts';
 import { formatOption, openOutput } from './output.ts';
+import { formatUsages } from './help.ts';
+import type { Usage } from './help.ts';
 
-export const REPORT_USAGE = `jvmlens report jvm|code|component [options]     schedule a report, wait, write its items
-      --filter EXPR (repeatable)  --group-by FIELD[,FIELD]  --sort-by FIELD=ASC|DESC[,...]  --name NAME
-      jvm, code: --from T --to T      component: --start-time T --end-time T --detail
-      --format json|ndjson|csv (default json)  --output FILE (default standard output)
-      e.g. jvmlens report component --filter "componentName = 'log4j-core'" --group-by tags.env --format csv
-jvmlens report list jvm|code|component [--state S] [--name TEXT] [--limit N]   the family's reports, newest first
-jvmlens report get jvm|code|component REPORT_ID [--format F] [--output FILE]   every page of a finished report
-jvmlens report delete jvm|code|component REPORT_ID                              delete (cancels a running one)
-${CLIENT_USAGE}
-      exit status: 0 SUCCEEDED, 5 FAILED, 6 PARTIALLY_FAILED, 7 TIMED_OUT (the items produced are written),
-      2 bad usage, 3 the service refused (its message is printed), 4 no service`;
+export const REPORT_USAGE: readonly Usage[] = [
+  {
+    call: 'jvmlens report jvm|code|component [options]',
+    does: 'schedule a report, wait, write its items',
+    example: 'jvmlens report component --filter "componentName = \'log4j-core\'" --group-by tags.env --format csv',
+    notes: [
+      '--filter EXPR (repeatable) --group-by FIELD[,FIELD] --sort-by FIELD=ASC|DESC[,...] --name NAME',
+      'jvm, code: --from T --to T; component: --start-time T --end-time T --detail',
+      '--format json|ndjson|csv (default json) --output FILE (default standard output)',
+    ],
+  },
+  { call: 'jvmlens report list jvm|code|component [--state S] [--name TEXT] [--limit N]', does: 'the family\'s reports, newest first' },
+  { call: 'jvmlens report get jvm|code|component REPORT_ID [--format F] [--output FILE]', does: 'every page of a finished report' },
+  {
+    call: 'jvmlens report delete jvm|code|component REPORT_ID',
+    does: 'delete (cancels a running one)',
+    notes: [...CLIENT_NOTES, `exit status: 0 SUCCEEDED, 5 FAILED, 6 PARTIALLY_FAILED, 7 TIMED_OUT (the items produced are written), ${CLIENT_EXIT_STATUSES}`],
+  },
+];
 
 type Family = 'jvm' | 'code' | 'component';
 
@@ -43,7 +53,7 @@ type Body = Record<string, unknown>;
 
 function family(word: string | undefined): Family {
   if (word === 'jvm' || word === 'code' || word === 'component') return word;
-  throw new UsageError(`a report family is jvm, code or component${word === undefined ? '' : `, not '${word}'`}\n\n${REPORT_USAGE}`);
+  throw new UsageError(`a report family is jvm, code or component${word === undefined ? '' : `, not '${word}'`}\n\n${formatUsages(REPORT_USAGE)}`);
 }
 
 /** Values of a repeatable option that may also hold comma-separated values. */
@@ -167,7 +177,7 @@ export async function reportCommand(args: readonly string[], env: NodeJS.Process
       const parsed = parseArgs(rest, [...OUTPUT_OPTIONS, ...CLIENT_OPTIONS]);
       const kind = family(parsed.positional[0]);
       const reportId = parsed.positional[1];
-      if (reportId === undefined) throw new UsageError(`report get needs a family and a REPORT_ID\n\n${REPORT_USAGE}`);
+      if (reportId === undefined) throw new UsageError(`report get needs a family and a REPORT_ID\n\n${formatUsages(REPORT_USAGE)}`);
       const client = clientFrom(parsed, env);
       return writeReport(client, kind, await waitFor(client, kind, reportId), parsed);
     }
@@ -175,7 +185,7 @@ export async function reportCommand(args: readonly string[], env: NodeJS.Process
       const parsed = parseArgs(rest, CLIENT_OPTIONS);
       const kind = family(parsed.positional[0]);
       const reportId = parsed.positional[1];
-      if (reportId === undefined) throw new UsageError(`report delete needs a family and a REPORT_ID\n\n${REPORT_USAGE}`);
+      if (reportId === undefined) throw new UsageError(`report delete needs a family and a REPORT_ID\n\n${formatUsages(REPORT_USAGE)}`);
       await call(clientFrom(parsed, env), 'DELETE', `${FAMILIES[kind].base}/${encodeURIComponent(reportId)}`);
       process.stderr.write(`jvmlens: report ${reportId} deleted\n`);
       return 0;
@@ -183,7 +193,7 @@ export async function reportCommand(args: readonly string[], env: NodeJS.Process
     default: {
       const kind = family(action);
       const parsed = parseArgs(rest, ['filter', 'group-by', 'sort-by', 'from', 'to', 'start-time', 'end-time', 'name', ...OUTPUT_OPTIONS, ...CLIENT_OPTIONS], ['detail']);
-      if (parsed.positional.length > 0) throw new UsageError(`unexpected argument '${parsed.positional[0]}'\n\n${REPORT_USAGE}`);
+      if (parsed.positional.length > 0) throw new UsageError(`unexpected argument '${parsed.positional[0]}'\n\n${formatUsages(REPORT_USAGE)}`);
       const body = requestBody(kind, parsed);
       formatOption(parsed);
       const client = clientFrom(parsed, env);

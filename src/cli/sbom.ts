@@ -1,16 +1,22 @@
 // `jvmlens sbom`: a CycloneDX 1.6 SBOM with runtime VEX from a running service, to standard output or a file.
 import { writeFileSync } from 'node:fs';
 import { parseArgs, UsageError } from './args.ts';
-import { call, CLIENT_OPTIONS, CLIENT_USAGE, clientFrom } from './client.ts';
+import { call, CLIENT_EXIT_STATUSES, CLIENT_NOTES, CLIENT_OPTIONS, clientFrom } from './client.ts';
+import { formatUsages } from './help.ts';
+import type { Usage } from './help.ts';
 
-export const SBOM_USAGE = `jvmlens sbom VMID [--output FILE]                           the SBOM of one VM (CycloneDX 1.6 JSON)
-jvmlens sbom [--app-env X] [--tag K=V]... [--output FILE]    one SBOM of the VMs whose tags all match
-${CLIENT_USAGE}
-      exit status: 0 written, 2 bad usage, 3 the service refused (its message is printed), 4 no service`;
+export const SBOM_USAGE: readonly Usage[] = [
+  { call: 'jvmlens sbom VMID [--output FILE]', does: 'the SBOM of one VM (CycloneDX 1.6 JSON)' },
+  {
+    call: 'jvmlens sbom [--app-env X] [--tag K=V]... [--output FILE]',
+    does: 'one SBOM of the VMs whose tags all match',
+    notes: [...CLIENT_NOTES, `exit status: 0 written, ${CLIENT_EXIT_STATUSES}`],
+  },
+];
 
 export async function sbomCommand(args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
   const parsed = parseArgs(args, ['app-env', 'tag', 'output', ...CLIENT_OPTIONS]);
-  if (parsed.positional.length > 1) throw new UsageError(`sbom takes at most one VMID, got ${parsed.positional.length}\n\n${SBOM_USAGE}`);
+  if (parsed.positional.length > 1) throw new UsageError(`sbom takes at most one VMID, got ${parsed.positional.length}\n\n${formatUsages(SBOM_USAGE)}`);
   const [vmId] = parsed.positional;
   const query = new URLSearchParams();
   const appEnv = parsed.options.get('app-env');

@@ -8,9 +8,15 @@ import { Ingestor } from '../storage/ingest.ts';
 import { ServiceError, UnreachableError } from './client.ts';
 import { openLocalStore } from './local-store.ts';
 import { integerOption, parseArgs, UsageError } from './args.ts';
+import { formatUsages } from './help.ts';
+import type { Usage } from './help.ts';
 
-export const SEED_USAGE = `jvmlens seed [--vms N] [--components-per-vm N] [--methods N] [--app-envs N] [--tags N] [--seed N] [--days N]
-             [--gateway URL --key KEY]                       generate a deterministic synthetic fleet`;
+export const SEED_USAGE: readonly Usage[] = [
+  {
+    call: 'jvmlens seed [--vms N] [--components-per-vm N] [--methods N] [--app-envs N] [--tags N] [--seed N] [--days N] [--gateway URL --key KEY]',
+    does: 'generate a deterministic synthetic fleet',
+  },
+];
 
 const OPTIONS = ['vms', 'components-per-vm', 'methods', 'app-envs', 'tags', 'seed', 'days', 'gateway', 'key'];
 
