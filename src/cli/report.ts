@@ -1,5 +1,7 @@
 // `jvmlens report`: schedule a report on a running service, wait for it, and write every page's items; or
 // list, get and delete reports.
+import { propertyNames, SCHEMAS } from '../http/openapi/schemas.ts';
+import type { Schema } from '../http/openapi/schemas.ts';
 import type { ParsedArgs } from './args.ts';
 import { parseArgs, UsageError } from './args.ts';
 import { call, callJson, CLIENT_EXIT_STATUSES, CLIENT_NOTES, CLIENT_OPTIONS, clientFrom } from './client.ts';
@@ -114,8 +116,9 @@ async function waitFor(client: ApiClient, kind: Family, reportId: string): Promi
 }
 
 /** The fields of a JVM report's items when it groups nothing: one VM each. */
-const JVM_FIELDS = ['vmId', 'hostName', 'state', 'agentVersion', 'javaVersion', 'javaVendor', 'startTime', 'lastHeardTime', 'tags'];
-const CODE_FIELDS = ['sourceName', 'className', 'methodName', 'firstSeen', 'lastSeen'];
+/** An ungrouped item's fields, from the API's schemas (a grouped code item adds the count). */
+const JVM_FIELDS = propertyNames((SCHEMAS.JvmItem.anyOf as Schema[])[0]);
+const CODE_FIELDS = propertyNames(SCHEMAS.CodeItem).filter((field) => field !== 'count');
 
 /**
  * The fields a report's items have, in their order, from the request the report echoes: what CSV's header

@@ -2,6 +2,11 @@
 // §5–§11. The tests validate every response they receive against these, so they describe the real shapes.
 export type Schema = Record<string, unknown>;
 
+/** An object schema's property names in their order, which is the order the service writes the fields in. */
+export function propertyNames(schema: Schema): string[] {
+  return Object.keys(schema.properties as Schema);
+}
+
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 const nullable = (schema: Schema): Schema => ({ anyOf: [schema, { type: 'null' }] });
 const stringMap: Schema = { type: 'object', additionalProperties: { type: 'string' } };
