@@ -10,8 +10,13 @@ export interface BenchOptions {
   methods?: number;
   /** Timed runs per engine after the first where a suite compares engines (peers: the best counts). */
   runs?: number;
-  /** `--filter` terms: a row runs when a term is a substring of its suite's name or of its own name (case-insensitive). */
+  /**
+   * `--filter` terms: a row runs when a term is a substring of its suite's name or of its own name
+   * (case-insensitive). A term that names a suite exactly the runner moves into `filterSuites`.
+   */
   filter?: string[];
+  /** Suites `--filter` named exactly: every row of theirs runs, and the name selects nothing else (`reports` no chaos row that mentions reports). */
+  filterSuites?: string[];
 }
 
 export interface BenchRow {
@@ -40,9 +45,23 @@ export interface Suite {
 /** Whether `--filter` selects a row; suites with costly set-up ask before doing it. */
 export function wanted(options: BenchOptions, suite: string, row: string): boolean {
   const terms = options.filter ?? [];
-  if (terms.length === 0) return true;
+  const suites = options.filterSuites ?? [];
+  if (terms.length === 0 && suites.length === 0) return true;
   const names = [suite.toLowerCase(), row.toLowerCase()];
-  return terms.some((term) => names.some((name) => name.includes(term.toLowerCase())));
+  return suites.includes(names[0]) || terms.some((term) => names.some((name) => name.includes(term.toLowerCase())));
+}
+
+/** The options with each `--filter` term that names one of `suites` exactly moved into `filterSuites`. */
+export function withFilterSuites(options: BenchOptions, suites: readonly string[]): BenchOptions {
+  const names = new Set(suites.map((suite) => suite.toLowerCase()));
+  const terms = options.filter ?? [];
+  const named = terms.filter((term) => names.has(term.toLowerCase()));
+  if (named.length === 0) return options;
+  const others = terms.filter((term) => !names.has(term.toLowerCase()));
+  const result: BenchOptions = { ...options, filterSuites: named.map((term) => term.toLowerCase()) };
+  if (others.length > 0) result.filter = others;
+  else delete result.filter;
+  return result;
 }
 
 /** A progress line on stderr, so a long run shows what it is doing without disturbing the table on stdout. */

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { ArgsError, parseRunnerArgs, USAGE } from './args.ts';
 import type { RunnerArgs } from './args.ts';
 import { compareRows, formatComparison } from './compare.ts';
-import { progress, wanted } from './harness.ts';
+import { progress, wanted, withFilterSuites } from './harness.ts';
 import type { BenchRow, Suite } from './harness.ts';
 import { gitState, loadAverage, loadResult, machine, repositoryRoot, resultFileName, saveResult } from './results.ts';
 import type { ResultDocument, SuiteError } from './results.ts';
@@ -61,7 +61,9 @@ async function main(argv: readonly string[]): Promise<number> {
   const host = machine();
   const errors: SuiteError[] = [];
   const rows: BenchRow[] = [];
-  for (const suite of await discoverSuites(errors)) {
+  const suites = await discoverSuites(errors);
+  args.options = withFilterSuites(args.options, suites.map((suite) => suite.name));
+  for (const suite of suites) {
     if (!selected(suite, args)) continue;
     const started = performance.now();
     progress(`${suite.name}: running${args.options.quick ? ' (quick)' : ''}`);

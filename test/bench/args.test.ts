@@ -21,8 +21,14 @@ test('every flag', () => {
 });
 
 test('empty filter terms are dropped', () => {
-  assert.deepEqual(parseRunnerArgs(['--filter', ' a , ,b,']).options.filter, ['a', 'b']);
+  assert.deepEqual(parseRunnerArgs(['--filter', ' a,,b,']).options.filter, ['a', 'b']);
   assert.equal(parseRunnerArgs(['--filter', ',']).options.filter, undefined);
+});
+
+test('a comma followed by a space or between digits is part of a row\'s name, not a separator', () => {
+  assert.deepEqual(parseRunnerArgs(['--filter', 'cluster: ingestion, NDJSON batches of 10,000 code items already known']).options.filter, ['cluster: ingestion, NDJSON batches of 10,000 code items already known']);
+  assert.deepEqual(parseRunnerArgs(['--filter', '1 filter,groupBy day over 30 days: POST,every method']).options.filter, ['1 filter', 'groupBy day over 30 days: POST', 'every method']);
+  assert.deepEqual(parseRunnerArgs(['--filter', 'batches of 10,000,parser']).options.filter, ['batches of 10,000', 'parser']);
 });
 
 test('--help', () => {

@@ -1,7 +1,7 @@
 // --filter as suites see it: substrings of the suite's or the row's name, applied to tinybench tasks too.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { newBench, runTinybench, wanted } from '../../bench/harness.ts';
+import { newBench, runTinybench, wanted, withFilterSuites } from '../../bench/harness.ts';
 
 for (const [filter, row, expected] of [
   [undefined, 'anything', true],
@@ -16,6 +16,19 @@ for (const [filter, row, expected] of [
     assert.equal(wanted({ quick: true, filter: filter === undefined ? undefined : [...filter] }, 'http', row), expected);
   });
 }
+
+test('a --filter term that names a suite exactly selects that suite alone; other terms still match within names', () => {
+  const options = withFilterSuites({ quick: false, filter: ['Reports', 'already known'] }, ['chaos', 'reports', 'cluster']);
+  assert.deepEqual(options, { quick: false, filter: ['already known'], filterSuites: ['reports'] });
+  assert.equal(wanted(options, 'reports', 'component report, 1 filter, groupBy tags.env: POST to SUCCEEDED'), true);
+  assert.equal(wanted(options, 'chaos', 'SIGKILL or SIGSTOP of cluster nodes during ingestion and reports'), false);
+  assert.equal(wanted(options, 'cluster', 'cluster: ingestion, NDJSON batches of 10,000 code items already known, acknowledged'), true);
+  const suiteOnly = withFilterSuites({ quick: false, filter: ['reports'] }, ['reports']);
+  assert.deepEqual(suiteOnly, { quick: false, filterSuites: ['reports'] });
+  assert.equal(wanted(suiteOnly, 'chaos', 'reports'), false);
+  // A term that names no suite whole matches suite names within, as before.
+  assert.equal(wanted(withFilterSuites({ quick: false, filter: ['startup'] }, ['http-startup']), 'http-startup', 'start-up to UP'), true);
+});
 
 test('runTinybench runs only the tasks --filter selects, at the rate their mean latency gives', async () => {
   const bench = newBench({ quick: true, filter: ['kept'] });
