@@ -8,7 +8,7 @@ import { parseFilterEntry, stringValue } from './grammar.ts';
 import { NumberLiteral, StringLiteral } from './lexer.ts';
 import { containsTest, likeTest, numericPredicate, numericTest, orderOf, textTest } from './predicate.ts';
 import type { NumericTest, Test } from './predicate.ts';
-import { entriesOf, Problem, withOrigin } from './problem.ts';
+import { didYouMean, entriesOf, Problem, withOrigin } from './problem.ts';
 import type { TimeSpan } from './time.ts';
 import { timeSpanOfText, timeSpanOfToken } from './time.ts';
 
@@ -65,7 +65,10 @@ function filterableNames(catalog: FieldCatalog): string[] {
 
 function fieldOf(token: IToken, catalog: FieldCatalog): FieldDef {
   const field = catalog.lookup(token.image);
-  if (field === undefined) throw new Problem(`unknown field '${token.image}'`, token.startOffset, token.image, filterableNames(catalog));
+  if (field === undefined) {
+    const names = filterableNames(catalog);
+    throw new Problem(`unknown field '${token.image}'${didYouMean(token.image, names)}`, token.startOffset, token.image, names);
+  }
   if (field.operators?.length === 0) {
     throw new Problem(`${field.name} cannot be filtered on`, token.startOffset, token.image, filterableNames(catalog));
   }

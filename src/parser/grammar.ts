@@ -139,19 +139,32 @@ class QueryParser extends EmbeddedActionsParser {
 // synchronous, and `input` resets its state.
 const parser = new QueryParser();
 
+/**
+ * How to write the word starting at `start`, which a user most likely meant as a value written without its
+ * quotes (`componentName = log4j-core`, `cveId = CVE-2021-44228`), when it starts like a field name.
+ */
+function quotingHint(text: string, start: number): string {
+  const word = /^[\w.-]*/.exec(text.slice(start))![0];
+  return /^[A-Za-z_]/.test(word) ? `; text is quoted, as in '${word}'` : '';
+}
+
 function lexProblem(text: string, error: ILexingError): Problem {
   if (text[error.offset] === "'") {
     return new Problem('unterminated string literal', error.offset, text.slice(error.offset), ["a closing quote (')"]);
   }
   const bad = text.substr(error.offset, error.length);
-  return new Problem(`unexpected character '${bad}'`, error.offset, bad, ['a field name, an operator, a literal, a parenthesis or a comma']);
+  // A character no token takes, inside a word after an operator: the dash of log4j-core.
+  const start = error.offset - /[\w.-]*$/.exec(text.slice(0, error.offset))![0].length;
+  const hint = /(?:=|<|>|\(|,)\s*$/.test(text.slice(0, start)) ? quotingHint(text, start) : '';
+  return new Problem(`unexpected character '${bad}'${hint}`, error.offset, bad, ['a field name, an operator, a literal, a parenthesis or a comma']);
 }
 
 function parseProblem(text: string, error: IRecognitionException): Problem {
   const token = error.token;
   const expected = JSON.parse(error.message) as string[];
   if (token.tokenType === EOF) return new Problem('unexpected end of the entry', text.length, '', expected);
-  return new Problem(`unexpected '${token.image}'`, token.startOffset, token.image, expected);
+  const hint = token.tokenType === Identifier && expected.includes('a quoted string') ? quotingHint(text, token.startOffset) : '';
+  return new Problem(`unexpected '${token.image}'${hint}`, token.startOffset, token.image, expected);
 }
 
 function run<T>(text: string, rule: (p: QueryParser) => T): T {

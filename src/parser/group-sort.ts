@@ -2,7 +2,7 @@
 import type { FieldCatalog, FieldDef } from './fields.ts';
 import { CODE_PATH } from './fields.ts';
 import { parseGroupByEntry, parseSortByEntry } from './grammar.ts';
-import { entriesOf, Problem, withOrigin } from './problem.ts';
+import { didYouMean, entriesOf, Problem, withOrigin } from './problem.ts';
 
 export interface SortKey {
   field: string;
@@ -33,7 +33,10 @@ export function parseGroupBy(entries: unknown, catalog: FieldCatalog): FieldDef[
       } else if (used.has(name)) {
         throw at(`${name} is already in groupBy`, groupableNames(catalog, used));
       }
-      if (field === undefined || field.groupable === false) throw at(`${name} is not a groupBy field`, groupableNames(catalog, used));
+      if (field === undefined || field.groupable === false) {
+        const names = groupableNames(catalog, used);
+        throw at(`${name} is not a groupBy field${field === undefined ? didYouMean(name, names) : ''}`, names);
+      }
       used.add(name);
       fields.push(field);
     });
@@ -57,7 +60,7 @@ export function parseSortBy(entries: unknown, allowed: readonly string[]): SortK
     withOrigin({ code: 'BAD_SORT_BY', parameter: 'sortBy', source: text, entry }, () => {
       const { field, direction } = parseSortByEntry(text);
       if (!isAllowed(field.image, allowed)) {
-        throw new Problem(`${field.image} is not a sortBy field`, field.startOffset, field.image, allowed);
+        throw new Problem(`${field.image} is not a sortBy field${didYouMean(field.image, allowed)}`, field.startOffset, field.image, allowed);
       }
       if (keys.some((key) => key.field === field.image)) {
         throw new Problem(`${field.image} is already in sortBy`, field.startOffset, field.image, allowed.filter((name) => !keys.some((key) => key.field === name)));

@@ -1,5 +1,6 @@
 // A complaint about query text at a position, and how it becomes the 400 ApiError of decisions §10.
 import { ApiError } from '../errors.ts';
+import { nearest } from '../nearest.ts';
 
 export type QueryErrorCode = 'BAD_FILTER' | 'BAD_GROUP_BY' | 'BAD_SORT_BY' | 'BAD_TIME';
 
@@ -22,6 +23,12 @@ export class Problem extends Error {
   shifted(base: number): Problem {
     return new Problem(this.message, this.offset + base, this.text, this.expected);
   }
+}
+
+/** ` (did you mean X?)` after a name that is not one of `names` when one is near it, else nothing. */
+export function didYouMean(name: string, names: readonly string[]): string {
+  const suggestion = nearest(name, names);
+  return suggestion === null ? '' : ` (did you mean ${suggestion}?)`;
 }
 
 /** Where the parsed text came from: the request parameter, its entry when the parameter is an array. */

@@ -353,6 +353,24 @@ describe('filter errors', () => {
   }
 });
 
+describe('hints for the commonest mistakes', () => {
+  const message = (entry: string) => rejection([entry], componentFields).message;
+  it('a value written without its quotes is shown quoted, dashes included', () => {
+    assert.match(message('componentName = log4j-core'), /at column 22: unexpected character '-'; text is quoted, as in 'log4j-core';/);
+    assert.match(message('componentName = log4j'), /at column 17: unexpected 'log4j'; text is quoted, as in 'log4j';/);
+    assert.match(message('cveId = CVE-2021-44228'), /text is quoted, as in 'CVE-2021-44228';/);
+    assert.match(message("componentName IN ('a', log4j-core)"), /text is quoted, as in 'log4j-core';/);
+  });
+  it('no quoting hint where no value was expected, or for a number', () => {
+    assert.doesNotMatch(message("componentName = 'a' b-c"), /quoted/);
+    assert.doesNotMatch(message('score > 7-'), /quoted/);
+  });
+  it('a mistyped field name gets the nearest one', () => {
+    assert.match(message("componentNam = 'x'"), /unknown field 'componentNam' \(did you mean componentName\?\);/);
+    assert.doesNotMatch(message("zzzz = 'x'"), /did you mean/);
+  });
+});
+
 describe('long input', () => {
   it('an error echoes at most 200 characters of the offending text', () => {
     const long = 'x'.repeat(100_000);

@@ -40,6 +40,11 @@ describe('parseGroupBy', () => {
     });
   }
 
+  it('a mistyped groupBy or sortBy field gets the nearest one', () => {
+    assert.match(failure(() => parseGroupBy(['hostname'], jvmInventoryFields)).message, /hostname is not a groupBy field \(did you mean hostName\?\);/);
+    assert.match(failure(() => parseSortBy(['cont=DESC'], ['count', 'hostName'])).message, /cont is not a sortBy field \(did you mean count\?\);/);
+  });
+
   it('a tag field carries its key', () => {
     assert.equal(parseGroupBy(['tags.env'], jvmInventoryFields)[0].tagKey, 'env');
   });
