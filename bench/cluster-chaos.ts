@@ -7,6 +7,8 @@
 // report through each must hold every method the batches sent, and every report asked for during the run
 // must have finished alike on every node, and the nodes' hashes of the log (src/cluster/log-checks.ts) agree.
 import { randomUUID } from 'node:crypto';
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { APPENDING_AGAIN } from '../src/cluster/acknowledged-writes.ts';
 import { HANDING_OVER } from '../src/cluster/hand-over-writes.ts';
@@ -18,6 +20,8 @@ import { startJvmlens } from './service.ts';
 import type { JvmlensService } from './service.ts';
 
 export interface ClusterChaosResult {
+  /** Where each node's log lines are (n1.log …, across its restarts), until the bench process ends. */
+  nodeLogs: string;
   /** Nodes and nats-servers SIGKILLed. */
   kills: number;
   /** Nodes and nats-servers paused with SIGSTOP, then resumed. */
@@ -171,6 +175,8 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
   const nats = await startNatsServers(3, dir, { onExit: (server, how) => died.push(`nats-server ${server.name} ended by itself (${how})`) });
   const urls = nats.map((server) => server.url).join(',');
   const groups = (index: number) => (codeGroups === 1 ? [] : ['--code-groups', String(codeGroups), '--code-group', String(index)]);
+  const nodeLogs = join(dir, 'logs');
+  mkdirSync(nodeLogs);
   const countFromLog = (line: string) => {
     if (line.includes(APPENDING_AGAIN)) result.writesAppendedAgain++;
     if (line.includes(HANDING_OVER)) result.writesHandedOver += Number(/"writes":(\d+)/.exec(line)?.[1] ?? 0);
@@ -181,13 +187,18 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
       result.oddFindingsNoTwoAlike++;
     }
   };
-  const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`, '--log-retention-ms', String(LOG_RETENTION_MS), ...groups(index)], onLog: countFromLog });
+  const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`, '--log-retention-ms', String(LOG_RETENTION_MS), ...groups(index)], onLog: (line) => {
+    countFromLog(line);
+    appendFileSync(join(nodeLogs, `n${index + 1}.log`), `${line}\n`);
+  } });
   const nodes: (JvmlensService | null)[] = [];
-  const result: ClusterChaosResult = { kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, unansweredBy: {}, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0, writesHandedOver: 0, journaledWritesReadBack: 0, oddFindings: 0, oddFindingsNoTwoAlike: 0 };
+  const result: ClusterChaosResult = { nodeLogs, kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, unansweredBy: {}, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0, writesHandedOver: 0, journaledWritesReadBack: 0, oddFindings: 0, oddFindingsNoTwoAlike: 0 };
   const reportIds: string[] = [];
   let batches = 0;
   // Each acknowledged VM's tags as last acknowledged; null once an edit's outcome is unknown (no answer).
   const expected = new Map<string, Record<string, string> | null>();
+  /** Which node acknowledged a VM's last tag edit, and when: to find it in the nodes' logs. */
+  const editedBy = new Map<string, string>();
   try {
     for (const index of [0, 1, 2]) nodes.push(await start(index));
     let running = true;
@@ -229,9 +240,13 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
         if (vms.length === 0) continue;
         const vmId = vms[Math.floor(Math.random() * vms.length)];
         const tags = { env: 'chaos', round: `r${round}` };
-        const answer = await call(`${anyNode().apiUrl}/public/instance/${vmId}/tags`, { method: 'PUT', body: JSON.stringify(tags) }).catch(() => null);
+        const node = anyNode();
+        const answer = await call(`${node.apiUrl}/public/instance/${vmId}/tags`, { method: 'PUT', body: JSON.stringify(tags) }).catch(() => null);
         expected.set(vmId, answer?.status === 200 ? tags : null);
-        if (answer?.status === 200) result.tagEdits++;
+        if (answer?.status === 200) {
+          result.tagEdits++;
+          editedBy.set(vmId, `n${nodes.indexOf(node) + 1} at ${new Date().toISOString()}`);
+        }
       }
     };
     const reporter = async () => {
@@ -307,7 +322,7 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
         else if (tags !== null && JSON.stringify(found) !== JSON.stringify(tags)) result.wrongTags++;
         else continue;
         // The first ones named, with what the node said: enough to find their batches in the nodes' logs.
-        if (result.lost + result.unreadable + result.wrongTags <= NAMED) log(`VM ${vmId} on n${index + 1}: ${instance.status} ${JSON.stringify(instance.status === 200 ? found : instance.body).slice(0, 300)}; acknowledged tags ${JSON.stringify(tags)}`);
+        if (result.lost + result.unreadable + result.wrongTags <= NAMED) log(`VM ${vmId} on n${index + 1}: ${instance.status} ${JSON.stringify(instance.status === 200 ? found : instance.body).slice(0, 300)}; acknowledged tags ${JSON.stringify(tags)}${editedBy.has(vmId) ? ` (the last edit by ${editedBy.get(vmId)})` : ''}`);
       }
       result.vmsPerNode.push(await reportTotal(node, 'jvmInventory', {}));
       result.methodsPerNode.push(await reportTotal(node, 'codeInventory', { from: '30d' }));

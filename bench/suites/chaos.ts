@@ -2,7 +2,11 @@
 // cluster's, nodes and nats-servers SIGKILLed or paused for 8 minutes (30 s with --quick), its nodes storing
 // every class, then in three code groups. The figures that matter are
 // acknowledged writes and lost ones (always 0), not speed.
+import { cpSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CHAOS_METHODS, runClusterChaos } from '../cluster-chaos.ts';
+import type { ClusterChaosResult } from '../cluster-chaos.ts';
 import { runKillLoop } from '../kill-loop.ts';
 import type { BenchRow, Suite } from '../harness.ts';
 import { progress, wanted } from '../harness.ts';
@@ -13,11 +17,22 @@ const CLUSTER_ROW = 'SIGKILL or SIGSTOP of cluster nodes and nats-servers every 
 /** The same with each node storing one code group's classes: a code report then needs a node of every group. */
 const GROUPS_ROW = `${CLUSTER_ROW}, nodes in 3 code groups`;
 
+/** The figures of a run without the path of its logs, which are gone once the bench ends. */
+function withoutLogs(result: ClusterChaosResult): Omit<ClusterChaosResult, 'nodeLogs'> {
+  const { nodeLogs: _gone, ...figures } = result;
+  return figures;
+}
+
 async function clusterRow(seconds: number, codeGroups: 1 | 3): Promise<BenchRow> {
   const started = performance.now();
   const result = await runClusterChaos(seconds, codeGroups, (line) => progress(`${NAME}: ${line}`));
   const nodesDiffer = new Set(result.vmsPerNode).size !== 1 || result.methodsPerNode.some((methods) => methods !== CHAOS_METHODS);
-  if (result.lost > 0 || result.unreadable > 0 || result.wrongTags > 0 || nodesDiffer || result.reportsDiffering > 0 || result.logWindowsDiffering > 0) throw new Error(`the cluster lost acknowledged writes or its nodes differ: ${JSON.stringify(result)}`);
+  if (result.lost > 0 || result.unreadable > 0 || result.wrongTags > 0 || nodesDiffer || result.reportsDiffering > 0 || result.logWindowsDiffering > 0) {
+    // The run's folder goes when the bench ends: the nodes' logs are what there is to find why.
+    const kept = join(tmpdir(), `jvmlens-chaos-logs-${new Date().toISOString().replaceAll(':', '-')}`);
+    cpSync(result.nodeLogs, kept, { recursive: true });
+    throw new Error(`the cluster lost acknowledged writes or its nodes differ (the nodes' logs: ${kept}): ${JSON.stringify(result)}`);
+  }
   return {
     suite: NAME,
     name: codeGroups === 1 ? CLUSTER_ROW : GROUPS_ROW,
@@ -28,7 +43,7 @@ async function clusterRow(seconds: number, codeGroups: 1 | 3): Promise<BenchRow>
     p50Ms: 0,
     p99Ms: 0,
     rssMb: 0,
-    extra: { ...result, vmsPerNode: result.vmsPerNode.join(' '), methodsPerNode: result.methodsPerNode.join(' '), unansweredBy: Object.entries(result.unansweredBy).map(([why, count]) => `${why}: ${count}`).join(', ') },
+    extra: { ...withoutLogs(result), vmsPerNode: result.vmsPerNode.join(' '), methodsPerNode: result.methodsPerNode.join(' '), unansweredBy: Object.entries(result.unansweredBy).map(([why, count]) => `${why}: ${count}`).join(', ') },
   };
 }
 
