@@ -1,8 +1,10 @@
 // Holds a cluster node's ports while it rebuilds itself from a copy of another node's data (src/cli/serve.ts):
 // health answers DOWN with why, as the node did, and every other request 503 NOT_READY with Retry-After, so a
 // load balancer sees the node DOWN rather than refusing connections, and no other socket takes a port in the
-// meantime. A chaos run's node copied for 28 s with its ports closed, and could not listen again: most
-// likely an outgoing connection had been given one of them (a port chosen by the system, in its ephemeral range).
+// meantime. A chaos run's node copied for 28 s with its ports closed, and could not listen again: an outgoing
+// connection can be given such a port (one the system chose, in its ephemeral range). Another cause was
+// found later: a listener given port 0 left its closed connections in TIME_WAIT without SO_REUSEADDR, which
+// kept every listener off the port (src/http/server.ts now picks the port itself).
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import { ApiError, errorBody } from '../errors.ts';

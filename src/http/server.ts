@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import uWS from 'uWebSockets.js';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { ApiError, errorBody } from '../errors.ts';
+import { freePort } from '../free-port.ts';
 import type { Logger } from '../log.ts';
 import { storageWriteFailure } from '../storage/store.ts';
 import type { Metrics } from './metrics.ts';
@@ -119,7 +120,25 @@ export class HttpServer {
     }
   }
 
-  #listenDirect(host: string, port: number): Promise<number> {
+  /**
+   * uSockets sets SO_REUSEADDR only on a listener given its port. Given port 0, the connections it closed
+   * first lingered in TIME_WAIT on the system's pick without it, and for a minute no listener could take that
+   * port again: a cluster node rebuilding itself (src/cli/serve.ts) on the ports it had could not, and exited
+   * (a chaos run, and most likely the lost node of an earlier one). Port 0 is therefore a port picked first,
+   * picked again should another socket take it meanwhile.
+   */
+  async #listenDirect(host: string, port: number): Promise<number> {
+    if (port !== 0) return this.#listenOn(host, port);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#listenOn(host, await freePort(host));
+      } catch (error) {
+        if (!(error instanceof ListenError) || attempt === PICKED_PORT_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  #listenOn(host: string, port: number): Promise<number> {
     return new Promise((resolve, reject) => {
       // Exclusive: uSockets sets SO_REUSEPORT otherwise, and a second service would share the port silently.
       (this.#app.listen as unknown as ListenWithOptions).call(this.#app, host, port, LISTEN_EXCLUSIVE_PORT, (socket) => {
@@ -354,6 +373,8 @@ interface Exchange {
   started: number;
 }
 
+/** Ports picked for a listener given port 0 before giving up: another socket can take one between pick and listen. */
+const PICKED_PORT_ATTEMPTS = 5;
 /** uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT; the package's types lack the listen(host, port, options, cb) form it takes. */
 const LISTEN_EXCLUSIVE_PORT = 1;
 type ListenWithOptions = (host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void) => TemplatedApp;

@@ -8,6 +8,12 @@ import { HttpServer } from '../../src/http/server.ts';
 import { Metrics } from '../../src/http/metrics.ts';
 import { freePort } from '../helpers/service.ts';
 
+const routes = [{ method: 'GET' as const, pattern: '/opthub-health', handler: () => ({ status: 200, body: { healthState: 'UP' } }) }];
+const server = (front: boolean) => new HttpServer({
+  routes, front, bodyLimit: 1024, metrics: new Metrics(), logger: quiet, notReadyReason: () => null,
+  authenticate: () => { throw new Error('no route here needs a key'); }, onStorageFailure: () => undefined,
+});
+
 const WHY = 'restarting to take a copy of another node\'s data: this node read another history of the cluster log';
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -25,15 +31,32 @@ test('a held port answers DOWN and 503 NOT_READY with why; released, the service
   await assert.rejects(PortPlaceholder.hold('127.0.0.1', [ports[0]], WHY), /EADDRINUSE/);
 
   await placeholder.release();
-  const routes = [{ method: 'GET' as const, pattern: '/opthub-health', handler: () => ({ status: 200, body: { healthState: 'UP' } }) }];
-  const servers = [true, false].map((front) => new HttpServer({
-    routes, front, bodyLimit: 1024, metrics: new Metrics(), logger: quiet, notReadyReason: () => null,
-    authenticate: () => { throw new Error('no route here needs a key'); }, onStorageFailure: () => undefined,
-  }));
+  const servers = [true, false].map(server);
   try {
     assert.deepEqual([await servers[0].listen('127.0.0.1', ports[0]), await servers[1].listen('127.0.0.1', ports[1])], ports);
     for (const port of ports) assert.equal((await fetch(`http://127.0.0.1:${port}/opthub-health`)).status, 200);
   } finally {
     await Promise.all(servers.map((server) => server.close()));
+  }
+});
+
+test('a service given port 0 can listen again on the port it got, though connections it closed linger there', async () => {
+  // uSockets leaves SO_REUSEADDR off a listener given port 0: its closed connections' TIME_WAIT then kept any
+  // listener off the port for a minute, and a cluster node rebuilding itself on its ports exited.
+  for (const front of [false, true]) {
+    const first = server(front);
+    const port = await first.listen('127.0.0.1', 0);
+    for (let i = 0; i < 10; i++) {
+      const answer = await fetch(`http://127.0.0.1:${port}/opthub-health`, { headers: { connection: 'close' } });
+      assert.equal(answer.status, 200);
+      await answer.text();
+    }
+    await first.close();
+    const again = server(front);
+    try {
+      assert.equal(await again.listen('127.0.0.1', port), port, front ? 'behind the front' : 'uWS directly');
+    } finally {
+      await again.close();
+    }
   }
 });
