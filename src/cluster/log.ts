@@ -463,9 +463,9 @@ export class ClusterLog {
   }
 
   /**
-   * The command at `seq` as the log's leader gives it (JetStream's message get, which needs no consumer), or
-   * null where the log holds none. Not a direct get, which any server holding the stream answers, also while
-   * JetStream elects its meta leader (the message get is refused then): nats-server 2.9.10's replicas can hold
+   * The command at `seq` as the log's leader gives it (JetStream's message get, which needs no consumer: it
+   * answers while JetStream elects its meta leader after a server died), or null where the log holds none.
+   * Not a direct get, which any server holding the stream answers: nats-server 2.9.10's replicas can hold
    * other histories than the leader's, and a chaos run's node that read the log by direct gets read another
    * history than the other nodes and had to rebuild itself.
    */
