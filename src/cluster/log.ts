@@ -53,8 +53,11 @@ const CONSUME_AHEAD = 32;
  * cannot answer reads; a retry after an election is answered at once.
  */
 const FOLLOW_API_MS = 1_500;
-/** A message get unanswered this long is not coming: the stream has no leader (JetStream elects one). */
-const MESSAGE_GET_MS = 1_000;
+/**
+ * A direct get unanswered this long is not coming: none of the stream's servers takes them yet (nats-server
+ * 2.9 serves them on a stream given allow_direct by an update only once its servers restarted).
+ */
+const DIRECT_GET_MS = 500;
 /**
  * Names the node that holds a command's effect already (a report's coordinator, its pages): that node
  * records the command as applied without unpacking it, megabytes for a page. Nodes of earlier versions
@@ -127,8 +130,8 @@ export class ClusterLog {
   readonly jsm: JetStreamManager;
   /** The client following the log uses: its consumer's requests time out sooner (FOLLOW_API_MS). */
   readonly #followJs: JetStreamClient;
-  /** Message gets (commandAt): answered within milliseconds by the stream's leader, so waited for briefly. */
-  #getJsm: JetStreamManager | null = null;
+  /** Direct gets (commandAt): answered within milliseconds where a server has them, so waited for briefly. */
+  #directJsm: JetStreamManager | null = null;
   /** Since when no NATS server is connected (the client reconnects by itself), or null while one is. */
   #disconnectedAt: number | null = null;
   /** When JetStream last answered this client (an acknowledged append, the stream's state): health's evidence. */
@@ -209,11 +212,12 @@ export class ClusterLog {
 
   async #ensureStream(replicas: number): Promise<void> {
     try {
-      await keepReplicas(this.jsm, STREAM, replicas);
+      // Logs of versions before direct reads (commandAt) get them.
+      await keepReplicas(this.jsm, STREAM, replicas, { allow_direct: true });
     } catch (error) {
       if (!(error instanceof JetStreamApiError) || error.status !== 404) throw error;
       try {
-        await this.jsm.streams.add({ name: STREAM, subjects: STREAM_SUBJECTS, num_replicas: replicas, duplicate_window: DUPLICATE_WINDOW_NS });
+        await this.jsm.streams.add({ name: STREAM, subjects: STREAM_SUBJECTS, num_replicas: replicas, duplicate_window: DUPLICATE_WINDOW_NS, allow_direct: true });
       } catch (raced) {
         // Another node created it first.
         if (!(raced instanceof JetStreamApiError)) throw raced;
@@ -463,16 +467,14 @@ export class ClusterLog {
   }
 
   /**
-   * The command at `seq` as the log's leader gives it (JetStream's message get, which needs no consumer: it
-   * answers while JetStream elects its meta leader after a server died), or null where the log holds none.
-   * Not a direct get, which any server holding the stream answers: nats-server 2.9.10's replicas can hold
-   * other histories than the leader's, and a chaos run's node that read the log by direct gets read another
-   * history than the other nodes and had to rebuild itself.
+   * The command at `seq` as any server holding the log gives it, or null when the one asked has none there.
+   * JetStream's direct get needs no consumer, so it answers while JetStream elects its meta leader after a
+   * server died, when no consumer can be created.
    */
   async commandAt(seq: number): Promise<{ data: Uint8Array; msgId: string | null } | null> {
-    this.#getJsm ??= await jetstreamManager(this.nc, { timeout: MESSAGE_GET_MS, checkAPI: false });
-    const stored = await this.#getJsm.streams.getMessage(STREAM, { seq });
-    return stored === null || stored.seq !== seq ? null : { data: stored.data, msgId: msgIdOf(stored.header) };
+    this.#directJsm ??= await jetstreamManager(this.nc, { timeout: DIRECT_GET_MS, checkAPI: false });
+    const stored = await this.#directJsm.direct.getMessage(STREAM, { seq });
+    return stored === null ? null : { data: stored.data, msgId: msgIdOf(stored.header) };
   }
 
   /** The commands of one family as the log holds them now (no waiting for new ones). */

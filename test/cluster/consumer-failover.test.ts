@@ -5,8 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import { decodeCommand, STREAM } from '../../src/cluster/commands.ts';
-import type { Command } from '../../src/cluster/commands.ts';
+import { STREAM } from '../../src/cluster/commands.ts';
 import { ClusterLog } from '../../src/cluster/log.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
@@ -95,18 +94,4 @@ test('when the nats-server holding a node\'s log consumer dies, the node answers
   t.diagnostic(`after the kill of ${victim.name}, ms per write and read: ${waits.join(', ')}`);
   assert.match(reader.stderr(), /the cluster log consumer stalled; starting a new one/);
   await victim.start();
-});
-
-test('read command by command (while no consumer can be made), the log gives its leader\'s commands, and null past its end', { skip: missing && 'nats-server is not installed' }, async () => {
-  const log = await ClusterLog.open(urls.split(','), 'command-at-test', 'once');
-  try {
-    const edit: Command = { kind: 'tags', edit: { vmId: 'command-at-vm', op: 'replace', records: [{ key: 'round', value: 'r1' }] } };
-    const seq = await log.append(edit);
-    const read = await log.commandAt(seq);
-    assert.ok(read !== null);
-    assert.deepEqual(decodeCommand(read.data), edit);
-    assert.equal(await log.commandAt((await log.lastSeq()) + 1_000), null);
-  } finally {
-    await log.close();
-  }
 });

@@ -66,17 +66,20 @@ test('given one server\'s URL, a node gives the log a replica on each of the thr
 });
 
 test('a log and buckets that an earlier version made with one replica get three at a node\'s start', { skip: missing && 'nats-server is not installed' }, async () => {
-  // As a node given one URL made them before 18ac58c: the stream and the membership bucket scaled down to one.
+  // As a node given one URL made them before 18ac58c: the stream and the membership bucket scaled down to
+  // one; and the log without direct reads, as versions before them made it.
   const log = await ClusterLog.open([nats[1].url], 'replicas-test', 'once');
   try {
     for (const stream of [STREAM, 'KV_jvmlens_nodes']) {
       const { config } = await log.jsm.streams.info(stream);
-      await log.jsm.streams.update(stream, { ...config, num_replicas: 1 });
+      await log.jsm.streams.update(stream, { ...config, num_replicas: 1, ...(stream === STREAM ? { allow_direct: false } : {}) });
       assert.equal((await log.jsm.streams.info(stream)).config.num_replicas, 1);
     }
+    assert.equal((await log.jsm.streams.info(STREAM)).config.allow_direct, false);
     await node.stop({ keepData: true });
     node = await startNode();
     for (const stream of [STREAM, 'KV_jvmlens_nodes']) assert.equal((await log.jsm.streams.info(stream)).config.num_replicas, 3, stream);
+    assert.equal((await log.jsm.streams.info(STREAM)).config.allow_direct, true, 'the log takes direct reads again');
   } finally {
     await log.close();
   }
