@@ -7,13 +7,14 @@ export class ServiceError extends Error {}
 /** Nothing answered at the URL (exit status 4). */
 export class UnreachableError extends Error {}
 
-/** The lines every client command's usage ends with. */
-export const CLIENT_NOTES = [
-  '--url URL (env JVMLENS_URL; the API as serve prints it, with or without /public; default http://127.0.0.1:8090)',
-  '--key KEY (env JVMLENS_API_KEY)',
-];
-/** The exit statuses every client command shares: the command's own come before them. */
-export const CLIENT_EXIT_STATUSES = '2 bad usage, 3 the service refused (its message is printed), 4 no service';
+/** The lines every client command's usage ends with: where the service is, and the exit statuses after the command's own (`own`). */
+export function clientNotes(own: string): string[] {
+  return [
+    '--url URL (env JVMLENS_URL; the API as serve prints it, with or without /public; default http://127.0.0.1:8090)',
+    '--key KEY (env JVMLENS_API_KEY)',
+    `exit status: ${own}, 2 bad usage, 3 the service refused (its message is printed), 4 no service`,
+  ];
+}
 
 /** The options every client command takes. */
 export const CLIENT_OPTIONS = ['url', 'key'];

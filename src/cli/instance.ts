@@ -1,11 +1,11 @@
 // `jvmlens instance VMID [--tags]`: one VM as the explorer shows it, from a running service.
 import { parseArgs, UsageError } from './args.ts';
-import { call, CLIENT_EXIT_STATUSES, CLIENT_NOTES, CLIENT_OPTIONS, clientFrom } from './client.ts';
+import { call, CLIENT_OPTIONS, clientFrom, clientNotes } from './client.ts';
 import { formatUsages } from './help.ts';
 import type { Usage } from './help.ts';
 
 export const INSTANCE_USAGE: readonly Usage[] = [
-  { call: 'jvmlens instance VMID [--tags]', does: 'a VM as the explorer shows it (--tags: only its tags)', notes: [...CLIENT_NOTES, `exit status: 0 written, ${CLIENT_EXIT_STATUSES}`] },
+  { call: 'jvmlens instance VMID [--tags]', does: 'a VM as the explorer shows it (--tags: only its tags)', notes: clientNotes('0 written') },
 ];
 
 export async function instanceCommand(args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {

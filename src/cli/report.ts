@@ -4,7 +4,7 @@ import { propertyNames, SCHEMAS } from '../http/openapi/schemas.ts';
 import type { Schema } from '../http/openapi/schemas.ts';
 import type { ParsedArgs } from './args.ts';
 import { parseArgs, UsageError } from './args.ts';
-import { call, callJson, CLIENT_EXIT_STATUSES, CLIENT_NOTES, CLIENT_OPTIONS, clientFrom } from './client.ts';
+import { call, callJson, CLIENT_OPTIONS, clientFrom, clientNotes } from './client.ts';
 import type { ApiClient } from './client.ts';
 import { flattenNested, ItemWriter } from './formats.ts';
 import { formatOption, openOutput } from './output.ts';
@@ -27,7 +27,7 @@ export const REPORT_USAGE: readonly Usage[] = [
   {
     call: 'jvmlens report delete jvm|code|component REPORT_ID',
     does: 'delete (cancels a running one)',
-    notes: [...CLIENT_NOTES, `exit status: 0 SUCCEEDED, 5 FAILED, 6 PARTIALLY_FAILED, 7 TIMED_OUT (the items produced are written), ${CLIENT_EXIT_STATUSES}`],
+    notes: clientNotes('0 SUCCEEDED, 5 FAILED, 6 PARTIALLY_FAILED, 7 TIMED_OUT (the items produced are written)'),
   },
 ];
 

@@ -1,7 +1,7 @@
 // `jvmlens sbom`: a CycloneDX 1.6 SBOM with runtime VEX from a running service, to standard output or a file.
 import { writeFileSync } from 'node:fs';
 import { parseArgs, UsageError } from './args.ts';
-import { call, CLIENT_EXIT_STATUSES, CLIENT_NOTES, CLIENT_OPTIONS, clientFrom } from './client.ts';
+import { call, CLIENT_OPTIONS, clientFrom, clientNotes } from './client.ts';
 import { formatUsages } from './help.ts';
 import type { Usage } from './help.ts';
 
@@ -10,7 +10,7 @@ export const SBOM_USAGE: readonly Usage[] = [
   {
     call: 'jvmlens sbom [--app-env X] [--tag K=V]... [--output FILE]',
     does: 'one SBOM of the VMs whose tags all match',
-    notes: [...CLIENT_NOTES, `exit status: 0 written, ${CLIENT_EXIT_STATUSES}`],
+    notes: clientNotes('0 written'),
   },
 ];
 
