@@ -14,6 +14,7 @@ import { APPENDING_AGAIN } from '../src/cluster/acknowledged-writes.ts';
 import { HANDING_OVER } from '../src/cluster/hand-over-writes.ts';
 import { READING_BACK_JOURNALED } from '../src/cluster/write-journal.ts';
 import { FOUND_ODD, FOUND_ODD_NO_TWO_ALIKE, recordedWindows } from '../src/cluster/log-checks.ts';
+import { untilAnswered } from '../src/cluster/log.ts';
 import { startNatsServers } from '../src/cluster/nats-servers.ts';
 import { temporaryDir } from './fleet.ts';
 import { startJvmlens } from './service.ts';
@@ -339,7 +340,9 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
     const nc = await connect({ servers: nats.map((server) => server.url) });
     try {
       const byWindow = new Map<number, { nodeId: string; crc: number }[]>();
-      for (const window of await recordedWindows(nc)) byWindow.set(window.to, [...(byWindow.get(window.to) ?? []), window]);
+      // Read once JetStream answers: the last fault may have ended a moment ago (CI once failed here with
+      // "JetStream system temporarily unavailable").
+      for (const window of await untilAnswered(() => recordedWindows(nc), REPORT_WAIT_MS)) byWindow.set(window.to, [...(byWindow.get(window.to) ?? []), window]);
       for (const [to, hashes] of byWindow) {
         if (hashes.length < 2) continue;
         result.logWindowsCompared++;

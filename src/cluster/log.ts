@@ -87,6 +87,24 @@ export function msgIdOf(headers: MsgHdrs | undefined): string | null {
 /** JetStream could not take a write in time: nothing is acknowledged, the client retries. */
 export class LogUnavailableError extends Error {}
 
+/**
+ * `request`, asked again while JetStream does not answer it, for `waitMs`; then a LogUnavailableError. On
+ * servers just restarted, the log's state answers seconds before JetStream makes a consumer or opens a bucket
+ * ("JetStream system temporarily unavailable", or a request that times out after 10 s), and `jvmlens keys
+ * list|create --cluster` failed there with a timeout's stack trace.
+ */
+export async function untilAnswered<T>(request: () => Promise<T>, waitMs: number): Promise<T> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return await request();
+    } catch (error) {
+      if (Date.now() + RETRY_PAUSE_MS >= deadline) throw new LogUnavailableError(`the cluster's log did not answer within ${waitMs / 1000} s: ${(error as Error).message}`);
+      await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
+    }
+  }
+}
+
 /** A command too large for the servers' max_payload even after splitting. */
 export class CommandTooLargeError extends Error {}
 
@@ -498,23 +516,9 @@ export class ClusterLog {
     }
   }
 
-  /**
-   * `request`, asked again while JetStream does not answer it, for `waitMs`; then a LogUnavailableError. A
-   * command line waits as long as `open` waits for JetStream: on servers just restarted, the log's state answers
-   * seconds before JetStream makes a consumer or opens a bucket ("JetStream system temporarily unavailable", or
-   * a request that times out after 10 s), and `jvmlens keys list|create --cluster` failed there with a timeout's
-   * stack trace.
-   */
-  async untilAnswered<T>(request: () => Promise<T>, waitMs = STARTUP_WAIT_MS): Promise<T> {
-    const deadline = Date.now() + waitMs;
-    for (;;) {
-      try {
-        return await request();
-      } catch (error) {
-        if (Date.now() + RETRY_PAUSE_MS >= deadline) throw new LogUnavailableError(`the cluster's log did not answer within ${waitMs / 1000} s: ${(error as Error).message}`);
-        await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
-      }
-    }
+  /** `untilAnswered(request, waitMs)`: a command line waits as long as `open` waits for JetStream. */
+  untilAnswered<T>(request: () => Promise<T>, waitMs = STARTUP_WAIT_MS): Promise<T> {
+    return untilAnswered(request, waitMs);
   }
 
   async close(): Promise<void> {
