@@ -13,7 +13,7 @@ import { connect } from '@nats-io/transport-node';
 import { APPENDING_AGAIN } from '../src/cluster/acknowledged-writes.ts';
 import { HANDING_OVER } from '../src/cluster/hand-over-writes.ts';
 import { READING_BACK_JOURNALED } from '../src/cluster/write-journal.ts';
-import { FOUND_ODD, FOUND_ODD_NO_TWO_ALIKE, recordedWindows } from '../src/cluster/log-checks.ts';
+import { FOUND_ODD, FOUND_ODD_BY_LOG, FOUND_ODD_NO_TWO_ALIKE, recordedWindows } from '../src/cluster/log-checks.ts';
 import { untilAnswered } from '../src/cluster/log.ts';
 import { startNatsServers } from '../src/cluster/nats-servers.ts';
 import { temporaryDir } from './fleet.ts';
@@ -57,9 +57,13 @@ export interface ClusterChaosResult {
   writesHandedOver: number;
   /** Writes a killed node had journaled and not read back, read back at its next start (src/cluster/write-journal.ts). */
   journaledWritesReadBack: number;
-  /** Times a node found it read another history than the one taken as right, and of those, where no two nodes read the window alike (log-checks.ts). */
+  /**
+   * Times a node found it read another history than the one taken as right, and of those, where no two nodes
+   * read the window alike, and where too few nodes had read it and the log read again told (log-checks.ts).
+   */
   oddFindings: number;
   oddFindingsNoTwoAlike: number;
+  oddFindingsByLog: number;
 }
 
 const KEY = 'bench_cluster_chaos_key_0123456789';
@@ -187,13 +191,17 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
       result.oddFindings++;
       result.oddFindingsNoTwoAlike++;
     }
+    if (line.includes(FOUND_ODD_BY_LOG)) {
+      result.oddFindings++;
+      result.oddFindingsByLog++;
+    }
   };
   const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`, '--log-retention-ms', String(LOG_RETENTION_MS), ...groups(index)], onLog: (line) => {
     countFromLog(line);
     appendFileSync(join(nodeLogs, `n${index + 1}.log`), `${line}\n`);
   } });
   const nodes: (JvmlensService | null)[] = [];
-  const result: ClusterChaosResult = { nodeLogs, kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, unansweredBy: {}, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0, writesHandedOver: 0, journaledWritesReadBack: 0, oddFindings: 0, oddFindingsNoTwoAlike: 0 };
+  const result: ClusterChaosResult = { nodeLogs, kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, unansweredBy: {}, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0, writesHandedOver: 0, journaledWritesReadBack: 0, oddFindings: 0, oddFindingsNoTwoAlike: 0, oddFindingsByLog: 0 };
   const reportIds: string[] = [];
   let batches = 0;
   // Each acknowledged VM's tags as last acknowledged; null once an edit's outcome is unknown (no answer).

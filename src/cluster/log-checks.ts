@@ -19,6 +19,8 @@ const CHECK_TTL_MS = 24 * 3_600_000;
 const WINDOWS_RECHECKED = 4;
 /** How many windows that differed, with no reading taken as right yet, are compared again at each new one. */
 const UNSETTLED_KEPT = 16;
+/** How many differing windows this node remembers since when they differ (the tail's, compared every 5 s, among them). */
+const DIFFERING_KEPT = 64;
 /** The store's meta key holding the window this node read otherwise than the reading taken as right: it stays DOWN across restarts. */
 const ODD_WINDOW = 'logOddWindow';
 /** The bucket's key marking a node that read an odd history, until it was rebuilt: its reading is not taken as right. */
@@ -30,17 +32,29 @@ const RIGHT = 'right';
 export const FOUND_ODD = 'this node read another history of the cluster log than every other node';
 /** What it logs where no two nodes read the window alike, and the first node's reading by id is taken as right. */
 export const FOUND_ODD_NO_TWO_ALIKE = 'no two nodes read the cluster log alike: this node takes the reading of the first of them by id as right';
+/** What it logs where fewer than three nodes read the window, and the log, read again, gave another node's reading. */
+export const FOUND_ODD_BY_LOG = 'this node read the cluster log otherwise than the log reads now, as another node read it';
+/**
+ * How long a window that two nodes read differently waits for a third reading before the log is read again
+ * to tell which is right: a third node records its hash within seconds, unless it is down or was rebuilt
+ * from a copy (its hashes deleted). A chaos run's two differing readings, with the third node rebuilt from
+ * one of them, stayed undecided, and one node lacked three acknowledged VMs to the end.
+ */
+const READ_AGAIN_AFTER_MS = 20_000;
 
 /** The first window a node read otherwise than the reading taken as right, and the nodes that read that. */
 export interface OddWindow {
   to: number;
   nodes: string[];
+  /** Whether the log, read again, told which reading is right (fewer than three nodes had recorded the window). */
+  byLog?: boolean;
 }
 
 /** A window's reading taken as right (log-checks.ts): its hash and the nodes that recorded it. */
 export interface RightReading {
   crc: string;
   nodes: string[];
+  byLog?: boolean;
 }
 
 /**
@@ -157,6 +171,10 @@ export interface LogChecksOptions {
   foundOdd?: (odd: OddWindow) => void;
   /** Whether a node runs now, to give a copy of its data (by default: unless no process holds its id; a busy one may answer late). */
   live?: (nodeId: string) => Promise<boolean>;
+  /** The hash of the commands `from` to `to` as the log gives them now, or null once it holds them no longer (ClusterLog.hashOf); without it two differing readings stay undecided. */
+  readAgain?: (from: number, to: number) => Promise<number | null>;
+  /** How long two differing readings wait for a third before the log is read again (READ_AGAIN_AFTER_MS). */
+  readAgainAfterMs?: number;
 }
 
 /**
@@ -165,7 +183,8 @@ export interface LogChecksOptions {
  * others recorded: one that differs is named in its health note. Where three nodes or more recorded a window
  * and not alike (leaving out nodes marked as having read an odd history before, which are to be rebuilt), the
  * first node to compare them records which reading is taken as right (`rightReading`),
- * once for all; a node that read another read an odd history, likely without writes acknowledged meanwhile,
+ * once for all; where fewer did, for READ_AGAIN_AFTER_MS, the log's reading of the window now (read again)
+ * is taken as right, if a node that runs read it so. A node that read another read an odd history, likely without writes acknowledged meanwhile,
  * and is DOWN until rebuilt from a copy of a node that read the right one (restore.ts): its store says so,
  * so a restart does not serve the data it applied, and a mark in the bucket keeps the others from taking its
  * reading of a later window as right.
@@ -181,6 +200,13 @@ export class LogChecks {
   readonly #recent: WindowHash[] = [];
   /** Windows whose hashes differed while no reading was taken as right (too few nodes had recorded them), oldest first. */
   #unsettled: WindowHash[] = [];
+  /**
+   * The windows found differing, by their last command (the latest DIFFERING_KEPT): since when, and their
+   * hash as the log gave them read again (null: it held them no longer), read once each.
+   */
+  readonly #differing = new Map<number, { since: number; logCrc?: number | null }>();
+  readonly #readLog: ((from: number, to: number) => Promise<number | null>) | null;
+  readonly #readAgainAfterMs: number;
   /** The last command of the tail this node recorded (checkTail), 0 before any. */
   #tailRecorded = 0;
   /** Called once this node is found to have read the odd history (ClusterNode then rebuilds it). */
@@ -199,6 +225,8 @@ export class LogChecks {
     this.#every = options.every ?? CHECK_EVERY;
     this.#foundOdd = options.foundOdd ?? (() => undefined);
     this.#odd = storedOddWindow(options.store);
+    this.#readLog = options.readAgain ?? null;
+    this.#readAgainAfterMs = options.readAgainAfterMs ?? READ_AGAIN_AFTER_MS;
   }
 
   static async open(nc: NatsConnection, options: LogChecksOptions): Promise<LogChecks> {
@@ -254,11 +282,15 @@ export class LogChecks {
       this.#logger.error('the cluster log as this node read it differs from what other nodes read', { from: this.#from(window.to), to: window.to, nodes: differing });
     }
     if (this.#odd !== null) return true;
+    if (!this.#differing.has(window.to)) {
+      this.#differing.set(window.to, { since: Date.now() });
+      if (this.#differing.size > DIFFERING_KEPT) this.#differing.delete(this.#differing.keys().next().value as number);
+    }
     const right = await this.#rightReading(window.to, hashes);
     if (right === null) return false;
     if (right.crc === mine) return true;
-    this.#odd = { to: window.to, nodes: right.nodes };
-    this.#logger.error(right.nodes.length > 1 ? FOUND_ODD : FOUND_ODD_NO_TWO_ALIKE, { from: this.#from(window.to), to: window.to, nodes: right.nodes });
+    this.#odd = { to: window.to, nodes: right.nodes, ...(right.byLog ? { byLog: true } : {}) };
+    this.#logger.error(right.byLog ? FOUND_ODD_BY_LOG : right.nodes.length > 1 ? FOUND_ODD : FOUND_ODD_NO_TWO_ALIKE, { from: this.#from(window.to), to: window.to, nodes: right.nodes });
     await this.#kv.put(`${ODD_MARK}.${this.#nodeId}`, String(window.to));
     await this.#store.meta.put(ODD_WINDOW, JSON.stringify(this.#odd));
     this.#foundOdd(this.#odd);
@@ -267,7 +299,8 @@ export class LogChecks {
 
   /**
    * The reading of a window taken as right: the one a node recorded for all, or, where none did yet and the
-   * hashes tell, the one this node records now (where another node recorded first, that one).
+   * hashes tell (three or more), or the log read again does (fewer, after READ_AGAIN_AFTER_MS), the one this
+   * node records now (where another node recorded first, that one).
    */
   async #rightReading(to: number, hashes: ReadonlyMap<string, string>): Promise<RightReading | null> {
     const key = `${RIGHT}.${to}`;
@@ -276,15 +309,14 @@ export class LogChecks {
       return entry !== null && entry.operation === 'PUT' ? (JSON.parse(entry.string()) as RightReading) : null;
     };
     const taken = await recorded();
-    if (taken !== null || hashes.size < 3) return taken;
+    if (taken !== null || (hashes.size < 3 && !this.#mayReadAgain(to))) return taken;
     // A node marked as having read an odd history (of an earlier window) is to be rebuilt: its reading does not count.
     const marked = new Set<string>();
     for await (const mark of await this.#kv.keys(`${ODD_MARK}.*`)) marked.add(mark.slice(ODD_MARK.length + 1));
     const counted = new Map([...hashes].filter(([nodeId]) => nodeId === this.#nodeId || !marked.has(nodeId)));
-    if (counted.size < 3) return null;
     const others = [...counted.keys()].filter((nodeId) => nodeId !== this.#nodeId);
     const live = new Set([this.#nodeId, ...(await Promise.all(others.map(async (nodeId) => ((await this.#live(nodeId)) ? nodeId : null)))).filter((nodeId) => nodeId !== null)]);
-    const right = rightReading(counted, (nodeId) => live.has(nodeId));
+    const right = counted.size >= 3 ? rightReading(counted, (nodeId) => live.has(nodeId)) : await this.#readingOfLog(to, counted, live);
     if (right === null) return null;
     try {
       await this.#kv.create(key, JSON.stringify(right));
@@ -293,6 +325,37 @@ export class LogChecks {
       // Another node recorded its decision first: every node follows one.
       return (await recorded()) ?? right;
     }
+  }
+
+  /** Whether this node is to read the window ending at `to` again from the log: it differed long enough with too few readings to tell. */
+  #mayReadAgain(to: number): boolean {
+    const differing = this.#differing.get(to);
+    return this.#readLog !== null && differing !== undefined && Date.now() - differing.since >= this.#readAgainAfterMs;
+  }
+
+  /**
+   * Where fewer than three nodes' readings count: the log's, read again now, taken as right once this node
+   * may read it again, if a live node read the same (null otherwise, and the window stays undecided). The
+   * log's leader gives it, as to every node that reads the window from now on.
+   */
+  async #readingOfLog(to: number, counted: ReadonlyMap<string, string>, live: ReadonlySet<string>): Promise<RightReading | null> {
+    const differing = this.#differing.get(to);
+    if (this.#readLog === null || differing === undefined || !this.#mayReadAgain(to)) return null;
+    const readNow = differing.logCrc === undefined;
+    if (readNow) {
+      try {
+        differing.logCrc = await this.#readLog(this.#from(to), to);
+      } catch (error) {
+        this.#logger.warn('reading the cluster log again to tell which reading is right failed; trying at the next check', { from: this.#from(to), to, reason: (error as Error).message });
+        return null;
+      }
+    }
+    const crc = differing.logCrc ?? null;
+    const nodes = [...counted].filter(([, hash]) => hash === String(crc)).map(([nodeId]) => nodeId).sort();
+    if (crc !== null && nodes.some((nodeId) => live.has(nodeId))) return { crc: String(crc), nodes, byLog: true };
+    // Told once; a node that read the log's reading and was not running may be at the next check.
+    if (readNow) this.#logger.warn('the cluster log read again cannot tell which reading is right', { from: this.#from(to), to, reason: crc === null ? 'the log no longer holds these commands' : nodes.length === 0 ? 'no node read them as the log gives them now' : `${nodes.join(', ')}, which read them as the log gives them now, not running` });
+    return null;
   }
 
   /** Where the window ending at `to` begins (a tail's `to` ends no whole window). */
@@ -310,8 +373,8 @@ export class LogChecks {
   /** Why this node should not serve (health DOWN): it read the odd history; null otherwise. */
   get problem(): string | null {
     if (this.#odd === null) return null;
-    const { to, nodes } = this.#odd;
-    const whose = nodes.length > 1 ? `${nodes.join(' and ')}, which agree` : `${nodes[0]}, whose reading is taken as right (no two nodes read them alike)`;
+    const { to, nodes, byLog } = this.#odd;
+    const whose = byLog ? `${nodes.join(' and ')}, as the log gives them now (too few nodes read them to tell otherwise)` : nodes.length > 1 ? `${nodes.join(' and ')}, which agree` : `${nodes[0]}, whose reading is taken as right (no two nodes read them alike)`;
     return `this node read the cluster log's commands ${this.#from(to)} to ${to} otherwise than ${whose} (JetStream's replicas disagree): its data likely lacks writes acknowledged meanwhile; it rebuilds itself from a copy of ${nodes.join(' or ')}'s data (or stop it, delete its data directory, start it again)`;
   }
 }

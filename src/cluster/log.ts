@@ -1,5 +1,6 @@
 // The cluster's log on NATS JetStream: one replicated stream that every change goes through, in one order.
 import { randomUUID } from 'node:crypto';
+import { crc32 } from 'node:zlib';
 import { connect, errors, headers } from '@nats-io/transport-node';
 import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, JetStreamApiError } from '@nats-io/jetstream';
@@ -47,6 +48,8 @@ const MAX_PINGS_OUT = 3;
  */
 const HANDSHAKE_MS = 3_000;
 const CONSUME_AHEAD = 32;
+/** Reading a window again (hashOf) gives up once no command came for this long. */
+const HASH_READ_STALL_MS = 5_000;
 /**
  * How long following the log waits for JetStream to create its consumer. Short: a request sent while
  * JetStream elects a leader after a server died is never answered, and a node that cannot follow the log
@@ -493,6 +496,35 @@ export class ClusterLog {
     this.#directJsm ??= await jetstreamManager(this.nc, { timeout: DIRECT_GET_MS, checkAPI: false });
     const stored = await this.#directJsm.direct.getMessage(STREAM, { seq });
     return stored === null ? null : { data: stored.data, msgId: msgIdOf(stored.header) };
+  }
+
+  /**
+   * The CRC-32 of the commands `from` to `to` as the log gives them now, hashed as a node hashes what it reads
+   * (log-checks.ts), or null once the log no longer holds them all (truncated): the reading that tells which
+   * of two nodes' differing ones is right.
+   */
+  async hashOf(from: number, to: number): Promise<number | null> {
+    const consumer = await this.#followJs.consumers.get(STREAM, { opt_start_seq: from });
+    const messages = await consumer.consume({ max_messages: CONSUME_AHEAD });
+    // Commands come while they do; one that does not within a few seconds (the servers electing) ends the try.
+    const stalled = setInterval(() => {
+      if (Date.now() - lastAt > HASH_READ_STALL_MS) void messages.close();
+    }, HASH_READ_STALL_MS / 4);
+    let lastAt = Date.now();
+    let crc = 0;
+    let next = from;
+    try {
+      for await (const message of messages) {
+        lastAt = Date.now();
+        if (message.seq !== next) return null;
+        crc = crc32(message.data, crc);
+        if (next++ === to) return crc;
+      }
+      throw new Error(`command ${next} of the log did not come within ${HASH_READ_STALL_MS / 1000} s`);
+    } finally {
+      clearInterval(stalled);
+      messages.stop();
+    }
   }
 
   /** The commands of one family as the log holds them now (no waiting for new ones). */

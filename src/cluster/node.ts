@@ -321,7 +321,7 @@ export class ClusterNode {
         await journal.handedOver();
       };
       const foundOdd = (odd: OddWindow) => void within(handOver(odd), HAND_OVER_WAIT_MS, `not done within ${HAND_OVER_WAIT_MS / 1000} s`).catch((error: Error) => logger.error('handing this node\'s writes to the other nodes failed', { reason: error.message })).finally(() => this.#askRebuild());
-      const checks = await LogChecks.open(log.nc, { nodeId: config.nodeId, replicas, logger, store, every, foundOdd });
+      const checks = await LogChecks.open(log.nc, { nodeId: config.nodeId, replicas, logger, store, every, foundOdd, readAgain: (from, to) => log.hashOf(from, to) });
       this.#logChecks = checks;
       // Its start found no node to copy (restore.ts): another try in a while.
       if (checks.problem !== null) this.#rebuildRetry = setTimeout(() => this.#askRebuild(), REBUILD_RETRY_MS);

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { LogChecks, LogWindows, rightReading } from '../../src/cluster/log-checks.ts';
-import type { WindowHash } from '../../src/cluster/log-checks.ts';
+import type { LogChecksOptions, WindowHash } from '../../src/cluster/log-checks.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import type { Logger } from '../../src/log.ts';
@@ -82,7 +82,7 @@ let nats: NatsServer[] = [];
 const connections: NatsConnection[] = [];
 const stores = new Set<Store>();
 const logged: string[] = [];
-const logger: Logger = { info: () => undefined, warn: () => undefined, error: (message) => logged.push(message) };
+const logger: Logger = { info: () => undefined, warn: (message) => logged.push(message), error: (message) => logged.push(message) };
 /** The nodes told they read the odd history (their ClusterNode then rebuilds them). */
 const foundOdd: string[] = [];
 /** Nodes whose process is gone: their reading is not taken as right, as no copy of their data could be had. */
@@ -99,11 +99,11 @@ after(async () => {
   await Promise.all(nats.map((server) => server.stop()));
 });
 
-async function checksOf(nodeId: string, store: Store = openStore(tempDir(`jvmlens-log-checks-${nodeId}-`))): Promise<LogChecks> {
+async function checksOf(nodeId: string, store: Store = openStore(tempDir(`jvmlens-log-checks-${nodeId}-`)), readAgain?: Pick<LogChecksOptions, 'readAgain' | 'readAgainAfterMs'>): Promise<LogChecks> {
   const nc = await connect({ servers: nats[0].url });
   connections.push(nc);
   stores.add(store);
-  return LogChecks.open(nc, { nodeId, replicas: 1, logger, store, every: 4, foundOdd: () => foundOdd.push(nodeId), live: async (other) => !gone.has(other) });
+  return LogChecks.open(nc, { nodeId, replicas: 1, logger, store, every: 4, foundOdd: () => foundOdd.push(nodeId), live: async (other) => !gone.has(other), ...readAgain });
 }
 
 test('a node compares its windows with the others\' as they record them; the odd one out of three is DOWN, across restarts; two that differ only note it', { skip: missing && 'nats-server is not installed' }, async () => {
@@ -189,4 +189,37 @@ test('the log\'s tail is compared at each check while the log is quiet: the odd 
   assert.equal(n21.problem, null);
   await n22.checkTail({ to: 1006, crc: 2 });
   assert.equal(n22.problem, 'this node read the cluster log\'s commands 1005 to 1006 otherwise than n20 and n21, which agree (JetStream\'s replicas disagree): its data likely lacks writes acknowledged meanwhile; it rebuilds itself from a copy of n20 or n21\'s data (or stop it, delete its data directory, start it again)');
+});
+
+test('two nodes that differ with no third, for a while: the log read again tells which is right, once for all; where it cannot, both stay UP', { skip: missing && 'nats-server is not installed' }, async () => {
+  // The log as read again now gives window 404's commands as n31 read them (hash 1); it holds window 504's no longer.
+  const reads: string[] = [];
+  const log = { readAgain: async (from: number, to: number) => (reads.push(`${from}-${to}`), to === 404 ? 1 : null), readAgainAfterMs: 300 };
+  const [n30, n31, n32, n33] = [await checksOf('n30', undefined, log), await checksOf('n31', undefined, log), await checksOf('n32', undefined, log), await checksOf('n33', undefined, log)];
+  await n31.record({ to: 404, crc: 1 });
+  await n30.record({ to: 404, crc: 2 });
+  await n32.record({ to: 504, crc: 3 });
+  await n33.record({ to: 504, crc: 4 });
+  assert.deepEqual(reads, [], 'not read again at once: a third node may record the window within seconds');
+  assert.equal(n30.problem, null);
+  await new Promise((resolve) => setTimeout(resolve, 350));
+  await n30.record({ to: 408, crc: 5 });
+  assert.deepEqual(reads, ['401-404']);
+  assert.equal(n30.problem, 'this node read the cluster log\'s commands 401 to 404 otherwise than n31, as the log gives them now (too few nodes read them to tell otherwise) (JetStream\'s replicas disagree): its data likely lacks writes acknowledged meanwhile; it rebuilds itself from a copy of n31\'s data (or stop it, delete its data directory, start it again)');
+  assert.ok(logged.includes('this node read the cluster log otherwise than the log reads now, as another node read it'));
+  assert.deepEqual(foundOdd.slice(-1), ['n30']);
+  // n31 follows the reading n30 recorded for all, without reading the log again.
+  await n31.record({ to: 408, crc: 5 });
+  assert.equal(n31.problem, null);
+  assert.deepEqual(reads, ['401-404']);
+  // Window 504: the log holds it no longer, so neither n32 nor n33 can tell; it is read again once, and both stay UP.
+  for (const node of [n32, n33]) await node.record({ to: 508, crc: 6 });
+  assert.deepEqual(reads, ['401-404', '501-504'], 'by n33, which found it differing 300 ms before; n32 only now');
+  await new Promise((resolve) => setTimeout(resolve, 350));
+  for (const to of [512, 516]) for (const node of [n32, n33]) await node.record({ to, crc: 6 });
+  assert.deepEqual(reads, ['401-404', '501-504', '501-504'], 'once by each');
+  assert.ok(logged.includes('the cluster log read again cannot tell which reading is right'));
+  assert.equal(n32.problem, null);
+  assert.equal(n33.problem, null);
+  assert.match(n33.degradation!, /commands 501 to 504 .* from what n32 read/);
 });
