@@ -4,7 +4,7 @@ import { crc32 } from 'node:zlib';
 import { connect, errors, headers } from '@nats-io/transport-node';
 import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, JetStreamApiError } from '@nats-io/jetstream';
-import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg, PeerInfo, StreamInfo } from '@nats-io/jetstream';
+import type { ConsumerMessages, JetStreamClient, JetStreamManager, PeerInfo, StreamInfo } from '@nats-io/jetstream';
 import { decodeCommand, encodeCommand, encodeCommandOffThread, STREAM, STREAM_SUBJECTS, subjectOf } from './commands.ts';
 import type { Command } from './commands.ts';
 import { natsAccess, shownUrls } from './nats-access.ts';
@@ -74,9 +74,9 @@ function notForHeaders(node: string): MsgHdrs {
   return headed;
 }
 
-/** The node a command read from the log is not for (see NOT_FOR_HEADER), or null. */
-export function notFor(message: JsMsg): string | null {
-  return message.headers?.get(NOT_FOR_HEADER) || null;
+/** The node a command read from the log is not for (see NOT_FOR_HEADER), by its headers, or null. */
+export function notFor(headers: MsgHdrs | undefined): string | null {
+  return headers?.get(NOT_FOR_HEADER) || null;
 }
 
 /** Room left in a message for its headers (the message id, NOT_FOR_HEADER). */
@@ -492,10 +492,10 @@ export class ClusterLog {
    * JetStream's direct get needs no consumer, so it answers while JetStream elects its meta leader after a
    * server died, when no consumer can be created.
    */
-  async commandAt(seq: number): Promise<{ data: Uint8Array; msgId: string | null } | null> {
+  async commandAt(seq: number): Promise<{ data: Uint8Array; msgId: string | null; notFor: string | null } | null> {
     this.#directJsm ??= await jetstreamManager(this.nc, { timeout: DIRECT_GET_MS, checkAPI: false });
     const stored = await this.#directJsm.direct.getMessage(STREAM, { seq });
-    return stored === null ? null : { data: stored.data, msgId: msgIdOf(stored.header) };
+    return stored === null ? null : { data: stored.data, msgId: msgIdOf(stored.header), notFor: notFor(stored.header) };
   }
 
   /**

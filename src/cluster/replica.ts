@@ -274,7 +274,7 @@ export class Replica {
           next = message.seq + 1;
           this.#knownLast = Math.max(this.#knownLast, message.seq + message.info.pending);
           this.#options.read?.(message.seq, message.data, msgIdOf(message.headers), message.info.pending);
-          if (notFor(message) === this.#options.nodeId) await this.#skip(message.seq);
+          if (notFor(message.headers) === this.#options.nodeId) await this.#skip(message.seq);
           else await this.#applyReceived(message.seq, message.data, true);
         }
         await this.#settled();
@@ -297,7 +297,8 @@ export class Replica {
         const command = await this.#options.log.commandAt(seq);
         if (command === null) return;
         this.#options.read?.(seq, command.data, command.msgId, null);
-        await this.#applyReceived(seq, command.data, false);
+        if (command.notFor === this.#options.nodeId) await this.#skip(seq);
+        else await this.#applyReceived(seq, command.data, false);
       }
     } catch (error) {
       // Unavailable too, or a command that does not apply: the consumer's path retries and says which.

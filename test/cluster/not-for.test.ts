@@ -82,4 +82,7 @@ test('a command not for a node is recorded as applied there, unread, and applied
   // Both read every command, the one n1 skips too, in order: one whole window, hashed alike.
   assert.equal(coordinator.windows.length, 1);
   assert.deepEqual(coordinator.windows, other.windows);
+  // A node reading the log command by command, as it does while no consumer can be made, skips it too (Replica: its direct reads say whom a command is not for).
+  assert.equal((await writer.commandAt(notForN1))?.notFor, 'n1');
+  assert.equal((await writer.commandAt(last))?.notFor, null);
 });
