@@ -314,6 +314,7 @@ export class LogChecks {
     const marked = new Set<string>();
     for await (const mark of await this.#kv.keys(`${ODD_MARK}.*`)) marked.add(mark.slice(ODD_MARK.length + 1));
     const counted = new Map([...hashes].filter(([nodeId]) => nodeId === this.#nodeId || !marked.has(nodeId)));
+    if (counted.size < 3 && !this.#mayReadAgain(to)) return null;
     const others = [...counted.keys()].filter((nodeId) => nodeId !== this.#nodeId);
     const live = new Set([this.#nodeId, ...(await Promise.all(others.map(async (nodeId) => ((await this.#live(nodeId)) ? nodeId : null)))).filter((nodeId) => nodeId !== null)]);
     const right = counted.size >= 3 ? rightReading(counted, (nodeId) => live.has(nodeId)) : await this.#readingOfLog(to, counted, live);
@@ -340,7 +341,7 @@ export class LogChecks {
    */
   async #readingOfLog(to: number, counted: ReadonlyMap<string, string>, live: ReadonlySet<string>): Promise<RightReading | null> {
     const differing = this.#differing.get(to);
-    if (this.#readLog === null || differing === undefined || !this.#mayReadAgain(to)) return null;
+    if (this.#readLog === null || differing === undefined) return null;
     const readNow = differing.logCrc === undefined;
     if (readNow) {
       try {
