@@ -336,8 +336,8 @@ export class LogChecks {
 
   /**
    * Where fewer than three nodes' readings count: the log's, read again now, taken as right once this node
-   * may read it again, if a live node read the same (null otherwise, and the window stays undecided). The
-   * log's leader gives it, as to every node that reads the window from now on.
+   * may read it again, if a live node read the same (null otherwise, and the window stays undecided): what
+   * the servers give now, as they do to every node that reads the window from now on.
    */
   async #readingOfLog(to: number, counted: ReadonlyMap<string, string>, live: ReadonlySet<string>): Promise<RightReading | null> {
     const differing = this.#differing.get(to);
