@@ -371,6 +371,17 @@ export class LogChecks {
     return `degraded: the cluster log's commands ${this.#from(to)} to ${to} as this node read them differ from what ${nodes.join(', ')} read (JetStream's replicas disagree): the nodes' data may differ; compare them before trusting either`;
   }
 
+  /**
+   * Why this node's data should not be copied now (snapshot.ts): a window it read differs from another node's
+   * reading, not decided yet; null otherwise. A chaos run's node rebuilt from a copy of one of two nodes that
+   * differed, and would have kept that node's reading had it turned out odd: its own hashes are deleted.
+   */
+  get undecided(): string | null {
+    const window = this.#unsettled[0];
+    if (window === undefined) return null;
+    return `its reading of the cluster log's commands ${this.#from(window.to)} to ${window.to} differs from another node's, and which is right is not decided yet`;
+  }
+
   /** Why this node should not serve (health DOWN): it read the odd history; null otherwise. */
   get problem(): string | null {
     if (this.#odd === null) return null;
