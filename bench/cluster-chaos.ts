@@ -206,7 +206,8 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
   let batches = 0;
   // Each acknowledged VM's tags as last acknowledged; null once an edit's outcome is unknown (no answer).
   const expected = new Map<string, Record<string, string> | null>();
-  /** Which node acknowledged a VM's last tag edit, and when: to find it in the nodes' logs. */
+  /** Which node acknowledged a VM's start batch, and its last tag edit, and when: to find them in the nodes' logs. */
+  const startedBy = new Map<string, string>();
   const editedBy = new Map<string, string>();
   try {
     for (const index of [0, 1, 2]) nodes.push(await start(index));
@@ -231,6 +232,7 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
           const answer = await call(`${node.gatewayUrl}/agent/v1/events`, { method: 'POST', body: JSON.stringify(batch(vmId, Date.now() - 1_000, batches++)) });
           if (answer.status === 200) {
             expected.set(vmId, { env: 'chaos' });
+            startedBy.set(vmId, `${nodeName} at ${new Date().toISOString()}`);
             result.acknowledged++;
             continue;
           }
@@ -331,7 +333,7 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
         else if (tags !== null && JSON.stringify(found) !== JSON.stringify(tags)) result.wrongTags++;
         else continue;
         // The first ones named, with what the node said: enough to find their batches in the nodes' logs.
-        if (result.lost + result.unreadable + result.wrongTags <= NAMED) log(`VM ${vmId} on n${index + 1}: ${instance.status} ${JSON.stringify(instance.status === 200 ? found : instance.body).slice(0, 300)}; acknowledged tags ${JSON.stringify(tags)}${editedBy.has(vmId) ? ` (the last edit by ${editedBy.get(vmId)})` : ''}`);
+        if (result.lost + result.unreadable + result.wrongTags <= NAMED) log(`VM ${vmId} on n${index + 1}: ${instance.status} ${JSON.stringify(instance.status === 200 ? found : instance.body).slice(0, 300)}; acknowledged by ${startedBy.get(vmId)}, tags ${JSON.stringify(tags)}${editedBy.has(vmId) ? ` (the last edit by ${editedBy.get(vmId)})` : ''}`);
       }
       result.vmsPerNode.push(await reportTotal(node, 'jvmInventory', {}));
       result.methodsPerNode.push(await reportTotal(node, 'codeInventory', { from: '30d' }));
