@@ -12,7 +12,7 @@ import type { Command } from '../../src/cluster/commands.ts';
 import { ClusterLog } from '../../src/cluster/log.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
-import { appliedSeq } from '../../src/cluster/replica.ts';
+import { appliedSeq, TAG_EDIT_WITHOUT_VM } from '../../src/cluster/replica.ts';
 import { validateEvents } from '../../src/ingest/events.ts';
 import { openStore } from '../../src/storage/store.ts';
 import { vmStart } from '../helpers/events.ts';
@@ -86,6 +86,20 @@ test('a node that finds batches waiting in the log applies them all, in order, a
   const report = await runReport({ ...node, apiKey: KEY }, 'codeInventory', { from: '1d' });
   assert.equal(report.items.length, VMS * ITEMS);
   assert.equal(node.stderr().match(/a logged command does not apply and is skipped/g)?.length, 1, node.stderr());
+});
+
+test('a tag edit of a VM the node does not hold is skipped and logged as a sign that it read another history', { skip }, async () => {
+  const time = Date.now() - 60_000;
+  const edit = (vm: string, value: string): Command => ({ kind: 'tags', edit: { vmId: vm, op: 'replace', records: [{ key: 'stage', value }] } });
+  // The gateway that logged an edit held its VM: a node reading no start before it read another history.
+  const { url } = await logWith([command([vmStart(vmId('c1', 0), time)]), edit(vmId('c2', 0), 'lost'), edit(vmId('c1', 0), 'kept')]);
+  const node = await startService({ noStaticKey: true, args: ['--api-key', KEY, '--cluster', url, '--node-id', 'n1'] });
+  running.nodes.push(node);
+  assert.deepEqual((await request(`${node.apiUrl}/public/instance/${vmId('c1', 0)}`, { key: KEY })).body.tags, { stage: 'kept' });
+  assert.equal((await request(`${node.apiUrl}/public/instance/${vmId('c2', 0)}`, { key: KEY })).status, 404);
+  const logged = node.stderr().split('\n').filter((line) => line.includes(TAG_EDIT_WITHOUT_VM));
+  assert.equal(logged.length, 1, node.stderr());
+  assert.match(logged[0], new RegExp(`"seq":2,"vmId":"${vmId('c2', 0)}"`));
 });
 
 test('a batch that fails to apply leaves none of the batches in flight behind it stored: the node starts over from it', { skip }, async () => {
