@@ -506,11 +506,11 @@ export class ClusterLog {
   async hashOf(from: number, to: number): Promise<number | null> {
     const consumer = await this.#followJs.consumers.get(STREAM, { opt_start_seq: from });
     const messages = await consumer.consume({ max_messages: CONSUME_AHEAD });
+    let lastAt = Date.now();
     // Commands come while they do; one that does not within a few seconds (the servers electing) ends the try.
     const stalled = setInterval(() => {
       if (Date.now() - lastAt > HASH_READ_STALL_MS) void messages.close();
     }, HASH_READ_STALL_MS / 4);
-    let lastAt = Date.now();
     let crc = 0;
     let next = from;
     try {
