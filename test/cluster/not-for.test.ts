@@ -1,6 +1,7 @@
 // A command logged as not for one node (src/cluster/log.ts, notFor: a report's pages, which their
 // coordinator wrote itself) against a real nats-server: that node records it as applied without applying
-// it, every other node applies it, and both go on with the commands after it.
+// it, every other node applies it, and both go on with the commands after it. Also the log read again
+// (ClusterLog.hashOf), which must hash a window as the nodes that read it do.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
@@ -85,4 +86,20 @@ test('a command not for a node is recorded as applied there, unread, and applied
   // A node reading the log command by command, as it does while no consumer can be made, skips it too (Replica: its direct reads say whom a command is not for).
   assert.equal((await writer.commandAt(notForN1))?.notFor, 'n1');
   assert.equal((await writer.commandAt(last))?.notFor, null);
+});
+
+test('the log read again (ClusterLog.hashOf) hashes a window as a node that read it did; a truncated one has no hash', { skip: missing && 'nats-server is not installed' }, async () => {
+  const writer = await ClusterLog.open([nats[0].url], 'hash-writer', 'once');
+  closers.push(() => writer.close());
+  const reader = await node('n3');
+  let last = 0;
+  for (const reportId of ['h1', 'h2', 'h3']) last = await writer.append({ kind: 'report.delete', reportId });
+  await reader.replica.waitFor(last);
+  assert.equal(last, 6, 'after the first test\'s three commands');
+  assert.equal(reader.windows.length, 2);
+  assert.equal(await writer.hashOf(1, 3), reader.windows[0].crc);
+  assert.equal(await writer.hashOf(4, 6), reader.windows[1].crc);
+  await writer.purgeBelow(4);
+  assert.equal(await writer.hashOf(1, 3), null);
+  assert.equal(await writer.hashOf(4, 6), reader.windows[1].crc);
 });
