@@ -291,9 +291,11 @@ export class LogChecks {
     if (right.crc === mine) return true;
     this.#odd = { to: window.to, nodes: right.nodes, ...(right.byLog ? { byLog: true } : {}) };
     this.#logger.error(right.byLog ? FOUND_ODD_BY_LOG : right.nodes.length > 1 ? FOUND_ODD : FOUND_ODD_NO_TWO_ALIKE, { from: this.#from(window.to), to: window.to, nodes: right.nodes });
-    await this.#kv.put(`${ODD_MARK}.${this.#nodeId}`, String(window.to));
+    // Its store and its rebuild first: a chaos run's node whose mark below failed (JetStream unavailable)
+    // never rebuilt, and stayed DOWN. A mark not made is made at its next record().
     await this.#store.meta.put(ODD_WINDOW, JSON.stringify(this.#odd));
     this.#foundOdd(this.#odd);
+    await this.#kv.put(`${ODD_MARK}.${this.#nodeId}`, String(window.to)).catch((error: Error) => this.#logger.warn('marking this node as having read an odd history failed; it is marked at the next window it records', { reason: error.message }));
     return true;
   }
 
@@ -309,11 +311,15 @@ export class LogChecks {
       return entry !== null && entry.operation === 'PUT' ? (JSON.parse(entry.string()) as RightReading) : null;
     };
     const taken = await recorded();
-    if (taken !== null || (hashes.size < 3 && !this.#mayReadAgain(to))) return taken;
+    if (taken !== null) return taken;
     // A node marked as having read an odd history (of an earlier window) is to be rebuilt: its reading does not count.
     const marked = new Set<string>();
     for await (const mark of await this.#kv.keys(`${ODD_MARK}.*`)) marked.add(mark.slice(ODD_MARK.length + 1));
     const counted = new Map([...hashes].filter(([nodeId]) => nodeId === this.#nodeId || !marked.has(nodeId)));
+    // Only such nodes read it otherwise: nothing to decide (a chaos run's node, taken as right, refused
+    // copies while its reading differed from one of theirs, and the two others waited DOWN).
+    const mine = hashes.get(this.#nodeId);
+    if ([...counted.values()].every((crc) => crc === mine)) return { crc: String(mine), nodes: [...counted.keys()].sort() };
     if (counted.size < 3 && !this.#mayReadAgain(to)) return null;
     const others = [...counted.keys()].filter((nodeId) => nodeId !== this.#nodeId);
     const live = new Set([this.#nodeId, ...(await Promise.all(others.map(async (nodeId) => ((await this.#live(nodeId)) ? nodeId : null)))).filter((nodeId) => nodeId !== null)]);
@@ -373,11 +379,17 @@ export class LogChecks {
 
   /**
    * Why this node's data should not be copied now (snapshot.ts): a window it read differs from another node's
-   * reading, not decided yet; null otherwise. A chaos run's node rebuilt from a copy of one of two nodes that
-   * differed, and would have kept that node's reading had it turned out odd: its own hashes are deleted.
+   * reading, not decided yet, and the log read again may still decide it; null otherwise. A chaos run's node
+   * rebuilt from a copy of one of two nodes that differed, and would have kept that node's reading had it
+   * turned out odd: its own hashes are deleted. Not for longer than twice READ_AGAIN_AFTER_MS: a log
+   * truncated past the window decides nothing, and a node that only this node can rebuild would wait forever
+   * (another chaos run's two nodes stayed DOWN so).
    */
   get undecided(): string | null {
-    const window = this.#unsettled[0];
+    const window = this.#unsettled.find((unsettled) => {
+      const differing = this.#differing.get(unsettled.to);
+      return differing !== undefined && differing.logCrc === undefined && Date.now() - differing.since < 2 * this.#readAgainAfterMs;
+    });
     if (window === undefined) return null;
     return `its reading of the cluster log's commands ${this.#from(window.to)} to ${window.to} differs from another node's, and which is right is not decided yet`;
   }
