@@ -248,15 +248,16 @@ export class LogChecks {
    * Compares this node's hash of the log's tail, the window being read up to its last command, while the log
    * is quiet (ClusterNode calls this every few seconds then): recorded once, compared at each call, as the
    * others record theirs once they read so far; the windows that differed with nothing decided are compared
-   * again too (no new window comes to do it).
+   * again too (no new window comes to do it), also where the log ends with a whole window (no tail: null).
    */
-  async checkTail(tail: WindowHash): Promise<void> {
-    if (this.#tailRecorded !== tail.to) {
+  async checkTail(tail: WindowHash | null): Promise<void> {
+    if (tail !== null && this.#tailRecorded !== tail.to) {
       await this.#kv.put(`${tail.to}.${this.#nodeId}`, String(tail.crc));
       this.#tailRecorded = tail.to;
     }
-    await this.#compare(tail);
-    this.#unsettled = await this.#stillUnsettled(this.#unsettled);
+    // Among the windows compared again while it differs undecided, so that the log keeps it meanwhile (keepFrom).
+    const windows = tail === null || this.#unsettled.some((window) => window.to === tail.to) ? this.#unsettled : [...this.#unsettled, tail];
+    this.#unsettled = (await this.#stillUnsettled(windows)).slice(-UNSETTLED_KEPT);
   }
 
   /** Compares each window in turn; those that differ with no reading taken as right yet. */
@@ -386,12 +387,27 @@ export class LogChecks {
    * (another chaos run's two nodes stayed DOWN so).
    */
   get undecided(): string | null {
-    const window = this.#unsettled.find((unsettled) => {
+    const window = this.#decidable();
+    if (window === undefined) return null;
+    return `its reading of the cluster log's commands ${this.#from(window.to)} to ${window.to} differs from another node's, and which is right is not decided yet`;
+  }
+
+  /**
+   * The first command of the earliest window the log read again may still decide, or null: the log is kept
+   * from there (compaction.ts), as the chaos bench's 2 s retention truncated such windows before the 20 s
+   * wait was over. 40 s at most, as `undecided`.
+   */
+  get keepFrom(): number | null {
+    const window = this.#decidable();
+    return window === undefined ? null : this.#from(window.to);
+  }
+
+  /** The earliest differing window not decided yet that the log read again may still decide, within twice READ_AGAIN_AFTER_MS. */
+  #decidable(): WindowHash | undefined {
+    return this.#unsettled.find((unsettled) => {
       const differing = this.#differing.get(unsettled.to);
       return differing !== undefined && differing.logCrc === undefined && Date.now() - differing.since < 2 * this.#readAgainAfterMs;
     });
-    if (window === undefined) return null;
-    return `its reading of the cluster log's commands ${this.#from(window.to)} to ${window.to} differs from another node's, and which is right is not decided yet`;
   }
 
   /** Why this node should not serve (health DOWN): it read the odd history; null otherwise. */

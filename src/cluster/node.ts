@@ -325,17 +325,17 @@ export class ClusterNode {
       this.#logChecks = checks;
       // Its start found no node to copy (restore.ts): another try in a while.
       if (checks.problem !== null) this.#rebuildRetry = setTimeout(() => this.#askRebuild(), REBUILD_RETRY_MS);
-      const compareFailed = (to: number) => (error: Error) => logger.warn('comparing the cluster log with the other nodes failed', { to, reason: error.message });
+      const compareFailed = (to: number | null) => (error: Error) => logger.warn('comparing the cluster log with the other nodes failed', { to, reason: error.message });
       const windows = new LogWindows((window) => void checks.record(window).catch(compareFailed(window.to)), every);
       // A window may take long to fill (a chaos row's last writes differed in one the run never filled):
-      // while the log is quiet, the tail read so far is compared too.
+      // while the log is quiet, the tail read so far is compared too, and the windows still undecided again.
       let lastRead = Date.now();
       let comparingTail = false;
       this.#tailChecks = setInterval(() => {
-        const tail = windows.partial();
-        if (tail === null || comparingTail || Date.now() - lastRead < TAIL_QUIET_MS) return;
+        if (comparingTail || Date.now() - lastRead < TAIL_QUIET_MS) return;
         comparingTail = true;
-        checks.checkTail(tail).catch(compareFailed(tail.to)).finally(() => (comparingTail = false));
+        const tail = windows.partial();
+        checks.checkTail(tail).catch(compareFailed(tail?.to ?? null)).finally(() => (comparingTail = false));
       }, TAIL_QUIET_MS);
       // Test only: this node hashes other bytes than it read at the log's start, as a node whose server gave it another history for a while
       // (`misread-log-otherwise`: yet other bytes, another history again).
@@ -452,7 +452,10 @@ export class ClusterNode {
   async #compact(compaction: LogCompaction): Promise<void> {
     const { config, logger } = this.#options;
     try {
-      await compaction.record(config.nodeId, this.#requireReplica().applied);
+      // A window whose readings differ is kept for the log read again to decide (log-checks.ts).
+      const keepFrom = this.#logChecks?.keepFrom ?? null;
+      const applied = this.#requireReplica().applied;
+      await compaction.record(config.nodeId, keepFrom === null ? applied : Math.min(applied, keepFrom - 1));
       if ((await this.#membership?.live())?.[0] === config.nodeId) await compaction.truncate(Date.now(), () => listKeys(this.#options.store));
       if (this.#compactionFailures > 0) logger.info('truncating the cluster log works again', { failedRounds: this.#compactionFailures });
       this.#compactionFailures = 0;

@@ -224,6 +224,7 @@ test('two nodes that differ with no third, for a while: the log read again tells
   await n32.record({ to: 504, crc: 3 });
   await n33.record({ to: 504, crc: 4 });
   assert.match(n33.undecided!, /commands 501 to 504 differs/, 'no copy of n33\'s data while the log read again may decide');
+  assert.equal(n33.keepFrom, 501, 'and the log is kept from the window on');
   for (const node of [n32, n33]) await node.record({ to: 508, crc: 6 });
   await new Promise((resolve) => setTimeout(resolve, 1_050));
   for (const to of [512, 516]) for (const node of [n32, n33]) await node.record({ to, crc: 6 });
@@ -233,6 +234,7 @@ test('two nodes that differ with no third, for a while: the log read again tells
   assert.equal(n33.problem, null);
   assert.match(n33.degradation!, /commands 501 to 504 .* from what n32 read/);
   assert.equal(n33.undecided, null, 'nothing will decide window 504: n33 gives copies again');
+  assert.equal(n33.keepFrom, null);
 
   // Where the log cannot be read again (JetStream unavailable), a node gives copies again after twice the wait:
   // another node that only it can rebuild would wait for ever otherwise.
