@@ -238,12 +238,12 @@ test('two nodes that differ with no third, for a while: the log read again tells
 
   // Where the log cannot be read again (JetStream unavailable), a node gives copies again after twice the wait:
   // another node that only it can rebuild would wait for ever otherwise.
-  const unreadable = { readAgain: async () => Promise.reject(new Error('JetStream system temporarily unavailable')), readAgainAfterMs: 100 };
+  const unreadable = { readAgain: async () => Promise.reject(new Error('JetStream system temporarily unavailable')), readAgainAfterMs: 500 };
   const [n34, n35] = [await checksOf('n34', undefined, unreadable), await checksOf('n35', undefined, unreadable)];
   await n34.record({ to: 604, crc: 1 });
   await n35.record({ to: 604, crc: 2 });
   assert.notEqual(n35.undecided, null);
-  await new Promise((resolve) => setTimeout(resolve, 250));
+  await new Promise((resolve) => setTimeout(resolve, 1_050));
   await n35.record({ to: 608, crc: 3 });
   assert.equal(n35.problem, null);
   assert.ok(logged.includes('reading the cluster log again to tell which reading is right failed; trying at the next check'));
