@@ -63,7 +63,10 @@ export interface NodeStatus {
   codeGroup: number | null;
   /** The format of the log's commands a live node writes and reads (commands.ts LOG_FORMAT): one version's nodes share it. */
   logFormat: number | null;
-  /** The log sequence it last recorded as applied (every few seconds), and when; null before its first. */
+  /**
+   * The log sequence it last recorded as applied (every few seconds; lower, for 40 s at most, while it keeps a
+   * window for the log read again: log-checks.ts), and when; null before its first.
+   */
   applied: number | null;
   recordedAt: number | null;
   /** Until when the log keeps what it has not applied (a node that stays away longer starts from a copy). */
