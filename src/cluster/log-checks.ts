@@ -386,7 +386,10 @@ export class LogChecks {
    * truncated past the window decides nothing, and a node that only this node can rebuild would wait forever
    * (another chaos run's two nodes stayed DOWN so).
    */
-  get undecided(): string | null {
+  async undecided(): Promise<string | null> {
+    // Compared again first: another node may have decided since this node last compared (a test's nodes
+    // asked for a copy within milliseconds of their decision, and were refused for the minute until they asked again).
+    this.#unsettled = await this.#stillUnsettled(this.#unsettled);
     const window = this.#decidable();
     if (window === undefined) return null;
     return `its reading of the cluster log's commands ${this.#from(window.to)} to ${window.to} differs from another node's, and which is right is not decided yet`;
@@ -395,7 +398,7 @@ export class LogChecks {
   /**
    * The first command of the earliest window the log read again may still decide, or null: the log is kept
    * from there (compaction.ts), as the chaos bench's 2 s retention truncated such windows before the 20 s
-   * wait was over. 40 s at most, as `undecided`.
+   * wait was over. 40 s at most, as `undecided()`.
    */
   get keepFrom(): number | null {
     const window = this.#decidable();

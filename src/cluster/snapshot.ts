@@ -55,7 +55,7 @@ export interface SnapshotSourceOptions {
   nodeId: string;
   dataDir: string;
   /** Why this node cannot give a copy now (not caught up, disconnected), or null. */
-  unavailable: () => string | null;
+  unavailable: () => string | null | Promise<string | null>;
   /** The last log sequence applied here: the copy holds at least that much. */
   applied: () => number;
   /** Keeps the log from being truncated past `seq` for the node that takes the copy, until it records its own place. */
@@ -162,7 +162,7 @@ export class SnapshotSource {
   /** Answered at once; the copy is made after the ones already asked for (each is as large as the data directory). */
   async #open(nodeId: string): Promise<SnapshotAnswer> {
     const { dataDir, logger } = this.#options;
-    const reason = this.#options.unavailable();
+    const reason = await this.#options.unavailable();
     if (reason !== null) return { ok: false, message: `node ${this.#options.nodeId} cannot give a copy now: ${reason}` };
     // Held before the copy is made: the copy holds at least this much, so the log keeps what comes after it.
     const applied = this.#options.applied();
