@@ -65,8 +65,14 @@ const RECONNECT_GRACE_MS = 3_000;
 const REBUILD_RETRY_MS = 60_000;
 /** How long the log stays quiet (nothing read) before this node compares its tail, the window read so far, with the others'. */
 const TAIL_QUIET_MS = 5_000;
-/** Test only (`--test-faults misread-log`, `misread-log-otherwise`): the log's commands up to this one are hashed from other bytes. */
+/**
+ * Test only (`--test-faults misread-log`, `misread-log-otherwise`): the log's commands up to this one are
+ * hashed from other bytes, until the node finds it read an odd history (`misreadOver`, for this process):
+ * a node reads the window it restarts in again from its start (Replica's readFrom), and would misread again
+ * what its server gave it otherwise only for a while.
+ */
 const MISREAD_UNTIL = 8;
+let misreadOver = false;
 /** Test only (`--test-faults lose-writes`): the agent batches whose sequence the log gives another write. */
 const LOST_WRITES = 4;
 /** How long a batch that starts a VM waits for this node to apply it before its 200 (as long as a read waits). */
@@ -320,7 +326,10 @@ export class ClusterNode {
         await handOverOwnWrites(log.nc, writes, (write) => log.appendAgain(write), odd.nodes, logger);
         await journal.handedOver();
       };
-      const foundOdd = (odd: OddWindow) => void within(handOver(odd), HAND_OVER_WAIT_MS, `not done within ${HAND_OVER_WAIT_MS / 1000} s`).catch((error: Error) => logger.error('handing this node\'s writes to the other nodes failed', { reason: error.message })).finally(() => this.#askRebuild());
+      const foundOdd = (odd: OddWindow) => {
+        misreadOver = true;
+        void within(handOver(odd), HAND_OVER_WAIT_MS, `not done within ${HAND_OVER_WAIT_MS / 1000} s`).catch((error: Error) => logger.error('handing this node\'s writes to the other nodes failed', { reason: error.message })).finally(() => this.#askRebuild());
+      };
       const checks = await LogChecks.open(log.nc, { nodeId: config.nodeId, replicas, logger, store, every, foundOdd, readAgain: (from, to) => log.hashOf(from, to) });
       this.#logChecks = checks;
       // Its start found no node to copy (restore.ts): another try in a while.
@@ -345,9 +354,10 @@ export class ClusterNode {
       const readLost = config.testFaults.includes('read-lost-writes');
       this.#replica = new Replica({
         nodeId: config.nodeId, log, store, writes: local, codeGroup: group.of, applyReport: (command) => this.reports.apply(command), rematch, logger,
+        readFrom: (next) => next - ((next - 1) % every),
         read: (seq, data, msgId, after) => {
           acknowledged.read(seq, readLost && msgId !== null ? (log.lostWriteFor(msgId) ?? msgId) : msgId, after);
-          windows.read(seq, misreadWith !== null && seq <= MISREAD_UNTIL ? Uint8Array.of(...data.subarray(0, 16), misreadWith) : data);
+          windows.read(seq, misreadWith !== null && !misreadOver && seq <= MISREAD_UNTIL ? Uint8Array.of(...data.subarray(0, 16), misreadWith) : data);
           lastRead = Date.now();
         },
         ...(config.testFaults.includes('slow-apply') ? { slowApplyMs: SLOW_APPLY_MS } : {}),

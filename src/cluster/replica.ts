@@ -87,6 +87,14 @@ export interface ReplicaOptions {
    * acknowledged-writes.ts checks this node's writes).
    */
   read?: (seq: number, data: Uint8Array, msgId: string | null, after: number | null) => void;
+  /**
+   * Where each new consumer starts `read`ing, given the next command to apply: the start of its window
+   * (log-checks.ts), so that the node hashes whole windows across restarts, copies and new consumers. The
+   * commands before the next are read again, not applied. A chaos row's node, rebuilt from a copy in the
+   * middle of a window, read on from its server's odd history and lacked two acknowledged VMs, which no
+   * window it hashed covered.
+   */
+  readFrom?: (next: number) => number;
   /** Applies report commands (src/cluster/reports.ts). */
   applyReport: (command: Command) => Promise<void>;
   /** Re-matches the fleet's components against the vulnerability data just stored. */
@@ -245,11 +253,14 @@ export class Replica {
     const { log, logger } = this.#options;
     while (!this.#stopped) {
       let messages: ConsumerMessages;
+      /** The next command applied already to read again (readFrom). */
+      let reread = 0;
       try {
         this.#receivedAt = Date.now();
         const first = await log.firstSeq();
         if (first > this.#applied + 1) return this.#truncated(first);
-        messages = await log.follow(this.#applied + 1);
+        reread = Math.max(first, this.#options.readFrom?.(this.#applied + 1) ?? this.#applied + 1);
+        messages = await log.follow(reread);
       } catch (error) {
         if (this.#stopped) return;
         // While JetStream elects leaders after a server died each try times out; the first after it succeeds.
@@ -269,8 +280,14 @@ export class Replica {
           if (this.#failure !== null) break;
           this.#receivedAt = Date.now();
           this.#stallMs = STALL_MS;
-          // An ordered consumer restarted by the library may deliver what is applied already.
-          if (message.seq < next) continue;
+          if (message.seq < next) {
+            // Read again in order, not applied; an ordered consumer restarted by the library may also deliver what is applied already.
+            if (message.seq === reread) {
+              reread++;
+              this.#options.read?.(message.seq, message.data, msgIdOf(message.headers), message.info.pending);
+            }
+            continue;
+          }
           // Sequences run without gaps but where the log was truncated (an earlier version kept key commands there, so a gap can follow one).
           if (message.seq > next) {
             messages.stop();

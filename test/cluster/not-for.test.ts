@@ -37,10 +37,13 @@ after(async () => {
   await Promise.all(nats.map((server) => server.stop()));
 });
 
-/** A node's replica of the log on its own store, with the report commands it applied. */
-async function node(nodeId: string): Promise<{ store: Store; replica: Replica; reportCommands: Command[]; windows: WindowHash[] }> {
+/**
+ * A node's replica of the log on its own store (or `restarted` on the store of one stopped), with the report
+ * commands it applied; each new consumer reads from the start of its window of three, as ClusterNode's do.
+ */
+async function node(nodeId: string, restarted?: Store): Promise<{ store: Store; replica: Replica; reportCommands: Command[]; windows: WindowHash[] }> {
   const log = await ClusterLog.open([nats[0].url], nodeId);
-  const store = openStore(tempDir(`jvmlens-not-for-${nodeId}-`));
+  const store = restarted ?? openStore(tempDir(`jvmlens-not-for-${nodeId}-`));
   const dict = new Dictionary(store);
   const writes = localWrites({
     store, dict, ingestor: new Ingestor(store, dict), liveness: new Liveness(store),
@@ -54,12 +57,13 @@ async function node(nodeId: string): Promise<{ store: Store; replica: Replica; r
     nodeId, log, store, writes, codeGroup: 0, logger, rematch: async () => undefined,
     applyReport: async (command) => void reportCommands.push(command),
     read: (seq, data) => reader.read(seq, data),
+    readFrom: (next) => next - ((next - 1) % 3),
   });
   replica.start();
   closers.push(async () => {
     await replica.stop();
     await log.close();
-    await store.close();
+    if (restarted === undefined) await store.close();
   });
   return { store, replica, reportCommands, windows };
 }
@@ -88,6 +92,26 @@ test('a command not for a node is recorded as applied there, unread, and applied
   assert.equal((await writer.commandAt(last))?.notFor, null);
 });
 
+test('a node started again in the middle of a window reads the window again from its start, applying nothing twice, and hashes it whole', { skip: missing && 'nats-server is not installed' }, async () => {
+  const writer = await ClusterLog.open([nats[0].url], 'restart-writer', 'once');
+  closers.push(() => writer.close());
+  const steady = await node('n4');
+  const first = await node('n5');
+  let last = 0;
+  for (const reportId of ['r4', 'r5']) last = await writer.append({ kind: 'report.delete', reportId });
+  await first.replica.waitFor(last);
+  await first.replica.stop();
+  // Applied up to 5, in the middle of the window 4-6: started again, it reads 4 and 5 again, then 6.
+  const again = await node('n5', first.store);
+  last = await writer.append({ kind: 'report.delete', reportId: 'r6' });
+  assert.equal(last, 6, 'after the first test\'s three commands');
+  await Promise.all([again.replica.waitFor(last), steady.replica.waitFor(last)]);
+  const ids = (commands: Command[]) => commands.map((command) => (command as { reportId: string }).reportId);
+  assert.deepEqual(ids(first.reportCommands), ['before', 'pages-of-n1', 'after', 'r4', 'r5']);
+  assert.deepEqual(ids(again.reportCommands), ['r6'], 'what it had applied is read again, not applied');
+  assert.deepEqual(again.windows, steady.windows.filter((window) => window.to === 6), 'the window 4-6 hashed whole, as a node that read it in one go');
+});
+
 test('the log read again (ClusterLog.hashOf) hashes a window as a node that read it did; a truncated one has no hash', { skip: missing && 'nats-server is not installed' }, async () => {
   const writer = await ClusterLog.open([nats[0].url], 'hash-writer', 'once');
   closers.push(() => writer.close());
@@ -95,11 +119,11 @@ test('the log read again (ClusterLog.hashOf) hashes a window as a node that read
   let last = 0;
   for (const reportId of ['h1', 'h2', 'h3']) last = await writer.append({ kind: 'report.delete', reportId });
   await reader.replica.waitFor(last);
-  assert.equal(last, 6, 'after the first test\'s three commands');
-  assert.equal(reader.windows.length, 2);
+  assert.equal(last, 9, 'after the two tests\' six commands');
+  assert.equal(reader.windows.length, 3);
   assert.equal(await writer.hashOf(1, 3), reader.windows[0].crc);
-  assert.equal(await writer.hashOf(4, 6), reader.windows[1].crc);
+  assert.equal(await writer.hashOf(7, 9), reader.windows[2].crc);
   await writer.purgeBelow(4);
   assert.equal(await writer.hashOf(1, 3), null);
-  assert.equal(await writer.hashOf(4, 6), reader.windows[1].crc);
+  assert.equal(await writer.hashOf(7, 9), reader.windows[2].crc);
 });
