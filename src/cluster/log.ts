@@ -151,6 +151,8 @@ export class ClusterLog {
   readonly jsm: JetStreamManager;
   /** The client following the log uses: its consumer's requests time out sooner (FOLLOW_API_MS). */
   readonly #followJs: JetStreamClient;
+  /** How long a write is tried before LogUnavailableError: a node's agents get a 503 after PUBLISH_TIMEOUT_MS. */
+  readonly #publishWaitMs: number;
   /** Direct gets (commandAt): answered within milliseconds where a server has them, so waited for briefly. */
   #directJsm: JetStreamManager | null = null;
   /** Since when no NATS server is connected (the client reconnects by itself), or null while one is. */
@@ -169,9 +171,10 @@ export class ClusterLog {
 
   #replicas: number;
 
-  private constructor(nc: NatsConnection, jsm: JetStreamManager, urlsGiven: number) {
+  private constructor(nc: NatsConnection, jsm: JetStreamManager, urlsGiven: number, publishWaitMs: number) {
     this.nc = nc;
     this.jsm = jsm;
+    this.#publishWaitMs = publishWaitMs;
     this.#replicas = Math.min(3, urlsGiven);
     this.js = jetstream(nc, { timeout: PUBLISH_TIMEOUT_MS });
     this.#followJs = jetstream(nc, { timeout: FOLLOW_API_MS });
@@ -206,7 +209,8 @@ export class ClusterLog {
     }
     // No API check here: on a cluster just started it times out (no meta leader yet), the loop below waits for one.
     const jsm = await jetstreamManager(nc, { timeout: ATTEMPT_MS, checkAPI: false });
-    const log = new ClusterLog(nc, jsm, servers.length);
+    // A node answers an agent 503 after PUBLISH_TIMEOUT_MS; a command line waits for a write as long as it waited for JetStream.
+    const log = new ClusterLog(nc, jsm, servers.length, mode === 'node' ? PUBLISH_TIMEOUT_MS : STARTUP_WAIT_MS);
     // A cluster just started elects its JetStream meta leader first: until then stream requests fail.
     const deadline = Date.now() + STARTUP_WAIT_MS;
     let notEnabledSince: number | null = null;
@@ -304,7 +308,7 @@ export class ClusterLog {
     const headed = write.notForNode === undefined ? {} : { headers: notForHeaders(write.notForNode) };
     // Short attempts with the same message id (so a retry of a write that did land is stored once): a
     // publish sent to a leader that just died is answered by nobody, and the next leader is elected in seconds.
-    const deadline = Date.now() + PUBLISH_TIMEOUT_MS;
+    const deadline = Date.now() + this.#publishWaitMs;
     for (;;) {
       const remaining = deadline - Date.now();
       try {
@@ -315,8 +319,8 @@ export class ClusterLog {
       } catch (error) {
         if (Date.now() + RETRY_PAUSE_MS >= deadline) {
           const reason = describeNatsError(error as Error);
-          this.#refused = { since: this.#refused?.since ?? Date.now() - PUBLISH_TIMEOUT_MS, at: Date.now(), reason };
-          throw new LogUnavailableError(`the cluster's log did not take the write within ${PUBLISH_TIMEOUT_MS / 1000} s: ${reason}`);
+          this.#refused = { since: this.#refused?.since ?? Date.now() - this.#publishWaitMs, at: Date.now(), reason };
+          throw new LogUnavailableError(`the cluster's log did not take the write within ${this.#publishWaitMs / 1000} s: ${reason}`);
         }
         await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
       }
