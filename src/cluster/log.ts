@@ -151,7 +151,7 @@ export class ClusterLog {
   readonly jsm: JetStreamManager;
   /** The client following the log uses: its consumer's requests time out sooner (FOLLOW_API_MS). */
   readonly #followJs: JetStreamClient;
-  /** How long a write is tried before LogUnavailableError: a node's agents get a 503 after PUBLISH_TIMEOUT_MS. */
+  /** How long a write is tried before LogUnavailableError (PUBLISH_TIMEOUT_MS where JetStream refuses it for want of storage): a node's agents get a 503 after PUBLISH_TIMEOUT_MS. */
   readonly #publishWaitMs: number;
   /** Direct gets (commandAt): answered within milliseconds where a server has them, so waited for briefly. */
   #directJsm: JetStreamManager | null = null;
@@ -308,19 +308,21 @@ export class ClusterLog {
     const headed = write.notForNode === undefined ? {} : { headers: notForHeaders(write.notForNode) };
     // Short attempts with the same message id (so a retry of a write that did land is stored once): a
     // publish sent to a leader that just died is answered by nobody, and the next leader is elected in seconds.
-    const deadline = Date.now() + this.#publishWaitMs;
+    const started = Date.now();
     for (;;) {
-      const remaining = deadline - Date.now();
+      const remaining = started + this.#publishWaitMs - Date.now();
       try {
         const ack = await this.js.publish(write.subject, write.bytes, { msgID: write.msgId, ...headed, timeout: Math.max(1, Math.min(ATTEMPT_MS, remaining)) });
         this.#answeredAt = Date.now();
         this.#refused = null;
         return ack.seq;
       } catch (error) {
-        if (Date.now() + RETRY_PAUSE_MS >= deadline) {
+        // Storage that is full stays full: only servers that answer nothing yet, or not JetStream yet, are waited for longer.
+        const waitMs = (error as Error).message === INSUFFICIENT_RESOURCES ? Math.min(PUBLISH_TIMEOUT_MS, this.#publishWaitMs) : this.#publishWaitMs;
+        if (Date.now() + RETRY_PAUSE_MS >= started + waitMs) {
           const reason = describeNatsError(error as Error);
-          this.#refused = { since: this.#refused?.since ?? Date.now() - this.#publishWaitMs, at: Date.now(), reason };
-          throw new LogUnavailableError(`the cluster's log did not take the write within ${this.#publishWaitMs / 1000} s: ${reason}`);
+          this.#refused = { since: this.#refused?.since ?? Date.now() - waitMs, at: Date.now(), reason };
+          throw new LogUnavailableError(`the cluster's log did not take the write within ${waitMs / 1000} s: ${reason}`);
         }
         await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
       }
