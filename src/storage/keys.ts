@@ -21,12 +21,28 @@ export async function createKey(store: Store, userId: string, scopes: readonly S
   return created;
 }
 
-/** Stores a key record (a cluster node applies the ones other nodes created). */
+/**
+ * A revocation is final. A cluster node can get a key's put again after its revoke (the put appended again
+ * by a node that missed it in the log: src/cluster/acknowledged-writes.ts) or only after it (a history
+ * nats-server 2.9.10 shifted), and the key must stay revoked on every node either way: the meta key that
+ * holds a revocation which came before its key.
+ */
+const REVOKED_BEFORE_PUT = 'revokedBeforePut.';
+
+/** The revocation a key keeps: the first one known, in the order given (null: not revoked). */
+export function firstRevocation(...revocations: (number | null | undefined)[]): number | null {
+  return revocations.find((at) => at !== null && at !== undefined) ?? null;
+}
+
+/** Stores a key record (a cluster node applies the ones other nodes created), revoked if its key was. */
 export async function putKey(store: Store, record: ApiKeyRecord): Promise<void> {
   await store.env.transaction(() => {
     const keyId = record.keyId;
-    store.keys.put(keyId, record);
+    const early = store.meta.get(REVOKED_BEFORE_PUT + keyId) as number | undefined;
+    const revokedAt = firstRevocation(store.keys.get(keyId)?.revokedAt, early, record.revokedAt);
+    store.keys.put(keyId, { ...record, revokedAt });
     store.keyHashes.put(record.hash, keyId);
+    if (early !== undefined) store.meta.remove(REVOKED_BEFORE_PUT + keyId);
   });
   await store.env.flushed;
 }
@@ -40,11 +56,17 @@ export function findKeyByHash(store: Store, hash: string): ApiKeyRecord | undefi
   return keyId === undefined ? undefined : store.keys.get(keyId);
 }
 
-/** Marks a key revoked; false when no such key. */
-export async function revokeKey(store: Store, keyId: string, now: number): Promise<boolean> {
+/**
+ * Marks a key revoked; false when no such key. `beforePut`: a key not stored yet is revoked when its put
+ * comes (a cluster node applying the log), rather than unknown (the command line on a single node's store).
+ */
+export async function revokeKey(store: Store, keyId: string, now: number, beforePut = false): Promise<boolean> {
   const revoked = await store.env.transaction(() => {
     const record = store.keys.get(keyId);
-    if (record === undefined) return false;
+    if (record === undefined) {
+      if (beforePut && store.meta.get(REVOKED_BEFORE_PUT + keyId) === undefined) store.meta.put(REVOKED_BEFORE_PUT + keyId, now);
+      return false;
+    }
     if (record.revokedAt === null) store.keys.put(keyId, { ...record, revokedAt: now });
     return true;
   });

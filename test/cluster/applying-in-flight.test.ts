@@ -14,6 +14,7 @@ import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import { appliedSeq, TAG_EDIT_WITHOUT_VM } from '../../src/cluster/replica.ts';
 import { validateEvents } from '../../src/ingest/events.ts';
+import { newKey } from '../../src/storage/keys.ts';
 import { openStore } from '../../src/storage/store.ts';
 import { vmStart } from '../helpers/events.ts';
 import { runReport } from '../helpers/reports.ts';
@@ -100,6 +101,25 @@ test('a tag edit of a VM the node does not hold is skipped and logged as a sign 
   const logged = node.stderr().split('\n').filter((line) => line.includes(TAG_EDIT_WITHOUT_VM));
   assert.equal(logged.length, 1, node.stderr());
   assert.match(logged[0], new RegExp(`"seq":2,"vmId":"${vmId('c2', 0)}"`));
+});
+
+test('a key revoked in the log stays revoked on a node whose history puts it again after the revocation, or only after it', { skip }, async () => {
+  const appendedAgain = newKey('again', ['read'], Date.now());
+  const revokedFirst = newKey('first', ['read'], Date.now());
+  const working = newKey('working', ['read'], Date.now());
+  const { url } = await logWith([
+    { kind: 'key.put', record: appendedAgain.record },
+    { kind: 'key.revoke', keyId: appendedAgain.record.keyId, at: Date.now() },
+    { kind: 'key.put', record: appendedAgain.record },
+    { kind: 'key.revoke', keyId: revokedFirst.record.keyId, at: Date.now() },
+    { kind: 'key.put', record: revokedFirst.record },
+    { kind: 'key.put', record: working.record },
+  ]);
+  const node = await startService({ noStaticKey: true, args: ['--api-key', KEY, '--cluster', url, '--node-id', 'n1'] });
+  running.nodes.push(node);
+  assert.equal((await request(`${node.apiUrl}/public/me`, { key: working.key })).status, 200, 'the node applied the log');
+  assert.equal((await request(`${node.apiUrl}/public/me`, { key: appendedAgain.key })).status, 401);
+  assert.equal((await request(`${node.apiUrl}/public/me`, { key: revokedFirst.key })).status, 401);
 });
 
 test('a batch that fails to apply leaves none of the batches in flight behind it stored: the node starts over from it', { skip }, async () => {
