@@ -15,7 +15,7 @@ import { HANDING_OVER } from '../src/cluster/hand-over-writes.ts';
 import { READING_BACK_JOURNALED } from '../src/cluster/write-journal.ts';
 import { FOUND_ODD, FOUND_ODD_BY_LOG, FOUND_ODD_NO_TWO_ALIKE, recordedWindows } from '../src/cluster/log-checks.ts';
 import { untilAnswered } from '../src/cluster/log.ts';
-import { TAG_EDIT_WITHOUT_VM } from '../src/cluster/replica.ts';
+import { COPY_SKIPPED, TAG_EDIT_WITHOUT_VM } from '../src/cluster/replica.ts';
 import { startNatsServers } from '../src/cluster/nats-servers.ts';
 import { temporaryDir } from './fleet.ts';
 import { startJvmlens } from './service.ts';
@@ -67,6 +67,8 @@ export interface ClusterChaosResult {
   oddFindingsByLog: number;
   /** Tag edits a node applied without holding their VM: its history differs from the one of the node that took the edit (src/cluster/replica.ts). */
   tagEditsWithoutVm: number;
+  /** Writes appended again that a node skipped, having applied another copy of them (src/cluster/applied-ids.ts), summed over the nodes. */
+  copiesSkipped: number;
 }
 
 const KEY = 'bench_cluster_chaos_key_0123456789';
@@ -195,6 +197,7 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
       result.oddFindingsNoTwoAlike++;
     }
     if (line.includes(TAG_EDIT_WITHOUT_VM)) result.tagEditsWithoutVm++;
+    if (line.includes(COPY_SKIPPED)) result.copiesSkipped++;
     if (line.includes(FOUND_ODD_BY_LOG)) {
       result.oddFindings++;
       result.oddFindingsByLog++;
@@ -205,7 +208,7 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
     appendFileSync(join(nodeLogs, `n${index + 1}.log`), `${line}\n`);
   } });
   const nodes: (JvmlensService | null)[] = [];
-  const result: ClusterChaosResult = { nodeLogs, kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, unansweredBy: {}, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0, writesHandedOver: 0, journaledWritesReadBack: 0, oddFindings: 0, oddFindingsNoTwoAlike: 0, oddFindingsByLog: 0, tagEditsWithoutVm: 0 };
+  const result: ClusterChaosResult = { nodeLogs, kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, unansweredBy: {}, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0, writesHandedOver: 0, journaledWritesReadBack: 0, oddFindings: 0, oddFindingsNoTwoAlike: 0, oddFindingsByLog: 0, tagEditsWithoutVm: 0, copiesSkipped: 0 };
   const reportIds: string[] = [];
   let batches = 0;
   // Each acknowledged VM's tags as last acknowledged; null once an edit's outcome is unknown (no answer).

@@ -7,6 +7,7 @@ import type { Store } from '../storage/store.ts';
 import { MissingTagError } from '../storage/vms.ts';
 import { putVulnerabilities } from '../storage/vulns.ts';
 import type { LocalWrites } from '../writes.ts';
+import { isCopyOfApplied, recordApplied } from './applied-ids.ts';
 import { decodeCommand, loggedEvents } from './commands.ts';
 import type { Command } from './commands.ts';
 import { LogUnavailableError, msgIdOf, notFor } from './log.ts';
@@ -21,6 +22,9 @@ const APPLIED_SEQ = 'logSeq';
  * compared nothing that differed). The edit is skipped, as on every node reading this history.
  */
 export const TAG_EDIT_WITHOUT_VM = 'a tag edit names a VM this node does not hold: this node read the log otherwise than the node that took the edit';
+
+/** What a node logs for a write it skips as another copy of one it applied (applied-ids.ts); the chaos bench counts these lines. */
+export const COPY_SKIPPED = 'a write appended again is skipped: this node applied another copy of it';
 
 /**
  * A report page whole, or the first part of one: the parts after it write into the file it makes, so they
@@ -297,9 +301,10 @@ export class Replica {
           }
           next = message.seq + 1;
           this.#knownLast = Math.max(this.#knownLast, message.seq + message.info.pending);
-          this.#options.read?.(message.seq, message.data, msgIdOf(message.headers), message.info.pending);
-          if (notFor(message.headers) === this.#options.nodeId) await this.#skip(message.seq);
-          else await this.#applyReceived(message.seq, message.data, true);
+          const msgId = msgIdOf(message.headers);
+          this.#options.read?.(message.seq, message.data, msgId, message.info.pending);
+          if (notFor(message.headers) === this.#options.nodeId) await this.#skip(message.seq, msgId);
+          else await this.#applyReceived(message.seq, message.data, msgId, true);
         }
         await this.#settled();
         if (this.#failure !== null) throw this.#failure;
@@ -321,8 +326,8 @@ export class Replica {
         const command = await this.#options.log.commandAt(seq);
         if (command === null) return;
         this.#options.read?.(seq, command.data, command.msgId, null);
-        if (command.notFor === this.#options.nodeId) await this.#skip(seq);
-        else await this.#applyReceived(seq, command.data, false);
+        if (command.notFor === this.#options.nodeId) await this.#skip(seq, command.msgId);
+        else await this.#applyReceived(seq, command.data, command.msgId, false);
       }
     } catch (error) {
       // Unavailable too, or a command that does not apply: the consumer's path retries and says which.
@@ -334,7 +339,7 @@ export class Replica {
    * Applies the command at `seq`. With `inFlight`, an agent batch or a report page is only started (up to
    * MAX_IN_FLIGHT of them): its failure stops the consumer, and #follow starts over from the last applied command.
    */
-  async #applyReceived(seq: number, data: Uint8Array, inFlight: boolean): Promise<void> {
+  async #applyReceived(seq: number, data: Uint8Array, msgId: string | null, inFlight: boolean): Promise<void> {
     let command: Command;
     try {
       command = decodeCommand(data);
@@ -348,7 +353,7 @@ export class Replica {
         if (this.#failure !== null) throw this.#failure;
       }
       this.#inFlightKind = command.kind;
-      const applying = (command.kind === 'events' ? this.#applyEvents(seq, command) : this.#applyPage(seq, command)).catch((error: Error) => {
+      const applying = (command.kind === 'events' ? this.#applyEvents(seq, command, msgId) : this.#applyPage(seq, command, msgId)).catch((error: Error) => {
         this.#failure ??= error;
         this.#stop?.();
       });
@@ -359,15 +364,15 @@ export class Replica {
     }
     await this.#settled();
     if (this.#failure !== null) throw this.#failure;
-    if (command.kind === 'events') await this.#applyEvents(seq, command);
-    else await this.#measured(seq, () => this.#apply(seq, command));
+    if (command.kind === 'events') await this.#applyEvents(seq, command, msgId);
+    else await this.#measured(seq, () => this.#apply(seq, command, msgId));
   }
 
   /** Records a command this node holds the effect of already (log.ts, NOT_FOR_HEADER) as applied, unread. */
-  async #skip(seq: number): Promise<void> {
+  async #skip(seq: number, msgId: string | null): Promise<void> {
     await this.#settled();
     if (this.#failure !== null) throw this.#failure;
-    await this.#measured(seq, () => this.#options.store.meta.put(APPLIED_SEQ, seq).then(() => undefined));
+    await this.#measured(seq, () => this.#recordApplied(seq, msgId, true));
   }
 
   /** Until every agent batch or page in flight is applied or has failed. */
@@ -379,7 +384,7 @@ export class Replica {
    * Stores an agent batch with its sequence in one transaction, which it runs only if the command before it
    * is applied: in flight, it may share a transaction with the ones before it, and must not outlive a failed one.
    */
-  #applyEvents(seq: number, command: Extract<Command, { kind: 'events' }>): Promise<void> {
+  #applyEvents(seq: number, command: Extract<Command, { kind: 'events' }>, msgId: string | null): Promise<void> {
     const { store, writes, logger } = this.#options;
     const { decode, receivedAt } = loggedEvents(command, this.#options.codeGroup);
     const previous = this.#lastInFlight;
@@ -387,13 +392,17 @@ export class Replica {
     const applied = this.#measured(seq, async () => {
       // A batch naming VMs nothing started is skipped, not rejected: decided by the data the log put before
       // it, so every replica skips the same command, and its sequence still commits.
+      let copy = false;
       const { skipped } = await writes.decoded(() => {
         expectApplied(store, seq - 1);
         // The sequence commits in the batch's own transaction: a restart never applies a batch twice.
         store.meta.put(APPLIED_SEQ, seq);
-        return decode();
+        copy = isCopyOfApplied(store, msgId);
+        recordApplied(store, seq, msgId, !copy);
+        return copy ? [] : decode();
       }, receivedAt, 'skip');
       await previous;
+      if (copy) logger.warn(COPY_SKIPPED, { seq, msgId });
       if (skipped !== null) logger.warn('a logged command does not apply and is skipped', { seq, kind: command.kind, reason: skipped.message });
     });
     this.#lastInFlight = applied.catch(() => undefined);
@@ -405,14 +414,15 @@ export class Replica {
    * node 10 to 100 ms, most of the time every other node served a code report after its coordinator. The
    * sequence is stored in log order, once the page and every command before it are.
    */
-  #applyPage(seq: number, command: Extract<Command, { kind: 'report.page' }>): Promise<void> {
+  #applyPage(seq: number, command: Extract<Command, { kind: 'report.page' }>, msgId: string | null): Promise<void> {
     const { store, applyReport } = this.#options;
     const previous = this.#lastInFlight;
     const applied = this.#measured(seq, async () => {
       await applyReport(command);
       await previous;
       expectApplied(store, seq - 1);
-      await store.meta.put(APPLIED_SEQ, seq);
+      // A page written again is the same file: its copies are not looked for, only recorded.
+      await this.#recordApplied(seq, msgId, true);
     });
     this.#lastInFlight = applied.catch(() => undefined);
     return applied;
@@ -471,7 +481,15 @@ export class Replica {
   }
 
   /** Applies a command other than an agent batch; the sequence is written after it, as these are idempotent. */
-  async #apply(seq: number, command: Exclude<Command, { kind: 'events' }>): Promise<void> {
+  async #apply(seq: number, command: Exclude<Command, { kind: 'events' }>, msgId: string | null): Promise<void> {
+    const copy = isCopyOfApplied(this.#options.store, msgId);
+    if (copy) this.#options.logger.warn(COPY_SKIPPED, { seq, msgId });
+    else await this.#change(seq, command);
+    // Applied again after a crash, these commands leave the same state.
+    await this.#recordApplied(seq, msgId, !copy);
+  }
+
+  async #change(seq: number, command: Exclude<Command, { kind: 'events' }>): Promise<void> {
     const { store, writes, logger } = this.#options;
     try {
       switch (command.kind) {
@@ -482,7 +500,7 @@ export class Replica {
           await putKey(store, command.record);
           break;
         case 'key.revoke':
-          await revokeKey(store, command.keyId, command.at);
+          await revokeKey(store, command.keyId, command.at, true);
           break;
         case 'vulns':
           await putVulnerabilities(store, command.records, command.at);
@@ -497,8 +515,15 @@ export class Replica {
       if (!(error instanceof MissingTagError)) throw error;
       logger.warn('a logged command does not apply and is skipped', { seq, kind: command.kind, reason: error.message });
     }
-    // Applied again after a crash, these commands leave the same state.
-    await store.meta.put(APPLIED_SEQ, seq);
+  }
+
+  /** Stores `seq` as the last applied, and its message id (applied-ids.ts), in one transaction. */
+  async #recordApplied(seq: number, msgId: string | null, applied: boolean): Promise<void> {
+    const { store } = this.#options;
+    await store.env.transaction(() => {
+      store.meta.put(APPLIED_SEQ, seq);
+      recordApplied(store, seq, msgId, applied);
+    });
   }
 
   /** Stops applying the log for good, for `problem` (health's note until the node restarts). */

@@ -12,7 +12,7 @@ import type { Command } from '../../src/cluster/commands.ts';
 import { ClusterLog } from '../../src/cluster/log.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
-import { appliedSeq, TAG_EDIT_WITHOUT_VM } from '../../src/cluster/replica.ts';
+import { appliedSeq, COPY_SKIPPED, TAG_EDIT_WITHOUT_VM } from '../../src/cluster/replica.ts';
 import { validateEvents } from '../../src/ingest/events.ts';
 import { newKey } from '../../src/storage/keys.ts';
 import { openStore } from '../../src/storage/store.ts';
@@ -50,14 +50,14 @@ function codeEvent(vm: string, time: number, index: number): Record<string, unkn
   return { type: 'code', vmId: vm, time, items };
 }
 
-/** A nats-server of its own, and the log with `commands` appended: each test's log is its own. */
-async function logWith(commands: Command[]): Promise<{ url: string; seqs: number[] }> {
+/** A nats-server of its own, and the log with `commands` appended (with the message ids `msgIds` gives): each test's log is its own. */
+async function logWith(commands: Command[], msgIds: (string | undefined)[] = []): Promise<{ url: string; seqs: number[] }> {
   const [server] = await startNatsServers(1, tempDir('jvmlens-in-flight-'));
   running.nats.push(server);
   const log = await ClusterLog.open([server.url], 'in-flight-test', 'once');
   try {
     const seqs: number[] = [];
-    for (const logged of commands) seqs.push(await log.append(logged));
+    for (const [index, logged] of commands.entries()) seqs.push(await log.append(logged, msgIds[index]));
     return { url: server.url, seqs };
   } finally {
     await log.close();
@@ -101,6 +101,26 @@ test('a tag edit of a VM the node does not hold is skipped and logged as a sign 
   const logged = node.stderr().split('\n').filter((line) => line.includes(TAG_EDIT_WITHOUT_VM));
   assert.equal(logged.length, 1, node.stderr());
   assert.match(logged[0], new RegExp(`"seq":2,"vmId":"${vmId('c2', 0)}"`));
+});
+
+test('a write appended again is applied once: a copy of a batch or an edit the node applied is skipped, one it never read is applied', { skip }, async () => {
+  const time = Date.now() - 60_000;
+  const vm = vmId('d1', 0);
+  const edit = (records: { key: string; value: string }[]): Command => ({ kind: 'tags', edit: { vmId: vm, op: 'merge', records } });
+  const start = command([vmStart(vm, time, { tags: { stage: 'start' } })]);
+  // What a node whose history lacked its own writes appends again (src/cluster/acknowledged-writes.ts), in a history that held them.
+  const { url } = await logWith(
+    [start, edit([{ key: 'stage', value: 'first' }]), edit([{ key: 'stage', value: 'second' }]), edit([{ key: 'stage', value: 'first' }]), start, edit([{ key: 'owner', value: 'ops' }])],
+    ['start-1', 'edit-1', 'edit-2', 'edit-1.again', 'start-1.again', 'edit-3.again'],
+  );
+  const dataDir = tempDir('jvmlens-in-flight-copies-');
+  const node = await startService({ noStaticKey: true, dataDir, args: ['--api-key', KEY, '--cluster', url, '--node-id', 'n1'] });
+  running.nodes.push(node);
+  assert.deepEqual((await request(`${node.apiUrl}/public/instance/${vm}`, { key: KEY })).body.tags, { owner: 'ops', stage: 'second' });
+  const skipped = node.stderr().split('\n').filter((line) => line.includes(COPY_SKIPPED));
+  assert.equal(skipped.length, 2, node.stderr());
+  assert.match(skipped[0], /"seq":4,"msgId":"edit-1.again"/);
+  assert.match(skipped[1], /"seq":5,"msgId":"start-1.again"/);
 });
 
 test('a key revoked in the log stays revoked on a node whose history puts it again after the revocation, or only after it', { skip }, async () => {

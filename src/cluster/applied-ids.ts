@@ -1,0 +1,56 @@
+// The message ids of the commands a node applied lately, kept in its store beside its data. A node that does
+// not read one of its writes back appends it again as `<id>.again` (acknowledged-writes.ts, and a hand-over:
+// hand-over-writes.ts). A node whose history held the first copy would apply the write twice, and a tag
+// edit, or a VM's start with its tags, applied again after a newer edit undoes that edit. Recorded in the
+// transaction that applies the command, so every node reading one history decides alike, after a restart
+// or in a copy of its data too.
+import type { Store } from '../storage/store.ts';
+
+/**
+ * Commands back that a write's other copy is looked for: a write is appended again once its node read 4,096
+ * commands past it without it, or 2 s after, and a node killed meanwhile does so when it restarts (its
+ * journal: write-journal.ts), however many commands came while it was down. Copies further apart are both
+ * applied. About 200 bytes of the store per command kept.
+ */
+export const APPLIED_IDS_KEPT = 65_536;
+const AGAIN = '.again';
+/** Meta keys: the write's first id → `<seq>/<id of the copy applied>`, and each sequence → the first id recorded there. */
+const BY_WRITE = 'appliedWrite.';
+const BY_SEQ = 'appliedWriteAt.';
+
+/** The id a write was first appended under: its copies append `.again` to it, once per copy. */
+export function firstIdOf(msgId: string): string {
+  let id = msgId;
+  while (id.endsWith(AGAIN)) id = id.slice(0, -AGAIN.length);
+  return id;
+}
+
+/**
+ * Whether the command with `msgId` is a copy of a write this store applied under another of its ids (the
+ * first, or another copy) within the last APPLIED_IDS_KEPT commands. The same id twice is not a copy: a
+ * report's pages and claims carry ids of their own that a coordinator taking over appends again.
+ */
+export function isCopyOfApplied(store: Pick<Store, 'meta'>, msgId: string | null): boolean {
+  if (msgId === null) return false;
+  const applied = store.meta.get(BY_WRITE + firstIdOf(msgId)) as string | undefined;
+  return applied !== undefined && applied.slice(applied.indexOf('/') + 1) !== msgId;
+}
+
+/**
+ * Records that the command at `seq` with `msgId` (null: none) was applied, and forgets the one
+ * APPLIED_IDS_KEPT commands before it. Call in the write transaction that applies it, for every command
+ * in log order: a copy skipped is not recorded, so the id applied stays the one its first copy had.
+ */
+export function recordApplied(store: Pick<Store, 'meta'>, seq: number, msgId: string | null, applied = true): void {
+  const forgottenSeq = seq - APPLIED_IDS_KEPT;
+  const forgotten = store.meta.get(BY_SEQ + forgottenSeq) as string | undefined;
+  if (forgotten !== undefined) {
+    store.meta.remove(BY_SEQ + forgottenSeq);
+    const entry = store.meta.get(BY_WRITE + forgotten) as string | undefined;
+    if (entry !== undefined && entry.startsWith(`${forgottenSeq}/`)) store.meta.remove(BY_WRITE + forgotten);
+  }
+  if (msgId === null || !applied) return;
+  const first = firstIdOf(msgId);
+  store.meta.put(BY_WRITE + first, `${seq}/${msgId}`);
+  store.meta.put(BY_SEQ + seq, first);
+}
