@@ -47,11 +47,13 @@ export type Command =
 
 export const STREAM = 'JVMLENS_LOG';
 /**
- * The format of the log's commands, which every node of a cluster must write and read alike: 1 before
- * 60e165f (a batch's code items as msgpack records), 2 since (as columns). A node announces it in its
- * heartbeat and joins no cluster where a live node announces another (src/cluster/node.ts).
+ * The format of the log's commands, which every node of a cluster must write, read and apply alike: 1 before
+ * 60e165f (a batch's code items as msgpack records), 2 since (as columns), 3 since 3188e80 (the same
+ * commands, but a write's copy is applied once, and a key's revocation is final: nodes of format 2 would
+ * hold other data for the same log). A node announces it in its heartbeat and joins no cluster where a live
+ * node announces another (src/cluster/node.ts).
  */
-export const LOG_FORMAT = 2;
+export const LOG_FORMAT = 3;
 const PREFIX = 'jvmlens.log';
 export const STREAM_SUBJECTS = [`${PREFIX}.>`];
 

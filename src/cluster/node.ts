@@ -115,7 +115,7 @@ async function refuseOtherLogFormats(nc: NatsConnection, nodeId: string): Promis
   const others = (await liveNodes(nc)).filter((node) => node.nodeId !== nodeId && node.logFormat !== LOG_FORMAT);
   if (others.length === 0) return;
   const named = others.map((node) => `${node.nodeId} (log format ${node.logFormat})`).join(', ');
-  throw new Error(`live node(s) ${named} run another jvmlens version than this node (log format ${LOG_FORMAT}), and cannot apply each other's commands: stop every node, then start one version on each`);
+  throw new Error(`live node(s) ${named} run another jvmlens version than this node (log format ${LOG_FORMAT}), and would not apply the log alike: stop every node, then start one version on each`);
 }
 
 export class ClusterNode {

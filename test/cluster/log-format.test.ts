@@ -57,7 +57,7 @@ test('a node does not join while a node of an earlier version is live, says so, 
     node = await startService({ noStaticKey: true, waitReady: false, args: ['--api-key', KEY, '--node-id', 'n1', '--cluster', nats[0].url] });
     const refused = await healthUntil(node, (health) => /n-old/.test(health.note), 20_000);
     assert.equal(refused.status, 503, refused.note);
-    assert.match(refused.note, /^joining the cluster failed \(attempt \d+\): live node\(s\) n-old \(log format 1\) run another jvmlens version than this node \(log format \d+\), and cannot apply each other's commands: stop every node, then start one version on each$/);
+    assert.match(refused.note, /^joining the cluster failed \(attempt \d+\): live node\(s\) n-old \(log format 1\) run another jvmlens version than this node \(log format \d+\), and would not apply the log alike: stop every node, then start one version on each$/);
     assert.equal((await kv.get('n1'))?.operation ?? 'none', 'none', 'the node announced no heartbeat: it did not join');
   } finally {
     clearInterval(renewal);
