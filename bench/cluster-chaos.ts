@@ -11,7 +11,7 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { APPENDING_AGAIN } from '../src/cluster/acknowledged-writes.ts';
-import { HANDING_OVER } from '../src/cluster/hand-over-writes.ts';
+import { HANDING_OVER, HANDING_OVER_UNTOLD } from '../src/cluster/hand-over-writes.ts';
 import { READING_BACK_JOURNALED } from '../src/cluster/write-journal.ts';
 import { FOUND_ODD, FOUND_ODD_BY_LOG, FOUND_ODD_NO_TWO_ALIKE, recordedWindows } from '../src/cluster/log-checks.ts';
 import { untilAnswered } from '../src/cluster/log.ts';
@@ -189,7 +189,7 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
   mkdirSync(nodeLogs);
   const countFromLog = (line: string) => {
     if (line.includes(APPENDING_AGAIN)) result.writesAppendedAgain++;
-    if (line.includes(HANDING_OVER)) result.writesHandedOver += Number(/"writes":(\d+)/.exec(line)?.[1] ?? 0);
+    if (line.includes(HANDING_OVER) || line.includes(HANDING_OVER_UNTOLD)) result.writesHandedOver += Number(/"writes":(\d+)/.exec(line)?.[1] ?? 0);
     if (line.includes(READING_BACK_JOURNALED)) result.journaledWritesReadBack += Number(/"writes":(\d+)/.exec(line)?.[1] ?? 0);
     if (line.includes(FOUND_ODD)) result.oddFindings++;
     if (line.includes(FOUND_ODD_NO_TWO_ALIKE)) {

@@ -28,6 +28,8 @@ export const CHECKING_HAND_OVER = 'checking which of this node\'s writes the nod
 export const FINISHING_HAND_OVER = 'this node\'s last process was killed while it handed its writes to the nodes that agreed: finishing that before this node rebuilds itself';
 /** What a node logs when it appends again writes of its own only its history held. */
 export const HANDING_OVER = 'writes of this node\'s that the other nodes did not read: appending them again before this node rebuilds itself';
+/** What it logs for writes of its own it could not tell whether the others read: appended again, applied once where read. */
+export const HANDING_OVER_UNTOLD = 'could not tell whether the nodes that agreed read these writes of this node\'s: appending them again, a node that read them skips the copies';
 
 /** Answers other nodes' questions: which of these message ids did this node read lately. */
 export function serveReadIds(nc: NatsConnection, nodeId: string, acknowledged: AcknowledgedWrites): Subscription {
@@ -75,8 +77,8 @@ export function writesToHandOver(acknowledged: AcknowledgedWrites, odd: OddWindo
 /**
  * Those of `writes` (writesToHandOver) which the nodes that agreed (`agreed`) did not read are appended again
  * (they apply them; this node does once it rebuilt itself). Asks the first of them that answers, for up to
- * `askForMs`; a write it cannot tell by then is left as it is (appended again, it could be applied twice).
- * Resolves with how many were appended again.
+ * `askForMs`; a write it cannot tell by then is appended again too: a node that read it skips the copy
+ * (applied-ids.ts), and one that did not would lack it. Resolves with how many were appended again.
  */
 export async function handOverOwnWrites(nc: NatsConnection, writes: readonly AcknowledgedWrite[], appendAgain: (write: AcknowledgedWrite) => Promise<number>, agreed: readonly string[], logger: Logger, askForMs = HAND_OVER_MS): Promise<number> {
   let undecided = [...writes];
@@ -107,8 +109,8 @@ export async function handOverOwnWrites(nc: NatsConnection, writes: readonly Ack
     }
     if (undecided.length > 0) await new Promise((resolve) => setTimeout(resolve, ASK_AGAIN_MS));
   }
-  if (undecided.length > 0) logger.error('could not tell whether the nodes that agreed read these writes of this node\'s; they are left as they are', { writes: undecided.length, asked: asked ?? agreed, msgIds: undecided.slice(0, 10).map((write) => write.msgId) });
+  if (undecided.length > 0) logger.warn(HANDING_OVER_UNTOLD, { writes: undecided.length, asked: asked ?? agreed, msgIds: undecided.slice(0, 10).map((write) => write.msgId) });
   if (missing.length > 0) logger.warn(HANDING_OVER, { writes: missing.length, askedNode: asked, msgIds: missing.slice(0, 10).map((write) => write.msgId) });
-  for (const write of missing) await appendAgain(write);
-  return missing.length;
+  for (const write of [...missing, ...undecided]) await appendAgain(write);
+  return missing.length + undecided.length;
 }
