@@ -1,16 +1,19 @@
-// The message ids of the commands a node applied lately, kept in its store beside its data. A node that does
-// not read one of its writes back appends it again as `<id>.again` (acknowledged-writes.ts, and a hand-over:
-// hand-over-writes.ts). A node whose history held the first copy would apply the write twice, and a tag
-// edit, or a VM's start with its tags, applied again after a newer edit undoes that edit. Recorded in the
+// The message ids of the writes a node applied lately whose second application could undo a newer write,
+// kept in its store beside its data. A node that does not read one of its writes back appends it again as
+// `<id>.again` (acknowledged-writes.ts, and a hand-over: hand-over-writes.ts). A node whose history held the
+// first copy would apply the write twice: a tag edit, or a VM's start with its tags, applied again after a
+// newer edit undoes that edit; an OSV import, a newer import; a report's delete, its create. Recorded in the
 // transaction that applies the command, so every node reading one history decides alike, after a restart
-// or in a copy of its data too.
+// or in a copy of its data too. Agent batches without a VM's start, most of the log, change nothing when
+// applied again (their sightings, times and sets move one way only), nor do report pages: they are not recorded, so the
+// hot path pays one read per command.
 import type { Store } from '../storage/store.ts';
 
 /**
  * Commands back that a write's other copy is looked for: a write is appended again once its node read 4,096
  * commands past it without it, or 2 s after, and a node killed meanwhile does so when it restarts (its
  * journal: write-journal.ts), however many commands came while it was down. Copies further apart are both
- * applied. About 200 bytes of the store per command kept.
+ * applied.
  */
 export const APPLIED_IDS_KEPT = 65_536;
 const AGAIN = '.again';
@@ -26,9 +29,9 @@ export function firstIdOf(msgId: string): string {
 }
 
 /**
- * Whether the command with `msgId` is a copy of a write this store applied under another of its ids (the
+ * Whether the command with `msgId` is a copy of a write this store recorded under another of its ids (the
  * first, or another copy) within the last APPLIED_IDS_KEPT commands. The same id twice is not a copy: a
- * report's pages and claims carry ids of their own that a coordinator taking over appends again.
+ * report's claims carry ids of their own that a coordinator taking over appends again.
  */
 export function isCopyOfApplied(store: Pick<Store, 'meta'>, msgId: string | null): boolean {
   if (msgId === null) return false;
@@ -37,11 +40,11 @@ export function isCopyOfApplied(store: Pick<Store, 'meta'>, msgId: string | null
 }
 
 /**
- * Records that the command at `seq` with `msgId` (null: none) was applied, and forgets the one
- * APPLIED_IDS_KEPT commands before it. Call in the write transaction that applies it, for every command
- * in log order: a copy skipped is not recorded, so the id applied stays the one its first copy had.
+ * Call for every command in log order, in the write transaction that applies it: records the command at
+ * `seq` with `msgId` when `remember` (a write applied whose copies are looked for; not a copy skipped, so
+ * the id recorded stays the one applied), and forgets the one APPLIED_IDS_KEPT commands before it.
  */
-export function recordApplied(store: Pick<Store, 'meta'>, seq: number, msgId: string | null, applied = true): void {
+export function recordApplied(store: Pick<Store, 'meta'>, seq: number, msgId: string | null, remember: boolean): void {
   const forgottenSeq = seq - APPLIED_IDS_KEPT;
   const forgotten = store.meta.get(BY_SEQ + forgottenSeq) as string | undefined;
   if (forgotten !== undefined) {
@@ -49,7 +52,7 @@ export function recordApplied(store: Pick<Store, 'meta'>, seq: number, msgId: st
     const entry = store.meta.get(BY_WRITE + forgotten) as string | undefined;
     if (entry !== undefined && entry.startsWith(`${forgottenSeq}/`)) store.meta.remove(BY_WRITE + forgotten);
   }
-  if (msgId === null || !applied) return;
+  if (msgId === null || !remember) return;
   const first = firstIdOf(msgId);
   store.meta.put(BY_WRITE + first, `${seq}/${msgId}`);
   store.meta.put(BY_SEQ + seq, first);

@@ -372,7 +372,7 @@ export class Replica {
   async #skip(seq: number, msgId: string | null): Promise<void> {
     await this.#settled();
     if (this.#failure !== null) throw this.#failure;
-    await this.#measured(seq, () => this.#recordApplied(seq, msgId, true));
+    await this.#measured(seq, () => this.#recordApplied(seq, msgId, false));
   }
 
   /** Until every agent batch or page in flight is applied or has failed. */
@@ -397,9 +397,12 @@ export class Replica {
         expectApplied(store, seq - 1);
         // The sequence commits in the batch's own transaction: a restart never applies a batch twice.
         store.meta.put(APPLIED_SEQ, seq);
-        copy = isCopyOfApplied(store, msgId);
-        recordApplied(store, seq, msgId, !copy);
-        return copy ? [] : decode();
+        const events = decode();
+        // Applied again, only a batch that starts a VM can undo a newer write (applied-ids.ts).
+        const starts = events.some((event) => event.type === 'vm.start');
+        copy = starts && isCopyOfApplied(store, msgId);
+        recordApplied(store, seq, msgId, starts && !copy);
+        return copy ? [] : events;
       }, receivedAt, 'skip');
       await previous;
       if (copy) logger.warn(COPY_SKIPPED, { seq, msgId });
@@ -421,8 +424,8 @@ export class Replica {
       await applyReport(command);
       await previous;
       expectApplied(store, seq - 1);
-      // A page written again is the same file: its copies are not looked for, only recorded.
-      await this.#recordApplied(seq, msgId, true);
+      // A page written again is the same file: its copies are not looked for.
+      await this.#recordApplied(seq, msgId, false);
     });
     this.#lastInFlight = applied.catch(() => undefined);
     return applied;
@@ -482,11 +485,13 @@ export class Replica {
 
   /** Applies a command other than an agent batch; the sequence is written after it, as these are idempotent. */
   async #apply(seq: number, command: Exclude<Command, { kind: 'events' }>, msgId: string | null): Promise<void> {
-    const copy = isCopyOfApplied(this.#options.store, msgId);
+    // The parts of a page after its first are the same bytes each time: their copies are not looked for.
+    const looked = command.kind !== 'report.page';
+    const copy = looked && isCopyOfApplied(this.#options.store, msgId);
     if (copy) this.#options.logger.warn(COPY_SKIPPED, { seq, msgId });
     else await this.#change(seq, command);
     // Applied again after a crash, these commands leave the same state.
-    await this.#recordApplied(seq, msgId, !copy);
+    await this.#recordApplied(seq, msgId, looked && !copy);
   }
 
   async #change(seq: number, command: Exclude<Command, { kind: 'events' }>): Promise<void> {
@@ -517,12 +522,12 @@ export class Replica {
     }
   }
 
-  /** Stores `seq` as the last applied, and its message id (applied-ids.ts), in one transaction. */
-  async #recordApplied(seq: number, msgId: string | null, applied: boolean): Promise<void> {
+  /** Stores `seq` as the last applied, and its message id if `remember` (applied-ids.ts), in one transaction. */
+  async #recordApplied(seq: number, msgId: string | null, remember: boolean): Promise<void> {
     const { store } = this.#options;
     await store.env.transaction(() => {
       store.meta.put(APPLIED_SEQ, seq);
-      recordApplied(store, seq, msgId, applied);
+      recordApplied(store, seq, msgId, remember);
     });
   }
 
