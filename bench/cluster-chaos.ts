@@ -177,14 +177,24 @@ async function finalOutcome(node: JvmlensService, reportId: string): Promise<str
   }
 }
 
-/** `codeGroups`: 1, every node stores every class; 3, node n<i> stores group i - 1 only. */
-export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (line: string) => void = () => undefined): Promise<ClusterChaosResult> {
+/**
+ * How many jvmlens nodes, and in how many code groups: node n<i> stores group (i - 1) mod `codeGroups`, so
+ * with 4 nodes in 2 groups each group has the two nodes it needs to rebuild one of them (README).
+ */
+export interface ChaosLayout {
+  nodes: number;
+  codeGroups: number;
+}
+
+/** Three nats-servers, and the nodes of `layout`. */
+export async function runClusterChaos(seconds: number, layout: ChaosLayout, log: (line: string) => void = () => undefined): Promise<ClusterChaosResult> {
+  const { codeGroups } = layout;
   const dir = temporaryDir('cluster-chaos-');
   /** Processes that ended without the bench ending them: a crash, which fails the row with what they said. */
   const died: string[] = [];
   const nats = await startNatsServers(3, dir, { onExit: (server, how) => died.push(`nats-server ${server.name} ended by itself (${how})`) });
   const urls = nats.map((server) => server.url).join(',');
-  const groups = (index: number) => (codeGroups === 1 ? [] : ['--code-groups', String(codeGroups), '--code-group', String(index)]);
+  const groups = (index: number) => (codeGroups === 1 ? [] : ['--code-groups', String(codeGroups), '--code-group', String(index % codeGroups)]);
   const nodeLogs = join(dir, 'logs');
   mkdirSync(nodeLogs);
   const countFromLog = (line: string) => {
@@ -217,7 +227,7 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
   const startedBy = new Map<string, string>();
   const editedBy = new Map<string, string>();
   try {
-    for (const index of [0, 1, 2]) nodes.push(await start(index));
+    for (let index = 0; index < layout.nodes; index++) nodes.push(await start(index));
     let running = true;
     // A paused node is left out, as a load balancer whose probe it no longer answers leaves it out.
     const live = () => nodes.filter((node): node is JvmlensService => node !== null);
@@ -288,7 +298,8 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
     while (performance.now() + KILL_EVERY_MS[0] < end) {
       await sleep(between(KILL_EVERY_MS));
       noneDied();
-      const index = Math.floor(Math.random() * 3);
+      const index = Math.floor(Math.random() * layout.nodes);
+      const server = Math.floor(Math.random() * nats.length);
       const fault = Math.floor(Math.random() * 4);
       if (fault === 0) {
         const victim = nodes[index]!;
@@ -298,17 +309,17 @@ export async function runClusterChaos(seconds: number, codeGroups: 1 | 3, log: (
         await sleep(between(DOWN_MS));
         nodes[index] = await start(index);
       } else if (fault === 1) {
-        await nats[index].stop('SIGKILL');
-        log(`SIGKILL nats-server ${nats[index].name}`);
+        await nats[server].stop('SIGKILL');
+        log(`SIGKILL nats-server ${nats[server].name}`);
         await sleep(between(DOWN_MS));
-        await nats[index].start();
+        await nats[server].start();
       } else {
         const victim = fault === 2 ? nodes[index]! : null;
-        const pid = victim?.pid ?? nats[index].pid!;
+        const pid = victim?.pid ?? nats[server].pid!;
         if (victim !== null) nodes[index] = null;
         process.kill(pid, 'SIGSTOP');
         const ms = between(PAUSE_MS);
-        log(`SIGSTOP ${victim !== null ? `node n${index + 1}` : `nats-server ${nats[index].name}`} for ${Math.round(ms / 1000)} s`);
+        log(`SIGSTOP ${victim !== null ? `node n${index + 1}` : `nats-server ${nats[server].name}`} for ${Math.round(ms / 1000)} s`);
         await sleep(ms);
         process.kill(pid, 'SIGCONT');
         if (victim !== null) nodes[index] = victim;
