@@ -494,6 +494,7 @@ export class Replica {
     await this.#recordApplied(seq, msgId, looked && !copy);
   }
 
+  /** Makes the command's change to this node's store; one that does not apply (a tag the VM lacks) is logged and skipped. */
   async #change(seq: number, command: Exclude<Command, { kind: 'events' }>): Promise<void> {
     const { store, writes, logger } = this.#options;
     try {
