@@ -59,6 +59,10 @@ const JETSTREAM_SILENT_MS = 10_000;
 const SLOW_APPLY_MS = 100;
 /** Test only (`--test-faults failing-apply`): applying fails while this file is in the data directory. */
 export const FAIL_APPLY_FILE = 'test-fail-apply';
+/** Test only (`--test-faults hanging-apply`): applying does not end while this file is in the data directory. */
+export const HANG_APPLY_FILE = 'test-hang-apply';
+/** Test only (`--test-faults hanging-apply`): a command applying this long is slow (30 s otherwise). */
+const HANGING_APPLY_SLOW_MS = 2_000;
 /** A node without a NATS server this long is DOWN; shorter, its requests wait for the reconnection. */
 const RECONNECT_GRACE_MS = 3_000;
 /** A node that read the odd history and found no node to copy at its start asks for another try this often. */
@@ -362,6 +366,7 @@ export class ClusterNode {
         },
         ...(config.testFaults.includes('slow-apply') ? { slowApplyMs: SLOW_APPLY_MS } : {}),
         ...(config.testFaults.includes('failing-apply') ? { applyFails: () => existsSync(join(config.dataDir, FAIL_APPLY_FILE)) } : {}),
+        ...(config.testFaults.includes('hanging-apply') ? { applyHangs: () => existsSync(join(config.dataDir, HANG_APPLY_FILE)), applySlowMs: HANGING_APPLY_SLOW_MS } : {}),
       });
       const replica = this.#replica;
       // From now on, so that `jvmlens cluster status` shows a node replaying the log too.

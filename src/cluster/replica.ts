@@ -24,6 +24,8 @@ const APPLIED_SEQ = 'logSeq';
 export const TAG_EDIT_WITHOUT_VM = 'a tag edit names a VM this node does not hold: this node read the log otherwise than the node that took the edit';
 
 /** What a node logs for a write it skips as another copy of one it applied (applied-ids.ts); the chaos bench counts these lines. */
+/** What a node logs while a command's apply takes longer than APPLY_SLOW_MS. */
+export const APPLYING_SLOWLY = 'a command of the cluster log is taking long to apply';
 export const COPY_SKIPPED = 'a write appended again is skipped: this node applied another copy of it';
 
 /**
@@ -67,6 +69,11 @@ const STALL_MAX_MS = 2_000;
 /** With no read waiting, the log is asked whether it has more at most this often. */
 const IDLE_CHECK_MS = 3_000;
 const WATCHDOG_MS = 250;
+/**
+ * A command still applying after this long is logged (again each time as long again), and health is DOWN
+ * naming it: the watchdog replaces only a silent consumer, and a node whose apply never ends looked idle.
+ */
+const APPLY_SLOW_MS = 30_000;
 /** How long a read waits for this node to catch up before answering 503. */
 const CATCH_UP_MS = 10_000;
 /**
@@ -108,6 +115,10 @@ export interface ReplicaOptions {
   slowApplyMs?: number;
   /** Test only (`--test-faults failing-apply`): while this says so, applying any command fails, as on a full disk. */
   applyFails?: () => boolean;
+  /** Test only (`--test-faults hanging-apply`): while this says so, an apply does not end, as one waiting for a lock never given. */
+  applyHangs?: () => boolean;
+  /** A command still applying after this long is slow (APPLY_SLOW_MS unless a test says otherwise). */
+  applySlowMs?: number;
 }
 
 export class Replica {
@@ -119,8 +130,10 @@ export class Replica {
   #running: Promise<void> = Promise.resolve();
   /** When the consumer last delivered a command (or was started), and whether one is being applied now. */
   #receivedAt = Date.now();
-  /** Commands being applied now (several while agent batches are in flight). */
-  #applying = 0;
+  /** The commands being applied now, by sequence (several while agent batches are in flight): their kind, and since when. */
+  readonly #applying = new Map<number, { kind: string; since: number }>();
+  /** When a command applying slowly was last logged (see APPLY_SLOW_MS). */
+  #slowLoggedAt = 0;
   /** The agent batches, or the report pages, in flight, oldest first: each settles once it is applied or has failed. */
   readonly #inFlight: Promise<void>[] = [];
   #inFlightKind: 'events' | 'report.page' = 'events';
@@ -164,7 +177,21 @@ export class Replica {
 
   /** Why this replica cannot follow the log any more, or null: health's note. */
   get problem(): string | null {
-    return this.#problem ?? this.#applyFailure?.problem ?? null;
+    return this.#problem ?? this.#applyFailure?.problem ?? this.#slowApply()?.problem ?? null;
+  }
+
+  get #slowMs(): number {
+    return this.#options.applySlowMs ?? APPLY_SLOW_MS;
+  }
+
+  /** The oldest command applying for longer than APPLY_SLOW_MS, or null. */
+  #slowApply(): { seq: number; kind: string; applyingMs: number; problem: string } | null {
+    const oldest = this.#applying.entries().next().value;
+    if (oldest === undefined) return null;
+    const [seq, { kind, since }] = oldest;
+    const applyingMs = Date.now() - since;
+    if (applyingMs < this.#slowMs) return null;
+    return { seq, kind, applyingMs, problem: `applying command ${seq} of the cluster log (${kind}) has taken ${Math.round(applyingMs / 1000)} s so far; reads wait for it` };
   }
 
   /** The highest log sequence this node knows of (see #knownLast). */
@@ -189,7 +216,9 @@ export class Replica {
    * otherwise the log is asked, every few seconds.
    */
   async #checkProgress(): Promise<void> {
-    if (this.#stopped || this.#applying > 0 || Date.now() - this.#receivedAt < this.#stallMs) return;
+    if (this.#stopped) return;
+    if (this.#applying.size > 0) return this.#logSlowApply();
+    if (Date.now() - this.#receivedAt < this.#stallMs) return;
     let last = this.#waiters.reduce((highest, waiter) => Math.max(highest, waiter.seq), 0);
     if (last <= this.#applied) {
       if (Date.now() - this.#askedAt < IDLE_CHECK_MS) return;
@@ -202,6 +231,14 @@ export class Replica {
     this.#receivedAt = Date.now();
     this.#stallMs = Math.min(STALL_MAX_MS, this.#stallMs * 2);
     this.#stop?.();
+  }
+
+  /** Logs a command applying for longer than APPLY_SLOW_MS, once per such span. */
+  #logSlowApply(): void {
+    const slow = this.#slowApply();
+    if (slow === null || Date.now() - this.#slowLoggedAt < this.#slowMs) return;
+    this.#slowLoggedAt = Date.now();
+    this.#options.logger.warn(APPLYING_SLOWLY, { seq: slow.seq, kind: slow.kind, applyingMs: slow.applyingMs, inFlight: this.#applying.size, applied: this.#applied });
   }
 
   /** Resolves once everything up to `seq` is applied here. */
@@ -365,14 +402,14 @@ export class Replica {
     await this.#settled();
     if (this.#failure !== null) throw this.#failure;
     if (command.kind === 'events') await this.#applyEvents(seq, command, msgId);
-    else await this.#measured(seq, () => this.#apply(seq, command, msgId));
+    else await this.#measured(seq, command.kind, () => this.#apply(seq, command, msgId));
   }
 
   /** Records a command this node holds the effect of already (log.ts, NOT_FOR_HEADER) as applied, unread. */
   async #skip(seq: number, msgId: string | null): Promise<void> {
     await this.#settled();
     if (this.#failure !== null) throw this.#failure;
-    await this.#measured(seq, () => this.#recordApplied(seq, msgId, false));
+    await this.#measured(seq, 'skipped: another node\'s effect', () => this.#recordApplied(seq, msgId, false));
   }
 
   /** Until every agent batch or page in flight is applied or has failed. */
@@ -389,7 +426,7 @@ export class Replica {
     const { decode, receivedAt } = loggedEvents(command, this.#options.codeGroup);
     const previous = this.#lastInFlight;
     // Called at once (unless a test slows applies down), so the transactions queue in log order.
-    const applied = this.#measured(seq, async () => {
+    const applied = this.#measured(seq, command.kind, async () => {
       // A batch naming VMs nothing started is skipped, not rejected: decided by the data the log put before
       // it, so every replica skips the same command, and its sequence still commits.
       let copy = false;
@@ -420,7 +457,7 @@ export class Replica {
   #applyPage(seq: number, command: Extract<Command, { kind: 'report.page' }>, msgId: string | null): Promise<void> {
     const { store, applyReport } = this.#options;
     const previous = this.#lastInFlight;
-    const applied = this.#measured(seq, async () => {
+    const applied = this.#measured(seq, command.kind, async () => {
       await applyReport(command);
       await previous;
       expectApplied(store, seq - 1);
@@ -453,19 +490,20 @@ export class Replica {
   }
 
   /** Counts `apply` as applying the command at `seq`, and once it is done, says so to the reads waiting for it. */
-  async #measured(seq: number, apply: () => Promise<void>): Promise<void> {
+  async #measured(seq: number, kind: string, apply: () => Promise<void>): Promise<void> {
     const started = performance.now();
-    this.#applying++;
+    this.#applying.set(seq, { kind, since: Date.now() });
     try {
       if (this.#options.slowApplyMs !== undefined) await new Promise((resolve) => setTimeout(resolve, this.#options.slowApplyMs));
       try {
         if (this.#options.applyFails?.() === true) throw new Error('test fault: applying fails');
+        while (this.#options.applyHangs?.() === true) await new Promise((resolve) => setTimeout(resolve, 100));
         await apply();
       } catch (error) {
         throw this.#failedAt(seq, error as Error);
       }
     } finally {
-      this.#applying--;
+      this.#applying.delete(seq);
       this.#receivedAt = Date.now();
     }
     // A command in flight behind another took only the time since that one was applied.

@@ -3,7 +3,8 @@
 // user relies on: its health turns DOWN and says it is catching up, so the load balancer sends reads
 // elsewhere; once caught up it is UP with every write. Real processes: one nats-server, a node whose applies
 // are 100 ms slower (`--test-faults slow-apply`), and a normal node that takes the writes. And a node that
-// cannot apply at all (`--test-faults failing-apply`) is DOWN with the reason, not UP with reads that time out.
+// cannot apply at all (`--test-faults failing-apply`) is DOWN with the reason, not UP with reads that time out;
+// so is one whose apply does not end (`--test-faults hanging-apply`), which also logs the command.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { unlinkSync, writeFileSync } from 'node:fs';
@@ -11,7 +12,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
-import { FAIL_APPLY_FILE } from '../../src/cluster/node.ts';
+import { FAIL_APPLY_FILE, HANG_APPLY_FILE } from '../../src/cluster/node.ts';
+import { APPLYING_SLOWLY } from '../../src/cluster/replica.ts';
 import type { ClusterStatus } from '../../src/cluster/status.ts';
 import { ingest, vmStart } from '../helpers/events.ts';
 import { request, runCli, startService, tempDir } from '../helpers/service.ts';
@@ -113,6 +115,37 @@ test('a node that cannot apply the log (a full disk, say) is DOWN and says why, 
     assert.equal((await request(`${stuck.apiUrl}/public/instance/${vmId(WRITES)}`, { key: KEY })).status, 200);
   } finally {
     await stuck.stop();
+  }
+});
+
+test('a node whose apply of a command does not end is DOWN naming the command, logs it, and is UP with every write once the apply ends', { skip: missing && 'nats-server is not installed' }, async () => {
+  const dataDir = tempDir('jvmlens-hung-node-');
+  const hung = await startService({ noStaticKey: true, dataDir, args: ['--api-key', KEY, '--cluster', nats[0].url, '--node-id', 'hung', '--test-faults', 'hanging-apply'] });
+  try {
+    writeFileSync(join(dataDir, HANG_APPLY_FILE), '');
+    const written = await ingest(fast.gatewayUrl, KEY, [vmStart(vmId(WRITES + 2), Date.now() - 1000)]);
+    assert.equal(written.status, 200, JSON.stringify(written.body));
+    // The test fault makes an apply slow after 2 s (30 s otherwise).
+    const health = await healthOnceDown(hung, 20_000);
+    assert.equal(health.status, 503, health.text);
+    assert.match(health.body.note, /^applying command \d+ of the cluster log \(events\) has taken \d+ s so far; reads wait for it$/);
+    const logged = () => hung.stderr().split('\n').filter((line) => line.includes(APPLYING_SLOWLY));
+    const loggedBy = Date.now() + 5_000;
+    while (logged().length === 0) {
+      assert.ok(Date.now() < loggedBy, `the slow apply is logged: ${hung.stderr()}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.match(logged()[0], /"kind":"events"/);
+
+    unlinkSync(join(dataDir, HANG_APPLY_FILE));
+    const healthy = Date.now() + 20_000;
+    while ((await request(`${hung.gatewayUrl}/opthub-health`)).status !== 200) {
+      assert.ok(Date.now() < healthy, 'UP again once the apply ends');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal((await request(`${hung.apiUrl}/public/instance/${vmId(WRITES + 2)}`, { key: KEY })).status, 200);
+  } finally {
+    await hung.stop();
   }
 });
 
