@@ -131,7 +131,7 @@ export class Replica {
   /** When the consumer last delivered a command (or was started), and whether one is being applied now. */
   #receivedAt = Date.now();
   /** The commands being applied now, by sequence (several while agent batches are in flight): their kind, and since when. */
-  readonly #applying = new Map<number, { kind: string; since: number }>();
+  readonly #applying = new Map<number, { kind: string; since: number; step: string }>();
   /** When a command applying slowly was last logged (see APPLY_SLOW_MS). */
   #slowLoggedAt = 0;
   /** The agent batches, or the report pages, in flight, oldest first: each settles once it is applied or has failed. */
@@ -185,13 +185,13 @@ export class Replica {
   }
 
   /** The oldest command applying for longer than APPLY_SLOW_MS, or null. */
-  #slowApply(): { seq: number; kind: string; applyingMs: number; problem: string } | null {
+  #slowApply(): { seq: number; kind: string; step: string; applyingMs: number; problem: string } | null {
     const oldest = this.#applying.entries().next().value;
     if (oldest === undefined) return null;
-    const [seq, { kind, since }] = oldest;
+    const [seq, { kind, since, step }] = oldest;
     const applyingMs = Date.now() - since;
     if (applyingMs < this.#slowMs) return null;
-    return { seq, kind, applyingMs, problem: `applying command ${seq} of the cluster log (${kind}) has taken ${Math.round(applyingMs / 1000)} s so far; reads wait for it` };
+    return { seq, kind, step, applyingMs, problem: `applying command ${seq} of the cluster log (${kind}) has taken ${Math.round(applyingMs / 1000)} s so far; reads wait for it` };
   }
 
   /** The highest log sequence this node knows of (see #knownLast). */
@@ -238,7 +238,7 @@ export class Replica {
     const slow = this.#slowApply();
     if (slow === null || Date.now() - this.#slowLoggedAt < this.#slowMs) return;
     this.#slowLoggedAt = Date.now();
-    this.#options.logger.warn(APPLYING_SLOWLY, { seq: slow.seq, kind: slow.kind, applyingMs: slow.applyingMs, inFlight: this.#applying.size, applied: this.#applied });
+    this.#options.logger.warn(APPLYING_SLOWLY, { seq: slow.seq, kind: slow.kind, step: slow.step, applyingMs: slow.applyingMs, inFlight: this.#applying.size, applied: this.#applied });
   }
 
   /** Resolves once everything up to `seq` is applied here. */
@@ -441,6 +441,7 @@ export class Replica {
         recordApplied(store, seq, msgId, starts && !copy);
         return copy ? [] : events;
       }, receivedAt, 'skip');
+      this.#step(seq, 'waiting for the command before it');
       await previous;
       if (copy) logger.warn(COPY_SKIPPED, { seq, msgId });
       if (skipped !== null) logger.warn('a logged command does not apply and is skipped', { seq, kind: command.kind, reason: skipped.message });
@@ -459,7 +460,9 @@ export class Replica {
     const previous = this.#lastInFlight;
     const applied = this.#measured(seq, command.kind, async () => {
       await applyReport(command);
+      this.#step(seq, 'waiting for the command before it');
       await previous;
+      this.#step(seq, 'storing its sequence');
       expectApplied(store, seq - 1);
       // A page written again is the same file: its copies are not looked for.
       await this.#recordApplied(seq, msgId, false);
@@ -489,10 +492,16 @@ export class Replica {
     return error;
   }
 
+  /** Names what the command at `seq` waits for now: a slow apply is logged with it. */
+  #step(seq: number, step: string): void {
+    const applying = this.#applying.get(seq);
+    if (applying !== undefined) applying.step = step;
+  }
+
   /** Counts `apply` as applying the command at `seq`, and once it is done, says so to the reads waiting for it. */
   async #measured(seq: number, kind: string, apply: () => Promise<void>): Promise<void> {
     const started = performance.now();
-    this.#applying.set(seq, { kind, since: Date.now() });
+    this.#applying.set(seq, { kind, since: Date.now(), step: 'applying' });
     try {
       if (this.#options.slowApplyMs !== undefined) await new Promise((resolve) => setTimeout(resolve, this.#options.slowApplyMs));
       try {
@@ -528,6 +537,7 @@ export class Replica {
     const copy = looked && isCopyOfApplied(this.#options.store, msgId);
     if (copy) this.#options.logger.warn(COPY_SKIPPED, { seq, msgId });
     else await this.#change(seq, command);
+    this.#step(seq, 'storing its sequence');
     // Applied again after a crash, these commands leave the same state.
     await this.#recordApplied(seq, msgId, looked && !copy);
   }

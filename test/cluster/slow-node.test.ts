@@ -135,7 +135,7 @@ test('a node whose apply of a command does not end is DOWN naming the command, l
       assert.ok(Date.now() < loggedBy, `the slow apply is logged: ${hung.stderr()}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    assert.match(logged()[0], /"kind":"events"/);
+    assert.match(logged()[0], /"kind":"events","step":"applying"/);
 
     unlinkSync(join(dataDir, HANG_APPLY_FILE));
     const healthy = Date.now() + 20_000;
