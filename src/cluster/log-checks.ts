@@ -17,6 +17,8 @@ export const CHECK_EVERY = 4_096;
 const CHECK_TTL_MS = 24 * 3_600_000;
 /** How many of this node's latest windows are compared again at each new one: others may record them later. */
 const WINDOWS_RECHECKED = 4;
+/** How many of this node's windows JetStream did not take are kept to be recorded later (a window is 4,096 commands). */
+const UNRECORDED_KEPT = 16;
 /** How many windows that differed, with no reading taken as right yet, are compared again at each new one. */
 const UNSETTLED_KEPT = 16;
 /** How many differing windows this node remembers since when they differ (the tail's, compared every 5 s, among them). */
@@ -198,6 +200,8 @@ export class LogChecks {
   readonly #every: number;
   /** This node's latest windows, oldest first. */
   readonly #recent: WindowHash[] = [];
+  /** This node's windows JetStream has not taken yet, oldest first (record). */
+  readonly #unrecorded: WindowHash[] = [];
   /** Windows whose hashes differed while no reading was taken as right (too few nodes had recorded them), oldest first. */
   #unsettled: WindowHash[] = [];
   /**
@@ -234,14 +238,29 @@ export class LogChecks {
     return new LogChecks(nc, kv, options);
   }
 
-  /** Records this node's hash of a window and compares it, and the few before it, with the other nodes' hashes. */
+  /**
+   * Records this node's hash of a window and compares it, and the few before it, with the other nodes'
+   * hashes. One JetStream did not take (a nats-server paused, the faults in which replicas diverge) is
+   * recorded at the next call, or at the next check of the tail: left out, it was compared by nobody.
+   */
   async record(window: WindowHash): Promise<void> {
-    await this.#kv.put(`${window.to}.${this.#nodeId}`, String(window.crc));
+    this.#unrecorded.push(window);
+    if (this.#unrecorded.length > UNRECORDED_KEPT) this.#unrecorded.shift();
+    await this.#recordPending();
+    this.#unsettled = (await this.#stillUnsettled([...this.#unsettled.filter((old) => !this.#recent.includes(old)), ...this.#recent])).slice(-UNSETTLED_KEPT);
+  }
+
+  /** Puts the windows not recorded yet in the bucket, oldest first; throws where JetStream does not take one. */
+  async #recordPending(): Promise<void> {
+    while (this.#unrecorded.length > 0) {
+      const window = this.#unrecorded[0];
+      await this.#kv.put(`${window.to}.${this.#nodeId}`, String(window.crc));
+      this.#unrecorded.shift();
+      this.#recent.push(window);
+      if (this.#recent.length > WINDOWS_RECHECKED) this.#recent.shift();
+    }
     // Kept past the bucket's day while the node waits for a copy.
     if (this.#odd !== null) await this.#kv.put(`${ODD_MARK}.${this.#nodeId}`, String(this.#odd.to));
-    this.#recent.push(window);
-    if (this.#recent.length > WINDOWS_RECHECKED) this.#recent.shift();
-    this.#unsettled = (await this.#stillUnsettled([...this.#unsettled.filter((old) => !this.#recent.includes(old)), ...this.#recent])).slice(-UNSETTLED_KEPT);
   }
 
   /**
@@ -251,6 +270,7 @@ export class LogChecks {
    * again too (no new window comes to do it), also where the log ends with a whole window (no tail: null).
    */
   async checkTail(tail: WindowHash | null): Promise<void> {
+    if (this.#unrecorded.length > 0) await this.#recordPending();
     if (tail !== null && this.#tailRecorded !== tail.to) {
       await this.#kv.put(`${tail.to}.${this.#nodeId}`, String(tail.crc));
       this.#tailRecorded = tail.to;

@@ -4,10 +4,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { LogChecks, LogWindows, rightReading } from '../../src/cluster/log-checks.ts';
+import { LogChecks, LogWindows, recordedWindows, rightReading } from '../../src/cluster/log-checks.ts';
 import type { LogChecksOptions, WindowHash } from '../../src/cluster/log-checks.ts';
+import { untilAnswered } from '../../src/cluster/log.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import type { Logger } from '../../src/log.ts';
@@ -187,6 +189,29 @@ test('neither a node that is gone nor one that read an odd history itself is tak
   await n11.record({ to: 316, crc: 1 });
   assert.equal(await n11.undecided(), null);
   assert.equal(n11.problem, null);
+});
+
+test('a window JetStream did not take while its server was down is recorded once it is back, and compared', { skip: missing && 'nats-server is not installed' }, async () => {
+  const [server] = await startNatsServers(1, tempDir('jvmlens-log-checks-down-'));
+  const nc = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+  try {
+    const store = openStore(tempDir('jvmlens-log-checks-down-n30-'));
+    stores.add(store);
+    const n30 = await LogChecks.open(nc, { nodeId: 'n30', replicas: 1, logger, store, every: 4, live: async () => true });
+    await n30.record({ to: 4, crc: 1 });
+    await server.stop();
+    await assert.rejects(n30.record({ to: 8, crc: 2 }));
+    await server.start();
+    // Once JetStream answers again (it takes seconds after a start).
+    const jsm = await jetstreamManager(nc, { checkAPI: false });
+    await untilAnswered(() => jsm.streams.info('KV_jvmlens_log_checks'), 30_000);
+    await n30.record({ to: 12, crc: 3 });
+    const mine = (await recordedWindows(nc)).filter((window) => window.nodeId === 'n30').map(({ to, crc }) => ({ to, crc })).sort((a, b) => a.to - b.to);
+    assert.deepEqual(mine, [{ to: 4, crc: 1 }, { to: 8, crc: 2 }, { to: 12, crc: 3 }]);
+  } finally {
+    await nc.close();
+    await server.stop();
+  }
 });
 
 test('the log\'s tail is compared at each check while the log is quiet: the odd one out learns it once the others recorded theirs', { skip: missing && 'nats-server is not installed' }, async () => {
