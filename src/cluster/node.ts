@@ -26,7 +26,7 @@ import type { Command } from './commands.ts';
 import { CatchUpHealth } from './catch-up.ts';
 import { compactionRoundMs, LogCompaction } from './compaction.ts';
 import { CHECKING_HAND_OVER, handOverOwnWrites, serveReadIds, writesToHandOver } from './hand-over-writes.ts';
-import { CHECK_EVERY, LogChecks, LogWindows } from './log-checks.ts';
+import { CHECK_EVERY, LogChecks, LogWindows, READ_OTHERWISE } from './log-checks.ts';
 import type { OddWindow } from './log-checks.ts';
 import { followedLog, holdLog, replacedLog } from './log-identity.ts';
 import { ClusterLog, CommandTooLargeError, describeNatsError, LogUnavailableError } from './log.ts';
@@ -339,7 +339,14 @@ export class ClusterNode {
       // Its start found no node to copy (restore.ts): another try in a while.
       if (checks.problem !== null) this.#rebuildRetry = setTimeout(() => this.#askRebuild(), REBUILD_RETRY_MS);
       const compareFailed = (to: number | null) => (error: Error) => logger.warn('comparing the cluster log with the other nodes failed', { to, reason: error.message });
-      const windows = new LogWindows((window) => void checks.record(window).catch(compareFailed(window.to)), every);
+      let toldOtherwise = 0;
+      const readOtherwise = (seq: number) => {
+        // Once a window: its hash, of what this node applied, will differ from that of a node that read the servers' history now.
+        if (seq - toldOtherwise < every) return;
+        toldOtherwise = seq;
+        logger.error(READ_OTHERWISE, { seq });
+      };
+      const windows = new LogWindows((window) => void checks.record(window).catch(compareFailed(window.to)), every, readOtherwise);
       // A window may take long to fill (a chaos row's last writes differed in one the run never filled):
       // while the log is quiet, the tail read so far is compared too, and the windows still undecided again.
       let lastRead = Date.now();
@@ -359,9 +366,11 @@ export class ClusterNode {
       this.#replica = new Replica({
         nodeId: config.nodeId, log, store, writes: local, codeGroup: group.of, applyReport: (command) => this.reports.apply(command), rematch, logger,
         readFrom: (next) => next - ((next - 1) % every),
-        read: (seq, data, msgId, after) => {
+        read: (seq, data, msgId, after, again) => {
           acknowledged.read(seq, readLost && msgId !== null ? (log.lostWriteFor(msgId) ?? msgId) : msgId, after);
-          windows.read(seq, misreadWith !== null && !misreadOver && seq <= MISREAD_UNTIL ? Uint8Array.of(...data.subarray(0, 16), misreadWith) : data);
+          const hashed = misreadWith !== null && !misreadOver && seq <= MISREAD_UNTIL ? Uint8Array.of(...data.subarray(0, 16), misreadWith) : data;
+          if (again) windows.readAgain(seq, hashed);
+          else windows.read(seq, hashed);
           lastRead = Date.now();
         },
         ...(config.testFaults.includes('slow-apply') ? { slowApplyMs: SLOW_APPLY_MS } : {}),

@@ -95,9 +95,9 @@ export interface ReplicaOptions {
   /**
    * Each command as it is read, in log order, before it is applied, with its message id and how many
    * commands the server held after it, when known (src/cluster/log-checks.ts hashes them;
-   * acknowledged-writes.ts checks this node's writes).
+   * acknowledged-writes.ts checks this node's writes); `again` for one applied before, read again (readFrom).
    */
-  read?: (seq: number, data: Uint8Array, msgId: string | null, after: number | null) => void;
+  read?: (seq: number, data: Uint8Array, msgId: string | null, after: number | null, again: boolean) => void;
   /**
    * Where each new consumer starts `read`ing, given the next command to apply: the start of its window
    * (log-checks.ts), so that the node hashes whole windows across restarts, copies and new consumers. The
@@ -325,7 +325,7 @@ export class Replica {
             // Read again in order, not applied; an ordered consumer restarted by the library may also deliver what is applied already.
             if (message.seq === reread) {
               reread++;
-              this.#options.read?.(message.seq, message.data, msgIdOf(message.headers), message.info.pending);
+              this.#options.read?.(message.seq, message.data, msgIdOf(message.headers), message.info.pending, true);
             }
             continue;
           }
@@ -339,7 +339,7 @@ export class Replica {
           next = message.seq + 1;
           this.#knownLast = Math.max(this.#knownLast, message.seq + message.info.pending);
           const msgId = msgIdOf(message.headers);
-          this.#options.read?.(message.seq, message.data, msgId, message.info.pending);
+          this.#options.read?.(message.seq, message.data, msgId, message.info.pending, false);
           if (notFor(message.headers) === this.#options.nodeId) await this.#skip(message.seq, msgId);
           else await this.#applyReceived(message.seq, message.data, msgId, true);
         }
@@ -362,7 +362,7 @@ export class Replica {
         const seq = this.#applied + 1;
         const command = await this.#options.log.commandAt(seq);
         if (command === null) return;
-        this.#options.read?.(seq, command.data, command.msgId, null);
+        this.#options.read?.(seq, command.data, command.msgId, null, false);
         if (command.notFor === this.#options.nodeId) await this.#skip(seq, command.msgId);
         else await this.#applyReceived(seq, command.data, command.msgId, false);
       }

@@ -51,6 +51,26 @@ test('a window not read whole and in order (a reader started inside it, or read 
   assert.deepEqual(windowsOf([...range(1, 7), ...range(5, 12)]), windowsOf(range(1, 12)));
 });
 
+test('a window applied here and read again (a new consumer) keeps the hash of what was applied; other bytes read again are told; a process that applied none of it hashes what it reads', () => {
+  const told: number[] = [];
+  const whole: WindowHash[] = [];
+  const windows = new LogWindows((window) => whole.push(window), 4, (seq) => told.push(seq));
+  for (const seq of range(1, 7)) windows.read(seq, command(seq));
+  // A new consumer reads 5 to 7 again from servers that now give 6 otherwise (nats-server's replicas diverged).
+  for (const seq of range(5, 7)) windows.readAgain(seq, command(seq, seq === 6 ? 'another command' : `command ${seq}`));
+  for (const seq of range(8, 12)) windows.read(seq, command(seq));
+  assert.deepEqual(whole, windowsOf(range(1, 12)), 'the hashes of what was applied, which the other nodes compare');
+  assert.deepEqual(told, [6]);
+
+  // A process started inside the window (it applied 5 to 7 before a restart) hashes what it reads again.
+  const restarted: WindowHash[] = [];
+  const fresh = new LogWindows((window) => restarted.push(window), 4, (seq) => told.push(seq));
+  for (const seq of range(5, 7)) fresh.readAgain(seq, command(seq));
+  for (const seq of range(8, 12)) fresh.read(seq, command(seq));
+  assert.deepEqual(restarted, windowsOf(range(1, 12)).slice(1));
+  assert.deepEqual(told, [6], 'nothing to check against');
+});
+
 test('the reading taken as right: the one most nodes share, else the first node\'s by id among those that may serve; none from fewer than three', () => {
   const hashes = (entries: Record<string, string>) => new Map(Object.entries(entries));
   const any = () => true;
