@@ -1,8 +1,7 @@
-// Whether the nodes read one log: each hashes the commands it reads, a window of them at a time, and
-// compares its hash of each window with the other nodes'. JetStream promises every reader one history of
+// Whether the nodes read one log: each hashes the commands it applies, a window of them at a time
+// (applied-windows.ts), and compares its hash of each window with the other nodes'. JetStream promises every reader one history of
 // a stream; Jepsen found replicas of NATS 2.12.1 serving different ones after power failures combined with
 // pauses, and a node that applied another history would serve other data with nobody the wiser.
-import { crc32 } from 'node:zlib';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.ts';
@@ -31,8 +30,6 @@ const ODD_MARK = 'odd';
 const RIGHT = 'right';
 
 /** What a node logs when it finds it read another history than the one taken as right, which two or more nodes read. */
-/** What a node logs when the servers give a command it applied otherwise now (once a window). */
-export const READ_OTHERWISE = 'the NATS servers now give a command of the cluster log otherwise than this node applied it: its hash of the window is of what it applied, and tells the other nodes';
 export const FOUND_ODD = 'this node read another history of the cluster log than every other node';
 /** What it logs where no two nodes read the window alike, and the first node's reading by id is taken as right. */
 export const FOUND_ODD_NO_TWO_ALIKE = 'no two nodes read the cluster log alike: this node takes the reading of the first of them by id as right';
@@ -99,74 +96,6 @@ export interface WindowHash {
   crc: number;
 }
 
-/**
- * Hashes the log's commands as this process applies them, in order, and hands over the hash of each window
- * it read whole: after a gap (its first command, a command applied again after one that failed, a
- * truncation) it starts at the next window, so a hash always covers the same commands on every node.
- * A command applied before and read again (a new consumer reads its window again from its start) is
- * checked against the hash it was applied with: the servers may give it otherwise now (nats-server 2.9.10's
- * replicas diverge after a pause), and the window's hash must say what this node applied, or the node
- * would find itself alike with the others while it lacks their writes (a chaos row's node lost 4 VMs so).
- * Only a process that has not applied the window's first command hashes what it reads again.
- */
-export class LogWindows {
-  readonly #every: number;
-  readonly #whole: (window: WindowHash) => void;
-  readonly #readOtherwise: (seq: number) => void;
-  /** The sequence read next; 0 before the first. */
-  #next = 0;
-  /** Whether the window being read began here (its first command was read in order). */
-  #inWindow = false;
-  #crc = 0;
-  /** The window's hash after each of its commands read so far, by their place in the window. */
-  readonly #after: Float64Array;
-
-  /** `readOtherwise`: told of a command read again whose bytes differ from those this node applied. */
-  constructor(whole: (window: WindowHash) => void, every = CHECK_EVERY, readOtherwise: (seq: number) => void = () => undefined) {
-    this.#whole = whole;
-    this.#every = every;
-    this.#readOtherwise = readOtherwise;
-    this.#after = new Float64Array(every);
-  }
-
-  /**
-   * The hash of the window being read, from its first command to the last read, or null (none read in order
-   * from its start, or the last read ended a whole window, handed over already): the log's tail, compared
-   * once the log is quiet, as a window may take long to fill.
-   */
-  partial(): WindowHash | null {
-    return this.#inWindow ? { to: this.#next - 1, crc: this.#crc } : null;
-  }
-
-  /** The command at `seq` is to be applied: its bytes go into the window's hash. */
-  read(seq: number, data: Uint8Array): void {
-    if (seq !== this.#next) this.#inWindow = false;
-    this.#next = seq + 1;
-    const place = (seq - 1) % this.#every;
-    if (place === 0) {
-      this.#inWindow = true;
-      this.#crc = 0;
-    }
-    if (!this.#inWindow) return;
-    this.#crc = crc32(data, this.#crc);
-    this.#after[place] = this.#crc;
-    if (place === this.#every - 1) {
-      this.#inWindow = false;
-      this.#whole({ to: seq, crc: this.#crc });
-    }
-  }
-
-  /** The command at `seq`, applied before, was read again: checked where this process hashed it, else hashed as read. */
-  readAgain(seq: number, data: Uint8Array): void {
-    const place = (seq - 1) % this.#every;
-    if (!this.#inWindow || seq >= this.#next || seq < this.#next - 1 - ((this.#next - 2) % this.#every)) {
-      this.read(seq, data);
-      return;
-    }
-    if (crc32(data, place === 0 ? 0 : this.#after[place - 1]) !== this.#after[place]) this.#readOtherwise(seq);
-  }
-}
-
 export function recordedWindows(nc: NatsConnection): Promise<(WindowHash & { nodeId: string })[]> {
   return readBucket(nc, BUCKET, async (kv) => (await bucketEntries(kv)).filter((entry) => /^\d/.test(entry.key)).map((entry) => {
     const dot = entry.key.indexOf('.');
@@ -224,6 +153,8 @@ export class LogChecks {
   readonly #every: number;
   /** This node's latest windows, oldest first. */
   readonly #recent: WindowHash[] = [];
+  /** The record or check running, which the next waits for. */
+  #running: Promise<void> = Promise.resolve();
   /** This node's windows JetStream has not taken yet, oldest first (record). */
   readonly #unrecorded: WindowHash[] = [];
   /** Windows whose hashes differed while no reading was taken as right (too few nodes had recorded them), oldest first. */
@@ -267,11 +198,20 @@ export class LogChecks {
    * hashes. One JetStream did not take (a nats-server paused, the faults in which replicas diverge) is
    * recorded at the next call, or at the next check of the tail: left out, it was compared by nobody.
    */
-  async record(window: WindowHash): Promise<void> {
+  record(window: WindowHash): Promise<void> {
     this.#unrecorded.push(window);
     if (this.#unrecorded.length > UNRECORDED_KEPT) this.#unrecorded.shift();
-    await this.#recordPending();
-    this.#unsettled = (await this.#stillUnsettled([...this.#unsettled.filter((old) => !this.#recent.includes(old)), ...this.#recent])).slice(-UNSETTLED_KEPT);
+    return this.#oneAtATime(async () => {
+      await this.#recordPending();
+      this.#unsettled = (await this.#stillUnsettled([...this.#unsettled.filter((old) => !this.#recent.includes(old)), ...this.#recent])).slice(-UNSETTLED_KEPT);
+    });
+  }
+
+  /** Runs `work` after the record or check before it ended: two at once would put one window twice, and skip another. */
+  #oneAtATime(work: () => Promise<void>): Promise<void> {
+    const run = this.#running.then(work);
+    this.#running = run.catch(() => undefined);
+    return run;
   }
 
   /** Puts the windows not recorded yet in the bucket, oldest first; throws where JetStream does not take one. */
@@ -293,15 +233,17 @@ export class LogChecks {
    * others record theirs once they read so far; the windows that differed with nothing decided are compared
    * again too (no new window comes to do it), also where the log ends with a whole window (no tail: null).
    */
-  async checkTail(tail: WindowHash | null): Promise<void> {
-    if (this.#unrecorded.length > 0) await this.#recordPending();
-    if (tail !== null && this.#tailRecorded !== tail.to) {
-      await this.#kv.put(`${tail.to}.${this.#nodeId}`, String(tail.crc));
-      this.#tailRecorded = tail.to;
-    }
-    // Among the windows compared again while it differs undecided, so that the log keeps it meanwhile (keepFrom).
-    const windows = tail === null || this.#unsettled.some((window) => window.to === tail.to) ? this.#unsettled : [...this.#unsettled, tail];
-    this.#unsettled = (await this.#stillUnsettled(windows)).slice(-UNSETTLED_KEPT);
+  checkTail(tail: WindowHash | null): Promise<void> {
+    return this.#oneAtATime(async () => {
+      if (this.#unrecorded.length > 0) await this.#recordPending();
+      if (tail !== null && this.#tailRecorded !== tail.to) {
+        await this.#kv.put(`${tail.to}.${this.#nodeId}`, String(tail.crc));
+        this.#tailRecorded = tail.to;
+      }
+      // Among the windows compared again while it differs undecided, so that the log keeps it meanwhile (keepFrom).
+      const windows = tail === null || this.#unsettled.some((window) => window.to === tail.to) ? this.#unsettled : [...this.#unsettled, tail];
+      this.#unsettled = (await this.#stillUnsettled(windows)).slice(-UNSETTLED_KEPT);
+    });
   }
 
   /** Compares each window in turn; those that differ with no reading taken as right yet. */

@@ -26,7 +26,9 @@ import type { Command } from './commands.ts';
 import { CatchUpHealth } from './catch-up.ts';
 import { compactionRoundMs, LogCompaction } from './compaction.ts';
 import { CHECKING_HAND_OVER, handOverOwnWrites, serveReadIds, writesToHandOver } from './hand-over-writes.ts';
-import { CHECK_EVERY, LogChecks, LogWindows, READ_OTHERWISE } from './log-checks.ts';
+import { appliedTail, appliedWindow, appliedWindows } from './applied-windows.ts';
+import { CHECK_EVERY, LogChecks } from './log-checks.ts';
+import type { WindowHash } from './log-checks.ts';
 import type { OddWindow } from './log-checks.ts';
 import { followedLog, holdLog, replacedLog } from './log-identity.ts';
 import { ClusterLog, CommandTooLargeError, describeNatsError, LogUnavailableError } from './log.ts';
@@ -71,9 +73,8 @@ const REBUILD_RETRY_MS = 60_000;
 const TAIL_QUIET_MS = 5_000;
 /**
  * Test only (`--test-faults misread-log`, `misread-log-otherwise`): the log's commands up to this one are
- * hashed from other bytes, until the node finds it read an odd history (`misreadOver`, for this process):
- * a node reads the window it restarts in again from its start (Replica's readFrom), and would misread again
- * what its server gave it otherwise only for a while.
+ * hashed from other bytes as they apply, as a node whose server gave it another history for a while, until
+ * the node finds it read an odd history (`misreadOver`, for this process).
  */
 const MISREAD_UNTIL = 8;
 let misreadOver = false;
@@ -339,14 +340,9 @@ export class ClusterNode {
       // Its start found no node to copy (restore.ts): another try in a while.
       if (checks.problem !== null) this.#rebuildRetry = setTimeout(() => this.#askRebuild(), REBUILD_RETRY_MS);
       const compareFailed = (to: number | null) => (error: Error) => logger.warn('comparing the cluster log with the other nodes failed', { to, reason: error.message });
-      let toldOtherwise = 0;
-      const readOtherwise = (seq: number) => {
-        // Once a window: its hash, of what this node applied, will differ from that of a node that read the servers' history now.
-        if (seq - toldOtherwise < every) return;
-        toldOtherwise = seq;
-        logger.error(READ_OTHERWISE, { seq });
-      };
-      const windows = new LogWindows((window) => void checks.record(window).catch(compareFailed(window.to)), every, readOtherwise);
+      const record = (window: WindowHash) => void checks.record(window).catch(compareFailed(window.to));
+      // Those its last process may not have recorded (killed first, or JetStream did not take them): recorded again, alike.
+      for (const window of appliedWindows(store)) record(window);
       // A window may take long to fill (a chaos row's last writes differed in one the run never filled):
       // while the log is quiet, the tail read so far is compared too, and the windows still undecided again.
       let lastRead = Date.now();
@@ -354,7 +350,7 @@ export class ClusterNode {
       this.#tailChecks = setInterval(() => {
         if (comparingTail || Date.now() - lastRead < TAIL_QUIET_MS) return;
         comparingTail = true;
-        const tail = windows.partial();
+        const tail = appliedTail(store, every);
         checks.checkTail(tail).catch(compareFailed(tail?.to ?? null)).finally(() => (comparingTail = false));
       }, TAIL_QUIET_MS);
       // Test only: this node hashes other bytes than it read at the log's start, as a node whose server gave it another history for a while
@@ -365,14 +361,16 @@ export class ClusterNode {
       const readLost = config.testFaults.includes('read-lost-writes');
       this.#replica = new Replica({
         nodeId: config.nodeId, log, store, writes: local, codeGroup: group.of, applyReport: (command) => this.reports.apply(command), rematch, logger,
-        readFrom: (next) => next - ((next - 1) % every),
-        read: (seq, data, msgId, after, again) => {
+        read: (seq, data, msgId, after) => {
           acknowledged.read(seq, readLost && msgId !== null ? (log.lostWriteFor(msgId) ?? msgId) : msgId, after);
-          const hashed = misreadWith !== null && !misreadOver && seq <= MISREAD_UNTIL ? Uint8Array.of(...data.subarray(0, 16), misreadWith) : data;
-          if (again) windows.readAgain(seq, hashed);
-          else windows.read(seq, hashed);
           lastRead = Date.now();
         },
+        windowEvery: every,
+        applied: (seq) => {
+          const window = seq % every === 0 ? appliedWindow(store, seq) : null;
+          if (window !== null) record(window);
+        },
+        ...(misreadWith === null ? {} : { hashed: (seq: number, data: Uint8Array) => (!misreadOver && seq <= MISREAD_UNTIL ? Uint8Array.of(...data.subarray(0, 16), misreadWith) : data) }),
         ...(config.testFaults.includes('slow-apply') ? { slowApplyMs: SLOW_APPLY_MS } : {}),
         ...(config.testFaults.includes('failing-apply') ? { applyFails: () => existsSync(join(config.dataDir, FAIL_APPLY_FILE)) } : {}),
         ...(config.testFaults.includes('hanging-apply') ? { applyHangs: () => existsSync(join(config.dataDir, HANG_APPLY_FILE)), applySlowMs: HANGING_APPLY_SLOW_MS } : {}),

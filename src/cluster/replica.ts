@@ -8,10 +8,12 @@ import { MissingTagError } from '../storage/vms.ts';
 import { putVulnerabilities } from '../storage/vulns.ts';
 import type { LocalWrites } from '../writes.ts';
 import { isCopyOfApplied, recordApplied } from './applied-ids.ts';
+import { foldApplied } from './applied-windows.ts';
 import { decodeCommand, loggedEvents } from './commands.ts';
 import type { Command } from './commands.ts';
 import { LogUnavailableError, msgIdOf, notFor } from './log.ts';
 import type { ClusterLog } from './log.ts';
+import { CHECK_EVERY } from './log-checks.ts';
 
 /** The store's meta key holding the last applied log sequence. */
 const APPLIED_SEQ = 'logSeq';
@@ -94,18 +96,15 @@ export interface ReplicaOptions {
   codeGroup: number;
   /**
    * Each command as it is read, in log order, before it is applied, with its message id and how many
-   * commands the server held after it, when known (src/cluster/log-checks.ts hashes them;
-   * acknowledged-writes.ts checks this node's writes); `again` for one applied before, read again (readFrom).
+   * commands the server held after it, when known (acknowledged-writes.ts checks this node's writes).
    */
-  read?: (seq: number, data: Uint8Array, msgId: string | null, after: number | null, again: boolean) => void;
-  /**
-   * Where each new consumer starts `read`ing, given the next command to apply: the start of its window
-   * (log-checks.ts), so that the node hashes whole windows across restarts, copies and new consumers. The
-   * commands before the next are read again, not applied. A chaos row's node, rebuilt from a copy in the
-   * middle of a window, read on from its server's odd history and lacked two acknowledged VMs, which no
-   * window it hashed covered.
-   */
-  readFrom?: (next: number) => number;
+  read?: (seq: number, data: Uint8Array, msgId: string | null, after: number | null) => void;
+  /** Commands a window of the log's hashes holds (applied-windows.ts; CHECK_EVERY unless a test says otherwise). */
+  windowEvery?: number;
+  /** Called once the command at `seq` is applied, in log order. */
+  applied?: (seq: number) => void;
+  /** Test only (`--test-faults misread-log`): the bytes hashed for the command at `seq` in place of its own. */
+  hashed?: (seq: number, data: Uint8Array) => Uint8Array;
   /** Applies report commands (src/cluster/reports.ts). */
   applyReport: (command: Command) => Promise<void>;
   /** Re-matches the fleet's components against the vulnerability data just stored. */
@@ -294,14 +293,11 @@ export class Replica {
     const { log, logger } = this.#options;
     while (!this.#stopped) {
       let messages: ConsumerMessages;
-      /** The next command applied already to read again (readFrom). */
-      let reread = 0;
       try {
         this.#receivedAt = Date.now();
         const first = await log.firstSeq();
         if (first > this.#applied + 1) return this.#truncated(first);
-        reread = Math.max(first, this.#options.readFrom?.(this.#applied + 1) ?? this.#applied + 1);
-        messages = await log.follow(reread);
+        messages = await log.follow(this.#applied + 1);
       } catch (error) {
         if (this.#stopped) return;
         // While JetStream elects leaders after a server died each try times out; the first after it succeeds.
@@ -321,14 +317,8 @@ export class Replica {
           if (this.#failure !== null) break;
           this.#receivedAt = Date.now();
           this.#stallMs = STALL_MS;
-          if (message.seq < next) {
-            // Read again in order, not applied; an ordered consumer restarted by the library may also deliver what is applied already.
-            if (message.seq === reread) {
-              reread++;
-              this.#options.read?.(message.seq, message.data, msgIdOf(message.headers), message.info.pending, true);
-            }
-            continue;
-          }
+          // An ordered consumer restarted by the library may deliver what is applied already.
+          if (message.seq < next) continue;
           // Sequences run without gaps but where the log was truncated (an earlier version kept key commands there, so a gap can follow one).
           if (message.seq > next) {
             messages.stop();
@@ -339,8 +329,8 @@ export class Replica {
           next = message.seq + 1;
           this.#knownLast = Math.max(this.#knownLast, message.seq + message.info.pending);
           const msgId = msgIdOf(message.headers);
-          this.#options.read?.(message.seq, message.data, msgId, message.info.pending, false);
-          if (notFor(message.headers) === this.#options.nodeId) await this.#skip(message.seq, msgId);
+          this.#options.read?.(message.seq, message.data, msgId, message.info.pending);
+          if (notFor(message.headers) === this.#options.nodeId) await this.#skip(message.seq, message.data, msgId);
           else await this.#applyReceived(message.seq, message.data, msgId, true);
         }
         await this.#settled();
@@ -362,8 +352,8 @@ export class Replica {
         const seq = this.#applied + 1;
         const command = await this.#options.log.commandAt(seq);
         if (command === null) return;
-        this.#options.read?.(seq, command.data, command.msgId, null, false);
-        if (command.notFor === this.#options.nodeId) await this.#skip(seq, command.msgId);
+        this.#options.read?.(seq, command.data, command.msgId, null);
+        if (command.notFor === this.#options.nodeId) await this.#skip(seq, command.data, command.msgId);
         else await this.#applyReceived(seq, command.data, command.msgId, false);
       }
     } catch (error) {
@@ -390,7 +380,7 @@ export class Replica {
         if (this.#failure !== null) throw this.#failure;
       }
       this.#inFlightKind = command.kind;
-      const applying = (command.kind === 'events' ? this.#applyEvents(seq, command, msgId) : this.#applyPage(seq, command, msgId)).catch((error: Error) => {
+      const applying = (command.kind === 'events' ? this.#applyEvents(seq, data, command, msgId) : this.#applyPage(seq, data, command, msgId)).catch((error: Error) => {
         this.#failure ??= error;
         this.#stop?.();
       });
@@ -401,15 +391,15 @@ export class Replica {
     }
     await this.#settled();
     if (this.#failure !== null) throw this.#failure;
-    if (command.kind === 'events') await this.#applyEvents(seq, command, msgId);
-    else await this.#measured(seq, command.kind, () => this.#apply(seq, command, msgId));
+    if (command.kind === 'events') await this.#applyEvents(seq, data, command, msgId);
+    else await this.#measured(seq, command.kind, () => this.#apply(seq, data, command, msgId));
   }
 
   /** Records a command this node holds the effect of already (log.ts, NOT_FOR_HEADER) as applied, unread. */
-  async #skip(seq: number, msgId: string | null): Promise<void> {
+  async #skip(seq: number, data: Uint8Array, msgId: string | null): Promise<void> {
     await this.#settled();
     if (this.#failure !== null) throw this.#failure;
-    await this.#measured(seq, 'skipped: another node\'s effect', () => this.#recordApplied(seq, msgId, false));
+    await this.#measured(seq, 'skipped: another node\'s effect', () => this.#recordApplied(seq, data, msgId, false));
   }
 
   /** Until every agent batch or page in flight is applied or has failed. */
@@ -421,7 +411,7 @@ export class Replica {
    * Stores an agent batch with its sequence in one transaction, which it runs only if the command before it
    * is applied: in flight, it may share a transaction with the ones before it, and must not outlive a failed one.
    */
-  #applyEvents(seq: number, command: Extract<Command, { kind: 'events' }>, msgId: string | null): Promise<void> {
+  #applyEvents(seq: number, data: Uint8Array, command: Extract<Command, { kind: 'events' }>, msgId: string | null): Promise<void> {
     const { store, writes, logger } = this.#options;
     const { decode, receivedAt } = loggedEvents(command, this.#options.codeGroup);
     const previous = this.#lastInFlight;
@@ -434,6 +424,7 @@ export class Replica {
         expectApplied(store, seq - 1);
         // The sequence commits in the batch's own transaction: a restart never applies a batch twice.
         store.meta.put(APPLIED_SEQ, seq);
+        this.#fold(seq, data);
         const events = decode();
         // Applied again, only a batch that starts a VM can undo a newer write (applied-ids.ts).
         const starts = events.some((event) => event.type === 'vm.start');
@@ -455,7 +446,7 @@ export class Replica {
    * node 10 to 100 ms, most of the time every other node served a code report after its coordinator. The
    * sequence is stored in log order, once the page and every command before it are.
    */
-  #applyPage(seq: number, command: Extract<Command, { kind: 'report.page' }>, msgId: string | null): Promise<void> {
+  #applyPage(seq: number, data: Uint8Array, command: Extract<Command, { kind: 'report.page' }>, msgId: string | null): Promise<void> {
     const { store, applyReport } = this.#options;
     const previous = this.#lastInFlight;
     const applied = this.#measured(seq, command.kind, async () => {
@@ -465,7 +456,7 @@ export class Replica {
       this.#step(seq, 'storing its sequence');
       expectApplied(store, seq - 1);
       // A page written again is the same file: its copies are not looked for.
-      await this.#recordApplied(seq, msgId, false);
+      await this.#recordApplied(seq, data, msgId, false);
     });
     this.#lastInFlight = applied.catch(() => undefined);
     return applied;
@@ -522,6 +513,7 @@ export class Replica {
     this.#applyMs = this.#applyMs === 0 ? took : 0.9 * this.#applyMs + 0.1 * took;
     this.#applied = seq;
     this.#applyFailure = null;
+    this.#options.applied?.(seq);
     for (let i = this.#waiters.length - 1; i >= 0; i--) {
       if (this.#waiters[i].seq <= seq) {
         this.#waiters[i].resolve();
@@ -531,7 +523,7 @@ export class Replica {
   }
 
   /** Applies a command other than an agent batch; the sequence is written after it, as these are idempotent. */
-  async #apply(seq: number, command: Exclude<Command, { kind: 'events' }>, msgId: string | null): Promise<void> {
+  async #apply(seq: number, data: Uint8Array, command: Exclude<Command, { kind: 'events' }>, msgId: string | null): Promise<void> {
     // The parts of a page after its first are the same bytes each time: their copies are not looked for.
     const looked = command.kind !== 'report.page';
     const copy = looked && isCopyOfApplied(this.#options.store, msgId);
@@ -539,7 +531,7 @@ export class Replica {
     else await this.#change(seq, command);
     this.#step(seq, 'storing its sequence');
     // Applied again after a crash, these commands leave the same state.
-    await this.#recordApplied(seq, msgId, looked && !copy);
+    await this.#recordApplied(seq, data, msgId, looked && !copy);
   }
 
   /** Makes the command's change to this node's store; one that does not apply (a tag the VM lacks) is logged and skipped. */
@@ -571,13 +563,20 @@ export class Replica {
     }
   }
 
-  /** Stores `seq` as the last applied, and its message id if `remember` (applied-ids.ts), in one transaction. */
-  async #recordApplied(seq: number, msgId: string | null, remember: boolean): Promise<void> {
+  /** Stores `seq` as the last applied, its bytes in its window's hash, and its message id if `remember` (applied-ids.ts), in one transaction. */
+  async #recordApplied(seq: number, data: Uint8Array, msgId: string | null, remember: boolean): Promise<void> {
     const { store } = this.#options;
     await store.env.transaction(() => {
       store.meta.put(APPLIED_SEQ, seq);
+      this.#fold(seq, data);
       recordApplied(store, seq, msgId, remember);
     });
+  }
+
+  /** Folds the command's bytes into its window's hash (applied-windows.ts): call in the transaction that applies it. */
+  #fold(seq: number, data: Uint8Array): void {
+    const { store, hashed, windowEvery } = this.#options;
+    foldApplied(store, seq, hashed?.(seq, data) ?? data, windowEvery ?? CHECK_EVERY);
   }
 
   /** Stops applying the log for good, for `problem` (health's note until the node restarts). */

@@ -1,13 +1,13 @@
-// Whether the nodes read one log (src/cluster/log-checks.ts): each hashes the commands it reads a window at
-// a time, only windows it read whole and in order, and the later node to record a window's hash names the
-// nodes whose hash differs in its health note. The bucket is a real nats-server's.
+// Whether the nodes read one log (src/cluster/log-checks.ts): each records its hash of each window of the
+// log it applied (applied-windows.ts), and the later node to record a window's hash names the nodes whose
+// hash differs in its health note. The bucket is a real nats-server's.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { LogChecks, LogWindows, recordedWindows, rightReading } from '../../src/cluster/log-checks.ts';
+import { LogChecks, recordedWindows, rightReading } from '../../src/cluster/log-checks.ts';
 import type { LogChecksOptions, WindowHash } from '../../src/cluster/log-checks.ts';
 import { untilAnswered } from '../../src/cluster/log.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
@@ -19,57 +19,6 @@ import { tempDir } from '../helpers/service.ts';
 
 const missing = spawnSync('nats-server', ['--version']).error !== undefined;
 if (missing && process.env.CI === 'true') throw new Error('nats-server is not installed (apt-get install nats-server)');
-
-const command = (seq: number, text = `command ${seq}`) => new TextEncoder().encode(text);
-
-/** The windows a reader of `seqs` (with the bytes `data` gives) hands over, four commands a window. */
-function windowsOf(seqs: number[], data: (seq: number) => Uint8Array = command): WindowHash[] {
-  const whole: WindowHash[] = [];
-  const windows = new LogWindows((window) => whole.push(window), 4);
-  for (const seq of seqs) windows.read(seq, data(seq));
-  return whole;
-}
-const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, k) => from + k);
-
-test('readers of the same commands hand over the same hash of each whole window; one byte apart, only its window differs', () => {
-  const first = windowsOf(range(1, 12));
-  assert.deepEqual(first.map((window) => window.to), [4, 8, 12]);
-  assert.deepEqual(windowsOf(range(1, 12)), first);
-  const misread = windowsOf(range(1, 12), (seq) => command(seq, seq === 6 ? 'command 7' : `command ${seq}`));
-  assert.equal(misread[0].crc, first[0].crc);
-  assert.notEqual(misread[1].crc, first[1].crc, 'the window holding the other bytes');
-  assert.equal(misread[2].crc, first[2].crc);
-});
-
-test('a window not read whole and in order (a reader started inside it, or read part of it again) has no hash', () => {
-  assert.deepEqual(windowsOf(range(3, 12)).map((window) => window.to), [8, 12], 'started at 3: from the next window on');
-  // Read up to 7, then again from 6 (its reading restarted after a failed command): window 5-8 is left out.
-  const again = windowsOf([...range(1, 7), ...range(6, 12)]);
-  assert.deepEqual(again.map((window) => window.to), [4, 12]);
-  assert.deepEqual(again, windowsOf(range(1, 12)).filter((window) => window.to !== 8));
-  // Read again from a window's first command, the window is read whole once more.
-  assert.deepEqual(windowsOf([...range(1, 7), ...range(5, 12)]), windowsOf(range(1, 12)));
-});
-
-test('a window applied here and read again (a new consumer) keeps the hash of what was applied; other bytes read again are told; a process that applied none of it hashes what it reads', () => {
-  const told: number[] = [];
-  const whole: WindowHash[] = [];
-  const windows = new LogWindows((window) => whole.push(window), 4, (seq) => told.push(seq));
-  for (const seq of range(1, 7)) windows.read(seq, command(seq));
-  // A new consumer reads 5 to 7 again from servers that now give 6 otherwise (nats-server's replicas diverged).
-  for (const seq of range(5, 7)) windows.readAgain(seq, command(seq, seq === 6 ? 'another command' : `command ${seq}`));
-  for (const seq of range(8, 12)) windows.read(seq, command(seq));
-  assert.deepEqual(whole, windowsOf(range(1, 12)), 'the hashes of what was applied, which the other nodes compare');
-  assert.deepEqual(told, [6]);
-
-  // A process started inside the window (it applied 5 to 7 before a restart) hashes what it reads again.
-  const restarted: WindowHash[] = [];
-  const fresh = new LogWindows((window) => restarted.push(window), 4, (seq) => told.push(seq));
-  for (const seq of range(5, 7)) fresh.readAgain(seq, command(seq));
-  for (const seq of range(8, 12)) fresh.read(seq, command(seq));
-  assert.deepEqual(restarted, windowsOf(range(1, 12)).slice(1));
-  assert.deepEqual(told, [6], 'nothing to check against');
-});
 
 test('the reading taken as right: the one most nodes share, else the first node\'s by id among those that may serve; none from fewer than three', () => {
   const hashes = (entries: Record<string, string>) => new Map(Object.entries(entries));
@@ -83,21 +32,6 @@ test('the reading taken as right: the one most nodes share, else the first node\
   assert.equal(rightReading(hashes({ a: 'x', b: 'y' }), any), null, 'two cannot tell');
   assert.equal(rightReading(hashes({ a: 'x', b: 'x', c: 'x' }), any), null, 'all agree');
   assert.equal(rightReading(hashes({ a: 'x', b: 'y', c: 'z' }), () => false), null, 'none can serve');
-});
-
-test('the tail, the window read so far, hashes alike for readers of the same commands, and is there only inside a window read from its start', () => {
-  const tailOf = (seqs: number[], data: (seq: number) => Uint8Array = command) => {
-    const windows = new LogWindows(() => undefined, 4);
-    for (const seq of seqs) windows.read(seq, data(seq));
-    return windows.partial();
-  };
-  const tail = tailOf(range(1, 6));
-  assert.equal(tail?.to, 6);
-  assert.deepEqual(tailOf(range(1, 6)), tail);
-  assert.notDeepEqual(tailOf(range(1, 6), (seq) => command(seq, seq === 6 ? 'command 7' : `command ${seq}`)), tail);
-  assert.deepEqual(tailOf(range(3, 6)), tail, 'a reader that started in the window before has the tail from its window\'s start');
-  assert.equal(tailOf(range(1, 8)), null, 'a whole window was handed over already');
-  assert.equal(tailOf(range(6, 7)), null, 'not read from its window\'s start');
 });
 
 let nats: NatsServer[] = [];

@@ -9,7 +9,7 @@ import type { Command } from '../../src/cluster/commands.ts';
 import { ClusterLog } from '../../src/cluster/log.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
-import { LogWindows } from '../../src/cluster/log-checks.ts';
+import { appliedWindows } from '../../src/cluster/applied-windows.ts';
 import type { WindowHash } from '../../src/cluster/log-checks.ts';
 import { appliedSeq, Replica } from '../../src/cluster/replica.ts';
 import { logger } from '../../src/log.ts';
@@ -39,9 +39,9 @@ after(async () => {
 
 /**
  * A node's replica of the log on its own store (or `restarted` on the store of one stopped), with the report
- * commands it applied; each new consumer reads from the start of its window of three, as ClusterNode's do.
+ * commands it applied and the hashes of the windows of three it applied.
  */
-async function node(nodeId: string, restarted?: Store): Promise<{ store: Store; replica: Replica; reportCommands: Command[]; windows: WindowHash[] }> {
+async function node(nodeId: string, restarted?: Store): Promise<{ store: Store; replica: Replica; reportCommands: Command[]; windows: () => WindowHash[] }> {
   const log = await ClusterLog.open([nats[0].url], nodeId);
   const store = restarted ?? openStore(tempDir(`jvmlens-not-for-${nodeId}-`));
   const dict = new Dictionary(store);
@@ -50,14 +50,11 @@ async function node(nodeId: string, restarted?: Store): Promise<{ store: Store; 
     countEvents: () => undefined, afterIngest: () => undefined, afterTagsChange: () => undefined,
   });
   const reportCommands: Command[] = [];
-  // The log's three commands make one window: its hash covers the command not for n1 as well.
-  const windows: WindowHash[] = [];
-  const reader = new LogWindows((window) => windows.push(window), 3);
   const replica = new Replica({
     nodeId, log, store, writes, codeGroup: 0, logger, rematch: async () => undefined,
     applyReport: async (command) => void reportCommands.push(command),
-    read: (seq, data) => reader.read(seq, data),
-    readFrom: (next) => next - ((next - 1) % 3),
+    // The log's three commands make one window: its hash covers the command not for n1 as well.
+    windowEvery: 3,
   });
   replica.start();
   closers.push(async () => {
@@ -65,7 +62,7 @@ async function node(nodeId: string, restarted?: Store): Promise<{ store: Store; 
     await log.close();
     if (restarted === undefined) await store.close();
   });
-  return { store, replica, reportCommands, windows };
+  return { store, replica, reportCommands, windows: () => appliedWindows(store) };
 }
 
 test('a command not for a node is recorded as applied there, unread, and applied by every other node', { skip: missing && 'nats-server is not installed' }, async () => {
@@ -84,15 +81,15 @@ test('a command not for a node is recorded as applied there, unread, and applied
   // Both stores have applied the log up to its end: a restart resumes after it.
   assert.equal(appliedSeq(coordinator.store), last);
   assert.equal(appliedSeq(other.store), last);
-  // Both read every command, the one n1 skips too, in order: one whole window, hashed alike.
-  assert.equal(coordinator.windows.length, 1);
-  assert.deepEqual(coordinator.windows, other.windows);
+  // Both applied every command, the one n1 skips too, in order: one whole window, hashed alike.
+  assert.equal(coordinator.windows().length, 1);
+  assert.deepEqual(coordinator.windows(), other.windows());
   // A node reading the log command by command, as it does while no consumer can be made, skips it too (Replica: its direct reads say whom a command is not for).
   assert.equal((await writer.commandAt(notForN1))?.notFor, 'n1');
   assert.equal((await writer.commandAt(last))?.notFor, null);
 });
 
-test('a node started again in the middle of a window reads the window again from its start, applying nothing twice, and hashes it whole', { skip: missing && 'nats-server is not installed' }, async () => {
+test('a node started again in the middle of a window applies nothing twice, and hashes the window whole, as applied', { skip: missing && 'nats-server is not installed' }, async () => {
   const writer = await ClusterLog.open([nats[0].url], 'restart-writer', 'once');
   closers.push(() => writer.close());
   const steady = await node('n4');
@@ -101,15 +98,16 @@ test('a node started again in the middle of a window reads the window again from
   for (const reportId of ['r4', 'r5']) last = await writer.append({ kind: 'report.delete', reportId });
   await first.replica.waitFor(last);
   await first.replica.stop();
-  // Applied up to 5, in the middle of the window 4-6: started again, it reads 4 and 5 again, then 6.
+  // Applied up to 5, in the middle of the window 4-6: started again, it applies 6, and its store had the hash of 4 and 5.
   const again = await node('n5', first.store);
   last = await writer.append({ kind: 'report.delete', reportId: 'r6' });
   assert.equal(last, 6, 'after the first test\'s three commands');
   await Promise.all([again.replica.waitFor(last), steady.replica.waitFor(last)]);
   const ids = (commands: Command[]) => commands.map((command) => (command as { reportId: string }).reportId);
   assert.deepEqual(ids(first.reportCommands), ['before', 'pages-of-n1', 'after', 'r4', 'r5']);
-  assert.deepEqual(ids(again.reportCommands), ['r6'], 'what it had applied is read again, not applied');
-  assert.deepEqual(again.windows, steady.windows.filter((window) => window.to === 6), 'the window 4-6 hashed whole, as a node that read it in one go');
+  assert.deepEqual(ids(again.reportCommands), ['r6'], 'what it had applied is not applied again');
+  assert.deepEqual(again.windows().map((window) => window.to), [3, 6]);
+  assert.deepEqual(again.windows(), steady.windows(), 'the window 4-6 hashed whole, as a node that applied it in one go');
 });
 
 test('the log read again (ClusterLog.hashOf) hashes a window as a node that read it did; a truncated one has no hash', { skip: missing && 'nats-server is not installed' }, async () => {
@@ -120,10 +118,10 @@ test('the log read again (ClusterLog.hashOf) hashes a window as a node that read
   for (const reportId of ['h1', 'h2', 'h3']) last = await writer.append({ kind: 'report.delete', reportId });
   await reader.replica.waitFor(last);
   assert.equal(last, 9, 'after the two tests\' six commands');
-  assert.equal(reader.windows.length, 3);
-  assert.equal(await writer.hashOf(1, 3), reader.windows[0].crc);
-  assert.equal(await writer.hashOf(7, 9), reader.windows[2].crc);
+  assert.equal(reader.windows().length, 3);
+  assert.equal(await writer.hashOf(1, 3), reader.windows()[0].crc);
+  assert.equal(await writer.hashOf(7, 9), reader.windows()[2].crc);
   await writer.purgeBelow(4);
   assert.equal(await writer.hashOf(1, 3), null);
-  assert.equal(await writer.hashOf(7, 9), reader.windows[2].crc);
+  assert.equal(await writer.hashOf(7, 9), reader.windows()[2].crc);
 });
