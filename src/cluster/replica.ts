@@ -25,9 +25,9 @@ const APPLIED_SEQ = 'logSeq';
  */
 export const TAG_EDIT_WITHOUT_VM = 'a tag edit names a VM this node does not hold: this node read the log otherwise than the node that took the edit';
 
-/** What a node logs for a write it skips as another copy of one it applied (applied-ids.ts); the chaos bench counts these lines. */
 /** What a node logs while a command's apply takes longer than APPLY_SLOW_MS. */
 export const APPLYING_SLOWLY = 'a command of the cluster log is taking long to apply';
+/** What a node logs for a write it skips as another copy of one it applied (applied-ids.ts); the chaos bench counts these lines. */
 export const COPY_SKIPPED = 'a write appended again is skipped: this node applied another copy of it';
 
 /**
@@ -127,9 +127,9 @@ export class Replica {
   #stopped = false;
   #stop: (() => void) | null = null;
   #running: Promise<void> = Promise.resolve();
-  /** When the consumer last delivered a command (or was started), and whether one is being applied now. */
+  /** When the consumer last delivered a command, was started, or a command's apply ended. */
   #receivedAt = Date.now();
-  /** The commands being applied now, by sequence (several while agent batches are in flight): their kind, and since when. */
+  /** The commands being applied now, by sequence (several while agent batches are in flight): their kind, since when, and what they wait for. */
   readonly #applying = new Map<number, { kind: string; since: number; step: string }>();
   /** When a command applying slowly was last logged (see APPLY_SLOW_MS). */
   #slowLoggedAt = 0;
