@@ -1,7 +1,8 @@
 // Whether the nodes read one log: each hashes the commands it applies, a window of them at a time
-// (applied-windows.ts), and compares its hash of each window with the other nodes'. JetStream promises every reader one history of
-// a stream; Jepsen found replicas of NATS 2.12.1 serving different ones after power failures combined with
-// pauses, and a node that applied another history would serve other data with nobody the wiser.
+// (applied-windows.ts), and compares its hash of each window with the other nodes'. JetStream promises
+// every reader one history of a stream; Jepsen found replicas of NATS 2.12.1 serving different ones after
+// power failures combined with pauses, and a node that applied another history would serve other data with
+// nobody the wiser.
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.ts';
@@ -96,6 +97,7 @@ export interface WindowHash {
   crc: number;
 }
 
+/** Every window hash the nodes recorded (none before any node did), as the chaos bench checks them. */
 export function recordedWindows(nc: NatsConnection): Promise<(WindowHash & { nodeId: string })[]> {
   return readBucket(nc, BUCKET, async (kv) => (await bucketEntries(kv)).filter((entry) => /^\d/.test(entry.key)).map((entry) => {
     const dot = entry.key.indexOf('.');
