@@ -28,8 +28,7 @@ import { CatchUpHealth } from './catch-up.ts';
 import { compactionRoundMs, LogCompaction } from './compaction.ts';
 import { CHECKING_HAND_OVER, handOverOwnWrites, serveReadIds, writesToHandOver } from './hand-over-writes.ts';
 import { CHECK_EVERY, LogChecks } from './log-checks.ts';
-import type { WindowHash } from './log-checks.ts';
-import type { OddWindow } from './log-checks.ts';
+import type { OddWindow, WindowHash } from './log-checks.ts';
 import { followedLog, holdLog, replacedLog } from './log-identity.ts';
 import { ClusterLog, CommandTooLargeError, describeNatsError, LogUnavailableError } from './log.ts';
 import { liveNodes, Membership, NodeIdInUseError } from './membership.ts';
@@ -344,7 +343,7 @@ export class ClusterNode {
       // Those its last process may not have recorded (killed first, or JetStream did not take them): recorded again, alike.
       for (const window of appliedWindows(store)) record(window);
       // A window may take long to fill (a chaos row's last writes differed in one the run never filled):
-      // while the log is quiet, the tail read so far is compared too, and the windows still undecided again.
+      // while the log is quiet, the tail applied so far is compared too, and the windows still undecided again.
       let lastRead = Date.now();
       let comparingTail = false;
       this.#tailChecks = setInterval(() => {
