@@ -364,7 +364,7 @@ export async function runClusterChaos(seconds: number, layout: ChaosLayout, log:
         log(`report ${reportId} differs between the nodes: ${outcomes.join(' | ')}`);
       }
     }
-    // Whether the nodes read one log: their hashes of each window they read whole.
+    // Whether the nodes read one log: their hashes of each window they applied whole.
     const nc = await connect({ servers: nats.map((server) => server.url) });
     try {
       const byWindow = new Map<number, { nodeId: string; crc: number }[]>();
