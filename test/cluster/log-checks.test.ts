@@ -145,7 +145,7 @@ test('neither a node that is gone nor one that read an odd history itself is tak
   assert.equal(n11.problem, null);
 });
 
-test('a window JetStream did not take while its server was down is recorded once it is back, and compared', { skip: missing && 'nats-server is not installed' }, async () => {
+test('a window JetStream did not take while its server was down is recorded once it is back', { skip: missing && 'nats-server is not installed' }, async () => {
   const [server] = await startNatsServers(1, tempDir('jvmlens-log-checks-down-'));
   const nc = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
   try {
