@@ -47,42 +47,37 @@ export type TagEdit =
 /** The VM has no tag with that key (a `remove` edit). */
 export class MissingTagError extends Error {}
 
-/** Applies a tag edit durably and returns the VM's tags (undefined: no such VM). */
-export function editTags(store: Store, dict: Dictionary, edit: TagEdit): Promise<TagRecord[] | undefined> {
-  if (edit.op !== 'remove') {
-    const { op, records } = edit;
-    return updateTags(store, dict, edit.vmId, (current) => {
-      const tags = op === 'replace' ? new Map<string, string>() : current;
-      for (const { key, value } of records) tags.set(key, value);
-      return tags;
-    });
+/** The VM's tags after `edit`, given the current ones; throws MissingTagError for a `remove` of a tag it lacks. */
+function edited(tags: Map<string, string>, edit: TagEdit): Map<string, string> {
+  if (edit.op === 'remove') {
+    if (!tags.delete(edit.key)) throw new MissingTagError(`VM '${edit.vmId}' has no tag '${edit.key}'`);
+    return tags;
   }
-  const { vmId, key } = edit;
-  return updateTags(store, dict, vmId, (current) => {
-    if (!current.delete(key)) throw new MissingTagError(`VM '${vmId}' has no tag '${key}'`);
-    return current;
-  });
+  const result = edit.op === 'replace' ? new Map<string, string>() : tags;
+  for (const { key, value } of edit.records) result.set(key, value);
+  return result;
 }
 
 /**
- * Changes the tags of a VM in one durable transaction and returns them all (undefined: no such VM).
- * `change` gets the current tags and returns the new ones, or throws.
+ * Writes a tag edit in the caller's write transaction and gives the VM's tags (undefined: no such VM): a
+ * cluster node applies an edit that waited for its VM's start in the transaction of that start's batch.
  */
-async function updateTags(
-  store: Store,
-  dict: Dictionary,
-  vmId: string,
-  change: (tags: Map<string, string>) => Map<string, string>,
-): Promise<TagRecord[] | undefined> {
+export function writeTagEdit(store: Store, dict: Dictionary, edit: TagEdit): Map<string, string> | undefined {
+  const record = findVm(store, edit.vmId);
+  if (record === undefined) return undefined;
+  const tags = edited(readTags(store, dict, record.row), edit);
+  writeTags(store, dict, record.row, tags);
+  return tags;
+}
+
+/** Applies a tag edit in one durable transaction and returns the VM's tags (undefined: no such VM). */
+export async function editTags(store: Store, dict: Dictionary, edit: TagEdit): Promise<TagRecord[] | undefined> {
   let result: Map<string, string> | undefined;
   let seq = 0;
   try {
     await store.env.childTransaction(() => {
-      const record = findVm(store, vmId);
-      if (record === undefined) return;
-      result = change(readTags(store, dict, record.row));
-      writeTags(store, dict, record.row, result);
-      seq = countWrite(store);
+      result = writeTagEdit(store, dict, edit);
+      if (result !== undefined) seq = countWrite(store);
     });
     await store.env.flushed;
   } catch (error) {
