@@ -15,7 +15,8 @@ import { HANDING_OVER, HANDING_OVER_UNTOLD } from '../src/cluster/hand-over-writ
 import { READING_BACK_JOURNALED } from '../src/cluster/write-journal.ts';
 import { FOUND_ODD, FOUND_ODD_BY_LOG, FOUND_ODD_NO_TWO_ALIKE, recordedWindows } from '../src/cluster/log-checks.ts';
 import { untilAnswered } from '../src/cluster/log.ts';
-import { COPY_SKIPPED, TAG_EDIT_WITHOUT_VM } from '../src/cluster/replica.ts';
+import { APPLIED_AFTER_START, KEPT_UNTIL_START } from '../src/cluster/awaiting-start.ts';
+import { COPY_SKIPPED } from '../src/cluster/replica.ts';
 import { startNatsServers } from '../src/cluster/nats-servers.ts';
 import { temporaryDir } from './fleet.ts';
 import { startJvmlens } from './service.ts';
@@ -65,8 +66,12 @@ export interface ClusterChaosResult {
   oddFindings: number;
   oddFindingsNoTwoAlike: number;
   oddFindingsByLog: number;
-  /** Tag edits a node applied without holding their VM: its history differs from the one of the node that took the edit (src/cluster/replica.ts). */
-  tagEditsWithoutVm: number;
+  /**
+   * Writes a node read before their VM's start, which its gateway had held (its history differs from the one of
+   * the node that took the write), kept until the start, and those applied then (src/cluster/awaiting-start.ts).
+   */
+  writesKeptUntilStart: number;
+  writesAppliedAfterStart: number;
   /** Writes appended again that a node skipped, having applied another copy of them (src/cluster/applied-ids.ts), summed over the nodes. */
   copiesSkipped: number;
 }
@@ -206,7 +211,8 @@ export async function runClusterChaos(seconds: number, layout: ChaosLayout, log:
       result.oddFindings++;
       result.oddFindingsNoTwoAlike++;
     }
-    if (line.includes(TAG_EDIT_WITHOUT_VM)) result.tagEditsWithoutVm++;
+    if (line.includes(KEPT_UNTIL_START)) result.writesKeptUntilStart++;
+    if (line.includes(APPLIED_AFTER_START)) result.writesAppliedAfterStart++;
     if (line.includes(COPY_SKIPPED)) result.copiesSkipped++;
     if (line.includes(FOUND_ODD_BY_LOG)) {
       result.oddFindings++;
@@ -218,7 +224,7 @@ export async function runClusterChaos(seconds: number, layout: ChaosLayout, log:
     appendFileSync(join(nodeLogs, `n${index + 1}.log`), `${line}\n`);
   } });
   const nodes: (JvmlensService | null)[] = [];
-  const result: ClusterChaosResult = { nodeLogs, kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, unansweredBy: {}, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0, writesHandedOver: 0, journaledWritesReadBack: 0, oddFindings: 0, oddFindingsNoTwoAlike: 0, oddFindingsByLog: 0, tagEditsWithoutVm: 0, copiesSkipped: 0 };
+  const result: ClusterChaosResult = { nodeLogs, kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, unansweredBy: {}, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0, writesHandedOver: 0, journaledWritesReadBack: 0, oddFindings: 0, oddFindingsNoTwoAlike: 0, oddFindingsByLog: 0, writesKeptUntilStart: 0, writesAppliedAfterStart: 0, copiesSkipped: 0 };
   const reportIds: string[] = [];
   let batches = 0;
   // Each acknowledged VM's tags as last acknowledged; null once an edit's outcome is unknown (no answer).

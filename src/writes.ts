@@ -3,7 +3,7 @@
 import { decodeEventBody, validateEvents } from './ingest/events.ts';
 import type { AgentEvent } from './ingest/events.ts';
 import type { Dictionary } from './storage/dictionary.ts';
-import type { IngestResult, Ingestor, UnknownVms } from './storage/ingest.ts';
+import type { IngestResult, Ingestor, LogHooks } from './storage/ingest.ts';
 import type { Liveness } from './storage/liveness.ts';
 import type { Store } from './storage/store.ts';
 import { editTags } from './storage/vms.ts';
@@ -47,12 +47,12 @@ export interface LocalWrites extends Writes {
    * Stores the events `decode` gives inside the write transaction (see Ingestor.ingest), received at
    * `receivedAt`; what was stored once durable.
    */
-  decoded(decode: () => readonly AgentEvent[], receivedAt: number, unknownVms?: UnknownVms): Promise<IngestResult>;
+  decoded(decode: () => readonly AgentEvent[], receivedAt: number, log?: LogHooks): Promise<IngestResult>;
 }
 
 export function localWrites(parts: LocalWriteParts): LocalWrites {
-  const decoded = async (decode: () => readonly AgentEvent[], receivedAt: number, unknownVms?: UnknownVms): Promise<IngestResult> => {
-    const result = await parts.ingestor.ingest(decode, receivedAt, unknownVms);
+  const decoded = async (decode: () => readonly AgentEvent[], receivedAt: number, log?: LogHooks): Promise<IngestResult> => {
+    const result = await parts.ingestor.ingest(decode, receivedAt, log);
     for (const record of result.touched) parts.liveness.update(record);
     parts.countEvents(result.eventCounts);
     parts.afterIngest(result);

@@ -299,7 +299,7 @@ export class ClusterNode {
   }
 
   async #join(jobs: ReportJobs, engine: ReportEngine, ports: { gatewayPort: number; apiPort: number }, rematch: () => Promise<void>): Promise<void> {
-    const { config, store, local, logger, readiness } = this.#options;
+    const { config, store, dict, local, logger, readiness } = this.#options;
     this.#log ??= await ClusterLog.open(config.cluster, `jvmlens-${config.nodeId}`, 'node', config.clusterCa);
     const log = this.#log;
     const { replicas } = log;
@@ -359,7 +359,7 @@ export class ClusterNode {
       // Test only: this node reads the writes it lost (above) where the log holds their stand-ins, as a node whose server's history held them.
       const readLost = config.testFaults.includes('read-lost-writes');
       this.#replica = new Replica({
-        nodeId: config.nodeId, log, store, writes: local, codeGroup: group.of, applyReport: (command) => this.reports.apply(command), rematch, logger,
+        nodeId: config.nodeId, log, store, dict, writes: local, codeGroup: group.of, applyReport: (command) => this.reports.apply(command), rematch, logger,
         read: (seq, data, msgId, after) => {
           acknowledged.read(seq, readLost && msgId !== null ? (log.lostWriteFor(msgId) ?? msgId) : msgId, after);
           lastRead = Date.now();

@@ -2,12 +2,15 @@
 // node's API uses (src/writes.ts), and remembers the last applied sequence in its store.
 import type { ConsumerMessages } from '@nats-io/jetstream';
 import type { Logger } from '../log.ts';
+import type { Dictionary } from '../storage/dictionary.ts';
 import { putKey, revokeKey } from '../storage/keys.ts';
 import type { Store } from '../storage/store.ts';
-import { MissingTagError } from '../storage/vms.ts';
+import { findVm, MissingTagError } from '../storage/vms.ts';
 import { putVulnerabilities } from '../storage/vulns.ts';
 import type { LocalWrites } from '../writes.ts';
 import { isCopyOfApplied, recordApplied } from './applied-ids.ts';
+import { APPLIED_AFTER_START, keepUntilStarted, KEPT_UNTIL_START, readyWrites, release } from './awaiting-start.ts';
+import type { ReadyWrite } from './awaiting-start.ts';
 import { foldApplied } from './applied-windows.ts';
 import { decodeCommand, loggedEvents } from './commands.ts';
 import type { Command } from './commands.ts';
@@ -17,13 +20,8 @@ import { CHECK_EVERY } from './log-checks.ts';
 
 /** The store's meta key holding the last applied log sequence. */
 const APPLIED_SEQ = 'logSeq';
-/**
- * What a node logs when a tag edit names a VM it does not hold. The gateway that logged the edit held the
- * VM, so the VM's start batch is not before the edit in the log as this node read it: its history differs
- * (a chaos run's node showed a VM's start tags without its last acknowledged edit, and its log checks had
- * compared nothing that differed). The edit is skipped, as on every node reading this history.
- */
-export const TAG_EDIT_WITHOUT_VM = 'a tag edit names a VM this node does not hold: this node read the log otherwise than the node that took the edit';
+/** What a node logs for a logged command it skips, as every node reading this history does. */
+const SKIPPED = 'a logged command does not apply and is skipped';
 
 /** What a node logs while a command's apply takes longer than APPLY_SLOW_MS. */
 export const APPLYING_SLOWLY = 'a command of the cluster log is taking long to apply';
@@ -91,6 +89,7 @@ export interface ReplicaOptions {
   nodeId: string;
   log: ClusterLog;
   store: Store;
+  dict: Dictionary;
   writes: LocalWrites;
   /** The code group whose items this node applies (src/storage/code-groups.ts). */
   codeGroup: number;
@@ -412,14 +411,17 @@ export class Replica {
    * is applied: in flight, it may share a transaction with the ones before it, and must not outlive a failed one.
    */
   #applyEvents(seq: number, data: Uint8Array, command: Extract<Command, { kind: 'events' }>, msgId: string | null): Promise<void> {
-    const { store, writes, logger } = this.#options;
-    const { decode, receivedAt } = loggedEvents(command, this.#options.codeGroup);
+    const { store, dict, writes, logger, codeGroup } = this.#options;
+    const { decode, receivedAt } = loggedEvents(command, codeGroup);
     const previous = this.#lastInFlight;
     // Called at once (unless a test slows applies down), so the transactions queue in log order.
     const applied = this.#measured(seq, command.kind, async () => {
-      // A batch naming VMs nothing started is skipped, not rejected: decided by the data the log put before
-      // it, so every replica skips the same command, and its sequence still commits.
+      // A batch naming VMs nothing started is not rejected: decided by the data the log put before it, so
+      // every replica keeps the same command until they start (awaiting-start.ts), and its sequence commits.
       let copy = false;
+      let kept = false;
+      let ready: ReadyWrite[] = [];
+      let released: ReturnType<typeof release> = [];
       const { skipped } = await writes.decoded(() => {
         expectApplied(store, seq - 1);
         // The sequence commits in the batch's own transaction: a restart never applies a batch twice.
@@ -430,12 +432,23 @@ export class Replica {
         const starts = events.some((event) => event.type === 'vm.start');
         copy = starts && isCopyOfApplied(store, msgId);
         recordApplied(store, seq, msgId, starts && !copy);
-        return copy ? [] : events;
-      }, receivedAt, 'skip');
+        if (copy) return [];
+        // The writes that waited for the VMs it starts apply in its transaction, after its own events.
+        ready = starts ? readyWrites(store, events, codeGroup) : [];
+        return ready.length === 0 ? events : [...events, ...ready.flatMap((write) => ('events' in write ? write.events : []))];
+      }, receivedAt, {
+        unknownVms: (error) => {
+          kept = keepUntilStarted(store, seq, data, error.vmIds);
+        },
+        written: () => {
+          released = release(store, dict, ready);
+        },
+      });
       this.#step(seq, 'waiting for the command before it');
       await previous;
       if (copy) logger.warn(COPY_SKIPPED, { seq, msgId });
-      if (skipped !== null) logger.warn('a logged command does not apply and is skipped', { seq, kind: command.kind, reason: skipped.message });
+      if (skipped !== null) logger.warn(kept ? KEPT_UNTIL_START : SKIPPED, { seq, kind: command.kind, vmIds: skipped.vmIds.slice(0, 10), reason: skipped.message });
+      for (const write of released) logger.warn(APPLIED_AFTER_START, { seq, kept: write.seq, ...(write.skipped === undefined ? {} : { skipped: write.skipped }) });
     });
     this.#lastInFlight = applied.catch(() => undefined);
     return applied;
@@ -525,13 +538,20 @@ export class Replica {
   /** Applies a command other than an agent batch; the sequence is written after it, as these are idempotent. */
   async #apply(seq: number, data: Uint8Array, command: Exclude<Command, { kind: 'events' }>, msgId: string | null): Promise<void> {
     // The parts of a page after its first are the same bytes each time: their copies are not looked for.
+    const { store, logger } = this.#options;
     const looked = command.kind !== 'report.page';
-    const copy = looked && isCopyOfApplied(this.#options.store, msgId);
-    if (copy) this.#options.logger.warn(COPY_SKIPPED, { seq, msgId });
-    else await this.#change(seq, command);
+    const copy = looked && isCopyOfApplied(store, msgId);
+    // A tag edit of a VM this node does not hold yet waits for its start, kept in the sequence's transaction (awaiting-start.ts).
+    const waiting = !copy && command.kind === 'tags' && findVm(store, command.edit.vmId) === undefined ? command.edit.vmId : null;
+    let kept = false;
+    if (copy) logger.warn(COPY_SKIPPED, { seq, msgId });
+    else if (waiting === null) await this.#change(seq, command);
     this.#step(seq, 'storing its sequence');
     // Applied again after a crash, these commands leave the same state.
-    await this.#recordApplied(seq, data, msgId, looked && !copy);
+    await this.#recordApplied(seq, data, msgId, looked && !copy, () => {
+      if (waiting !== null) kept = keepUntilStarted(store, seq, data, [waiting]);
+    });
+    if (waiting !== null) logger.warn(kept ? KEPT_UNTIL_START : SKIPPED, { seq, kind: command.kind, vmIds: [waiting] });
   }
 
   /** Makes the command's change to this node's store; one that does not apply (a tag the VM lacks) is logged and skipped. */
@@ -540,7 +560,7 @@ export class Replica {
     try {
       switch (command.kind) {
         case 'tags':
-          if ((await writes.tags(command.edit)) === undefined) logger.error(TAG_EDIT_WITHOUT_VM, { seq, vmId: command.edit.vmId });
+          await writes.tags(command.edit);
           break;
         case 'key.put':
           await putKey(store, command.record);
@@ -559,17 +579,21 @@ export class Replica {
     } catch (error) {
       // Decided by the data the log put before it, so every replica skips the same command.
       if (!(error instanceof MissingTagError)) throw error;
-      logger.warn('a logged command does not apply and is skipped', { seq, kind: command.kind, reason: error.message });
+      logger.warn(SKIPPED, { seq, kind: command.kind, reason: error.message });
     }
   }
 
-  /** Stores `seq` as the last applied, its bytes in its window's hash, and its message id if `remember` (applied-ids.ts), in one transaction. */
-  async #recordApplied(seq: number, data: Uint8Array, msgId: string | null, remember: boolean): Promise<void> {
+  /**
+   * Stores `seq` as the last applied, its bytes in its window's hash, and its message id if `remember`
+   * (applied-ids.ts), in one transaction, with what `also` writes.
+   */
+  async #recordApplied(seq: number, data: Uint8Array, msgId: string | null, remember: boolean, also?: () => void): Promise<void> {
     const { store } = this.#options;
     await store.env.transaction(() => {
       store.meta.put(APPLIED_SEQ, seq);
       this.#fold(seq, data);
       recordApplied(store, seq, msgId, remember);
+      also?.();
     });
   }
 

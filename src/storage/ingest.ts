@@ -27,18 +27,29 @@ export interface IngestResult {
   skipped: UnknownVmsError | null;
 }
 
-/** What a batch naming VMs that nothing started does: reject it (throw), or store nothing and say why (a cluster's log, whose replicas must skip alike). */
-export type UnknownVms = 'reject' | 'skip';
+/**
+ * How a batch of a cluster's log applies beyond a gateway's, each called in the batch's write transaction
+ * (src/cluster/awaiting-start.ts). A batch naming VMs that nothing started is not rejected: it stores nothing,
+ * on every replica alike, and `unknownVms` keeps it until they start; `written` then applies what waited.
+ */
+export interface LogHooks {
+  unknownVms(error: UnknownVmsError): void;
+  written(): void;
+}
 
 const NO_SOURCE = 0xffffffff;
 
 /** Events for VMs that neither the store nor the batch's own vm.start events know; nothing was stored. */
 export class UnknownVmsError extends Error {
+  /** The first 100 such events. */
   readonly details: { index: number; message: string }[];
-  constructor(details: { index: number; message: string }[]) {
+  /** Every VM they name, once. */
+  readonly vmIds: string[];
+  constructor(details: { index: number; message: string }[], vmIds: string[]) {
     super(`${details.length} event(s) for unknown VMs; nothing was stored`);
     this.name = 'UnknownVmsError';
     this.details = details;
+    this.vmIds = vmIds;
   }
 }
 
@@ -50,15 +61,19 @@ export function checkKnownVms(store: Store, events: readonly AgentEvent[]): Map<
   const started = new Set<string>();
   const rows = new Map<string, number>();
   const details: { index: number; message: string }[] = [];
+  const unknown = new Set<string>();
   events.forEach((event, index) => {
     if (event.type === 'vm.start') started.add(event.vmId);
     else if (!started.has(event.vmId) && !rows.has(event.vmId)) {
       const row = store.vmRows.get(event.vmId);
       if (row !== undefined) rows.set(event.vmId, row);
-      else if (details.length < 100) details.push({ index, message: `unknown vmId '${event.vmId}': send vm.start first` });
+      else {
+        unknown.add(event.vmId);
+        if (details.length < 100) details.push({ index, message: `unknown vmId '${event.vmId}': send vm.start first` });
+      }
     }
   });
-  if (details.length > 0) throw new UnknownVmsError(details);
+  if (details.length > 0) throw new UnknownVmsError(details, [...unknown]);
   return rows;
 }
 
@@ -313,10 +328,10 @@ export class Ingestor {
    * the write transaction, right before they apply: then one batch's parsed objects are garbage before
    * the next batch is parsed. Parsed ahead, the batches waiting for the transaction survived young
    * collections together (~1 µs of GC per code item with 4 connections). `receivedAt` is the time the
-   * batch was received (a cluster's log carries it, so every node applies the batch alike). A skipped batch
-   * (`unknownVms`) still commits what `decode` wrote in the transaction.
+   * batch was received (a cluster's log carries it, so every node applies the batch alike). A batch of the
+   * log naming unknown VMs (`log`) still commits what `decode` and `log.unknownVms` wrote in the transaction.
    */
-  async ingest(decode: () => readonly AgentEvent[], receivedAt: number = Date.now(), unknownVms: UnknownVms = 'reject'): Promise<IngestResult> {
+  async ingest(decode: () => readonly AgentEvent[], receivedAt: number = Date.now(), log?: LogHooks): Promise<IngestResult> {
     const { store, dict, components } = this;
     let batch: BatchState | undefined;
     let skipped: UnknownVmsError | null = null;
@@ -328,7 +343,8 @@ export class Ingestor {
         try {
           rows = checkKnownVms(store, events);
         } catch (error) {
-          if (!(unknownVms === 'skip' && error instanceof UnknownVmsError)) throw error;
+          if (log === undefined || !(error instanceof UnknownVmsError)) throw error;
+          log.unknownVms(error);
           skipped = error;
           return;
         }
@@ -339,6 +355,7 @@ export class Ingestor {
             eventCounts.set(event.type, (eventCounts.get(event.type) ?? 0) + 1);
           }
           writeBatch(store, dict, batch);
+          log?.written();
         } catch (error) {
           // Rolled back with this child transaction: the batches after it in the same transaction run right
           // after this callback, before this batch's promise rejects, and must not use the ids it cached.

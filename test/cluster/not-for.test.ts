@@ -51,7 +51,7 @@ async function node(nodeId: string, restarted?: Store): Promise<{ store: Store; 
   });
   const reportCommands: Command[] = [];
   const replica = new Replica({
-    nodeId, log, store, writes, codeGroup: 0, logger, rematch: async () => undefined,
+    nodeId, log, store, dict, writes, codeGroup: 0, logger, rematch: async () => undefined,
     applyReport: async (command) => void reportCommands.push(command),
     // The log's three commands make one window: its hash covers the command not for n1 as well.
     windowEvery: 3,

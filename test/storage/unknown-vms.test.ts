@@ -1,6 +1,7 @@
 // A batch naming VMs that nothing started: a single node rejects it (the agent's 400), a cluster node skips it
-// (every replica alike), storing none of its events while what the caller wrote in the same transaction (the
-// log's sequence) commits; and the VMs it does know are read from the rows the check looked up.
+// (every replica alike), storing none of its events while what the caller and its hook wrote in the same
+// transaction (the log's sequence, the batch kept until its VMs start) commits; and the VMs it does know are
+// read from the rows the check looked up.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { validateEvents } from '../../src/ingest/events.ts';
@@ -27,19 +28,31 @@ test('a batch with an event of a VM nothing started is rejected whole, or skippe
     return true;
   });
 
+  const hooked: string[] = [];
+  const log = {
+    unknownVms: (error: UnknownVmsError) => {
+      hooked.push(`unknown ${error.vmIds.join(',')}`);
+      store.meta.put('test.kept-batch', 'kept');
+    },
+    written: () => void hooked.push('written'),
+  };
   const skipped = await ingestor.ingest(() => {
     store.meta.put('test.skipped-batch-seq', 7);
-    return validateEvents(batch, NOW);
-  }, NOW, 'skip');
+    return validateEvents([...batch, heartbeat('stranger', NOW - 900), heartbeat('other', NOW - 800)], NOW);
+  }, NOW, log);
   assert.ok(skipped.skipped instanceof UnknownVmsError);
   assert.equal(skipped.accepted, 0);
   assert.deepEqual(skipped.touched, []);
+  assert.deepEqual(hooked, ['unknown stranger,other'], 'each unknown VM named once; nothing written');
   assert.equal(store.meta.get('test.skipped-batch-seq'), 7, 'what the caller wrote in the transaction commits');
+  assert.equal(store.meta.get('test.kept-batch'), 'kept', 'what the hook wrote in the transaction commits');
   assert.equal(store.vms.get(store.vmRows.get('known')!)!.lastHeardTime, NOW - 5_000, 'the known VM\'s event was not stored either');
   assert.equal(store.vmRows.get('stranger'), undefined);
 
-  const applied = await ingestor.ingest(() => validateEvents([heartbeat('known', NOW - 1_000), start('new', NOW - 900), heartbeat('new', NOW - 800)], NOW), NOW, 'skip');
+  hooked.length = 0;
+  const applied = await ingestor.ingest(() => validateEvents([heartbeat('known', NOW - 1_000), start('new', NOW - 900), heartbeat('new', NOW - 800)], NOW), NOW, log);
   assert.equal(applied.skipped, null);
+  assert.deepEqual(hooked, ['written']);
   assert.equal(applied.accepted, 3);
   assert.deepEqual(applied.touched.map((record) => [record.vmId, record.lastHeardTime]).sort(), [['known', NOW - 1_000], ['new', NOW - 800]]);
   assert.equal(store.vms.get(store.vmRows.get('known')!)!.lastHeardTime, NOW - 1_000);
