@@ -33,6 +33,7 @@ import { FleetColumns } from './storage/fleet-columns.ts';
 import { InstanceCache } from './http/routes/instance-body.ts';
 import type { Store } from './storage/store.ts';
 import { localWrites } from './writes.ts';
+import { keptCount } from './cluster/awaiting-start.ts';
 import { ClusterNode, CLUSTER_STEP } from './cluster/node.ts';
 import { clusterNodeData } from './cluster/log-identity.ts';
 import { restoreIfNeeded } from './cluster/restore.ts';
@@ -125,6 +126,7 @@ export async function startService(config: Config, logger: Logger, options: Star
     metrics.gauge('jvmlens_cluster_log_known_sequence', 'The highest sequence this node knows the cluster log holds: less the applied one, the commands it has yet to apply.', () => cluster.logPosition.known);
     metrics.gauge('jvmlens_cluster_log_behind_seconds', 'About how long this node needs to apply the commands it knows of and has not applied (reads here wait as long).', () => cluster.logPosition.behindSeconds);
     metrics.gauge('jvmlens_cluster_live_nodes', 'The nodes whose heartbeat this node saw live at its last look, itself included.', () => cluster.liveNodes);
+    metrics.gauge('jvmlens_cluster_writes_awaiting_start', 'Writes of the cluster log this node read before their VM\'s start, kept until it (its history differs from the one of the gateway that took them).', () => keptCount(store));
   }
   const authenticator = new Authenticator(store, config.apiKey, clock);
   const common = {

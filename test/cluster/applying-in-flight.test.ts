@@ -90,6 +90,12 @@ test('a node that finds batches waiting in the log applies them all, in order, a
   assert.equal(node.stderr().split('\n').filter((line) => line.includes(KEPT_UNTIL_START)).length, 1, node.stderr());
 });
 
+/** The writes a node keeps until their VM's start, as its /metrics gives them. */
+async function keptWrites(node: RunningService): Promise<number> {
+  const text = await (await fetch(`${node.gatewayUrl}/metrics`)).text();
+  return Number(/^jvmlens_cluster_writes_awaiting_start (\S+)$/m.exec(text)?.[1] ?? NaN);
+}
+
 /** The lines of a node's log that carry `message`. */
 function logLines(node: RunningService, message: string): string[] {
   return node.stderr().split('\n').filter((line) => line.includes(message));
@@ -119,6 +125,7 @@ test('writes a node reads before their VM\'s start wait for it in its store, and
   // Reads wait until the node applied what the log held: then each of the six was kept.
   for (const vm of [early, chained]) assert.equal((await request(`${first.apiUrl}/public/instance/${vm}`, { key: KEY })).status, 404, vm);
   assert.deepEqual(logLines(first, KEPT_UNTIL_START).map((line) => Number(/"seq":(\d+)/.exec(line)?.[1])), [1, 2, 3, 4, 5, 6], first.stderr());
+  assert.equal(await keptWrites(first), 6);
   // Kept in the store: they outlive the process.
   await first.stop();
 
@@ -139,6 +146,7 @@ test('writes a node reads before their VM\'s start wait for it in its store, and
   assert.equal(applied.length, 5, second.stderr());
   assert.deepEqual(applied.map((line) => Number(/"kept":(\d+)/.exec(line)?.[1])), [1, 2, 3, 4, 5], 'in log order, each after the start it waited for');
   assert.match(applied[2], /"skipped":"VM '[^']+' has no tag 'absent'"/);
+  assert.equal(await keptWrites(second), 1, 'the edit of the VM never started');
 });
 
 test('a write appended again is applied once: a copy of a batch or an edit the node applied is skipped, one it never read is applied', { skip }, async () => {
