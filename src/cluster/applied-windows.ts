@@ -17,6 +17,14 @@ const WINDOW = 'appliedWindow.';
 /** Whole windows kept: a node recording them after a restart, or after JetStream refused them a while, compares these. */
 export const WINDOWS_KEPT = 16;
 
+/**
+ * A window's hash with the next command's bytes folded in (from 0 before its first): what a node applies and
+ * what the log gives when read again (ClusterLog.hashOf) must hash alike.
+ */
+export function foldCommand(crc: number, data: Uint8Array): number {
+  return crc32(data, crc);
+}
+
 /** The hash of the window applied so far, up to the command at `seq`; null where its first command was not applied here. */
 interface Chain {
   seq: number;
@@ -39,7 +47,7 @@ function chainOf(store: Pick<Store, 'meta'>): Chain | null {
 export function foldApplied(store: Pick<Store, 'meta'>, seq: number, data: Uint8Array, every: number): void {
   const place = (seq - 1) % every;
   const before = place === 0 ? { seq: seq - 1, crc: 0 } : chainOf(store);
-  const crc = before?.seq === seq - 1 && before.crc !== null ? crc32(data, before.crc) : null;
+  const crc = before?.seq === seq - 1 && before.crc !== null ? foldCommand(before.crc, data) : null;
   store.meta.put(CHAIN, `${seq}/${crc ?? '-'}`);
   if (crc === null || place !== every - 1) return;
   store.meta.put(WINDOW + seq, crc);

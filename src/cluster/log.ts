@@ -1,6 +1,5 @@
 // The cluster's log on NATS JetStream: one replicated stream that every change goes through, in one order.
 import { randomUUID } from 'node:crypto';
-import { crc32 } from 'node:zlib';
 import { connect, errors, headers } from '@nats-io/transport-node';
 import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, JetStreamApiError } from '@nats-io/jetstream';
@@ -10,6 +9,7 @@ import type { Command } from './commands.ts';
 import { natsAccess, shownUrls } from './nats-access.ts';
 import { AcknowledgedWrites, LOST_PAST } from './acknowledged-writes.ts';
 import type { AcknowledgedWrite, JournalOfWrites } from './acknowledged-writes.ts';
+import { foldCommand } from './applied-windows.ts';
 import type { Logger } from '../log.ts';
 import { packRecords } from '../msgpack-records.ts';
 import { keepClusterReplicas, keepReplicas } from './stream-replicas.ts';
@@ -523,7 +523,7 @@ export class ClusterLog {
       for await (const message of messages) {
         lastAt = Date.now();
         if (message.seq !== next) return null;
-        crc = crc32(message.data, crc);
+        crc = foldCommand(crc, message.data);
         if (next++ === to) return crc;
       }
       throw new Error(`command ${next} of the log did not come within ${HASH_READ_STALL_MS / 1000} s`);
