@@ -23,7 +23,7 @@ export interface IngestResult {
   componentsChanged: number[];
   /** A component the fleet already had matches other CVEs now: every VM carrying it changed. */
   matchesChanged: boolean;
-  /** Why nothing was stored, when the batch named VMs nothing started and the caller asked to skip it rather than reject it. */
+  /** Why nothing was stored, when the batch named VMs nothing started and the caller gave `log` hooks rather than have it rejected. */
   skipped: UnknownVmsError | null;
 }
 
