@@ -1,7 +1,10 @@
 // A small zip reader for OSV exports: the central directory, then each entry, stored or deflated (no zip64).
+// Hand-written rather than a library's because the libraries were far slower on an export's tens of thousands
+// of small entries: over a 20,000-entry archive, 0.23–0.32 s here, 5.7–6.5 s through yauzl 3.4's stream per
+// entry, and 0.53 s for fflate's unzipSync, which holds every entry in memory at once (2026-11-29).
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { inflateRawSync } from 'node:zlib';
+import { crc32, inflateRawSync } from 'node:zlib';
 
 /** One entry of an archive: its bytes, or why they could not be read. */
 export type ZipEntry = { name: string; data: Buffer } | { name: string; error: string };
@@ -26,23 +29,6 @@ interface CentralEntry {
   compressedSize: number;
   size: number;
   localOffset: number;
-}
-
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-})();
-
-/** CRC-32 (IEEE 802.3), as zip stores it; node:zlib has crc32 only from Node 22. */
-export function crc32(bytes: Uint8Array): number {
-  let crc = 0xffffffff;
-  for (let i = 0; i < bytes.length; i++) crc = CRC_TABLE[(crc ^ bytes[i]) & 0xff] ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
 }
 
 async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
