@@ -92,6 +92,12 @@ export class HttpServer {
   #front: FrontThread | null = null;
   #inFlight = 0;
   #drained: (() => void) | null = null;
+  /**
+   * Set by close. uWS cannot close the connections a client keeps alive, and they stay this server's: a
+   * cluster node that restarts its service in the same process (src/cli/serve.ts) would answer them from the
+   * closed one for as long as the client keeps them. Their requests get 503 and the connection closed.
+   */
+  #closed = false;
 
   constructor(options: ServerOptions) {
     this.#options = options;
@@ -154,6 +160,7 @@ export class HttpServer {
 
   /** Stops accepting connections, then waits for requests in flight. */
   async close(): Promise<void> {
+    this.#closed = true;
     await this.#front?.stopAccepting();
     if (this.#listenSocket !== null) {
       uWS.us_listen_socket_close(this.#listenSocket);
@@ -188,6 +195,7 @@ export class HttpServer {
     const exchange: Exchange = { res, aborted: false, watched: false, routeName: 'unmatched', request, started };
     this.#inFlight++;
     try {
+      if (this.#closed) throw new ApiError('NOT_READY', 'service not ready: this server has closed; connect again', undefined, { 'Retry-After': '1' });
       if (path.length > MAX_PATH) throw new ApiError('URI_TOO_LONG', `the path is longer than ${MAX_PATH} characters`);
       const match = this.#router.match(method, path);
       if (match.kind === 'none') throw new ApiError('NOT_FOUND', `no route for ${method} ${path}${this.#elsewhere(method, path)}`);
@@ -308,6 +316,8 @@ export class HttpServer {
 
   #respond(exchange: Exchange, response: ApiResponse, close = false): void {
     const { res, request } = exchange;
+    // After close, no connection is kept: the next request of its client reaches whoever listens then.
+    close ||= this.#closed;
     this.#options.metrics.recordRequest(exchange.routeName, request.method, response.status, (performance.now() - exchange.started) / 1000);
     this.#inFlight--;
     if (this.#inFlight === 0 && this.#drained !== null) {
