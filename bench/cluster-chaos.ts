@@ -7,7 +7,8 @@
 // report through each must hold every method the batches sent, and every report asked for during the run
 // must have finished alike on every node, and the nodes' hashes of the log (src/cluster/log-checks.ts) agree.
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { APPENDING_AGAIN } from '../src/cluster/acknowledged-writes.ts';
@@ -387,9 +388,19 @@ export async function runClusterChaos(seconds: number, layout: ChaosLayout, log:
     } finally {
       await nc.close();
     }
+  } catch (error) {
+    // A node that never came UP again, say: the run's folder goes when the bench ends, and the logs say why.
+    throw new Error(`${(error as Error).message}\n(the nodes' logs: ${keepNodeLogs(nodeLogs)})`, { cause: error });
   } finally {
     await Promise.all(nodes.map((node) => node?.stop()));
     await Promise.all(nats.map((server) => server.stop()));
   }
   return result;
+}
+
+/** Copies a run's node logs where they outlive the bench (its folders go when it ends); gives where. */
+export function keepNodeLogs(nodeLogs: string): string {
+  const kept = join(tmpdir(), `jvmlens-chaos-logs-${new Date().toISOString().replaceAll(':', '-')}`);
+  cpSync(nodeLogs, kept, { recursive: true });
+  return kept;
 }

@@ -2,10 +2,7 @@
 // cluster's, nodes and nats-servers SIGKILLed or paused for 8 minutes (30 s with --quick), three nodes storing
 // every class, then four in two code groups. The figures that matter are
 // acknowledged writes and lost ones (always 0), not speed.
-import { cpSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { CHAOS_METHODS, runClusterChaos } from '../cluster-chaos.ts';
+import { CHAOS_METHODS, keepNodeLogs, runClusterChaos } from '../cluster-chaos.ts';
 import type { ChaosLayout, ClusterChaosResult } from '../cluster-chaos.ts';
 import { runKillLoop } from '../kill-loop.ts';
 import type { BenchRow, Suite } from '../harness.ts';
@@ -33,10 +30,7 @@ async function clusterRow(seconds: number, name: string): Promise<BenchRow> {
   const result = await runClusterChaos(seconds, LAYOUTS[name], (line) => progress(`${NAME}: ${line}`));
   const nodesDiffer = new Set(result.vmsPerNode).size !== 1 || result.methodsPerNode.some((methods) => methods !== CHAOS_METHODS);
   if (result.lost > 0 || result.unreadable > 0 || result.wrongTags > 0 || nodesDiffer || result.reportsDiffering > 0 || result.logWindowsDiffering > 0) {
-    // The run's folder goes when the bench ends: the nodes' logs are what there is to find why.
-    const kept = join(tmpdir(), `jvmlens-chaos-logs-${new Date().toISOString().replaceAll(':', '-')}`);
-    cpSync(result.nodeLogs, kept, { recursive: true });
-    throw new Error(`the cluster lost acknowledged writes or its nodes differ (the nodes' logs: ${kept}): ${JSON.stringify(result)}`);
+    throw new Error(`the cluster lost acknowledged writes or its nodes differ (the nodes' logs: ${keepNodeLogs(result.nodeLogs)}): ${JSON.stringify(result)}`);
   }
   // A later row's failure ends the suite without its table: the figures of this one stay in the progress lines.
   progress(`${NAME}: passed: ${JSON.stringify(withoutLogs(result))}`);
