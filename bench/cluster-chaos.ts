@@ -19,6 +19,7 @@ import { untilAnswered } from '../src/cluster/log.ts';
 import { APPLIED_AFTER_START, KEPT_UNTIL_START } from '../src/cluster/awaiting-start.ts';
 import { COPY_SKIPPED } from '../src/cluster/replica.ts';
 import { startNatsServers } from '../src/cluster/nats-servers.ts';
+import { TAIL_QUIET_MS } from '../src/cluster/node.ts';
 import { temporaryDir } from './fleet.ts';
 import { startJvmlens } from './service.ts';
 import type { JvmlensService } from './service.ts';
@@ -95,6 +96,8 @@ const REPORT_EVERY_MS = 3_000;
 const NAMED = 50;
 /** A report once every node is up again takes seconds; one still PROCESSING after this is stuck. */
 const REPORT_WAIT_MS = 120_000;
+/** After the last write, before the check: long enough for the nodes to compare the quiet log's tail (ClusterNode, every TAIL_QUIET_MS). */
+const SETTLE_MS = 3 * TAIL_QUIET_MS;
 /**
  * Each batch's code: CLASSES_PER_BATCH classes of METHODS_PER_CLASS methods, the next ones of CODE_CLASSES in
  * turn, so that every method is in many acknowledged batches and a code report must hold them all.
@@ -337,7 +340,12 @@ export async function runClusterChaos(seconds: number, layout: ChaosLayout, log:
     running = false;
     await Promise.all(load);
     noneDied();
-    log(`${result.kills} kills, ${result.pauses} pauses, ${result.acknowledged} batches, ${result.tagEdits} tag edits and ${reportIds.length} reports acknowledged; checking every node`);
+    log(`${result.kills} kills, ${result.pauses} pauses, ${result.acknowledged} batches, ${result.tagEdits} tag edits and ${reportIds.length} reports acknowledged; checking every node once settled`);
+    // The nodes compare the log's tail once it is quiet, and one that read an odd history rebuilds itself
+    // (log-checks.ts): a write is lost when it is missing once they had the time to. A CI run's quick row read
+    // a node 15 s after its last fault, before any compare, and found it without a VM two others held.
+    await sleep(SETTLE_MS);
+    for (const node of live()) await callServing(`${node.gatewayUrl}/opthub-health`);
     const notServing = new Set<JvmlensService>();
     for (const [index, node] of nodes.entries()) {
       if (node === null) continue;

@@ -69,7 +69,7 @@ const RECONNECT_GRACE_MS = 3_000;
 /** A node that read the odd history and found no node to copy at its start asks for another try this often. */
 const REBUILD_RETRY_MS = 60_000;
 /** How long the log stays quiet (nothing read) before this node compares its tail, the window read so far, with the others'. */
-const TAIL_QUIET_MS = 5_000;
+export const TAIL_QUIET_MS = 5_000;
 /**
  * Test only (`--test-faults misread-log`, `misread-log-otherwise`): the log's commands up to this one are
  * hashed from other bytes as they apply, as a node whose server gave it another history for a while, until
