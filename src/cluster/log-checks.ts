@@ -36,6 +36,10 @@ export const FOUND_ODD = 'this node read another history of the cluster log than
 export const FOUND_ODD_NO_TWO_ALIKE = 'no two nodes read the cluster log alike: this node takes the reading of the first of them by id as right';
 /** What it logs where fewer than three nodes read the window, and the log, read again, gave another node's reading. */
 export const FOUND_ODD_BY_LOG = 'this node read the cluster log otherwise than the log reads now, as another node read it';
+/** What a node logs when the reading it was found odd by was of nodes found since to have read an odd history before it. */
+export const FINDING_VOIDED = 'the reading this node was found odd by was of nodes that read an odd history of an earlier window: this node serves its data again, and the window is decided again without them';
+/** What a node comparing a window logs when its decision no longer counts so. */
+export const DECISION_VOIDED = 'the reading taken as right was of nodes that read an odd history of an earlier window: the window is decided again without them';
 /**
  * How long a window that two nodes read differently waits for a third reading before the log is read again
  * to tell which is right: a third node records its hash within seconds, unless it is down or was rebuilt
@@ -78,6 +82,20 @@ export function rightReading(hashes: ReadonlyMap<string, string>, eligible: (nod
     if (right === null || nodes.length > right.nodes.length || (nodes.length === right.nodes.length && first < right.first)) right = { crc, nodes: nodes.sort(), first };
   }
   return right === null ? null : { crc: right.crc, nodes: right.nodes };
+}
+
+/**
+ * Whether a reading taken as right counts no more: every node that read it was found since to have read an
+ * odd history of an earlier window (their finding reached the bucket after the decision). A log-read decision
+ * stands: every node reading the window now reads it so.
+ */
+function voided(right: Pick<RightReading, 'nodes' | 'byLog'>, to: number, marks: ReadonlyMap<string, number>): boolean {
+  return right.byLog !== true && right.nodes.every((nodeId) => oddBefore(marks, nodeId, to));
+}
+
+/** Whether a node is marked as having read an odd history of a window before the one ending at `to` (one found odd later read this one as it stands). */
+function oddBefore(marks: ReadonlyMap<string, number>, nodeId: string, to: number): boolean {
+  return (marks.get(nodeId) ?? to) < to;
 }
 
 /** The window this store's node read otherwise than every other node (it is to be rebuilt), or null. */
@@ -192,7 +210,45 @@ export class LogChecks {
 
   static async open(nc: NatsConnection, options: LogChecksOptions): Promise<LogChecks> {
     const kv = await keptBucket(nc, BUCKET, { replicas: options.replicas, ttl: CHECK_TTL_MS });
-    return new LogChecks(nc, kv, options);
+    const checks = new LogChecks(nc, kv, options);
+    await checks.#dropVoidedFinding().catch((error: Error) => options.logger.warn('checking whether the reading this node was found odd by still counts failed; checked again at its next start', { reason: error.message }));
+    return checks;
+  }
+
+  /**
+   * Drops this store's finding that its node read an odd history where the reading taken as right no longer
+   * counts (`voided`), and that decision with it, so that the window is decided again without those nodes.
+   * In a chaos run at dfdae36, n1 was taken as right for a window that n2 and n3 each read otherwise, and
+   * found odd for the window before it, which they read alike: n1 needed a copy of their data and they of
+   * n1's, each refused the other, and all three stayed DOWN. The node's data is its own still: a node
+   * refuses to give a copy while it is odd.
+   */
+  async #dropVoidedFinding(): Promise<void> {
+    const odd = this.#odd;
+    if (odd === null || !voided(odd, odd.to, await this.#marks())) return;
+    this.#logger.warn(FINDING_VOIDED, { from: this.#from(odd.to), to: odd.to, nodes: odd.nodes });
+    await this.#dropDecision(odd.to);
+    const mark = await this.#kv.get(`${ODD_MARK}.${this.#nodeId}`);
+    if (mark !== null && mark.operation === 'PUT' && mark.string() === String(odd.to)) await this.#kv.delete(mark.key, { previousSeq: mark.revision });
+    await forgetOddWindow(this.#store);
+    this.#odd = null;
+  }
+
+  /** Deletes the reading taken as right of the window ending at `to` where it no longer counts (another node may have decided it again since). */
+  async #dropDecision(to: number): Promise<void> {
+    const entry = await this.#kv.get(`${RIGHT}.${to}`);
+    if (entry === null || entry.operation !== 'PUT' || !voided(JSON.parse(entry.string()) as RightReading, to, await this.#marks())) return;
+    await this.#kv.delete(entry.key, { previousSeq: entry.revision }).catch(() => undefined);
+  }
+
+  /** The nodes marked as having read an odd history, and the last command of the window each read so. */
+  async #marks(): Promise<Map<string, number>> {
+    const marks = new Map<string, number>();
+    for await (const key of await this.#kv.keys(`${ODD_MARK}.*`)) {
+      const entry = await this.#kv.get(key);
+      if (entry !== null && entry.operation === 'PUT') marks.set(key.slice(ODD_MARK.length + 1), Number(entry.string()));
+    }
+    return marks;
   }
 
   /**
@@ -300,11 +356,14 @@ export class LogChecks {
       return entry !== null && entry.operation === 'PUT' ? (JSON.parse(entry.string()) as RightReading) : null;
     };
     const taken = await recorded();
-    if (taken !== null) return taken;
     // A node marked as having read an odd history (of an earlier window) is to be rebuilt: its reading does not count.
-    const marked = new Set<string>();
-    for await (const mark of await this.#kv.keys(`${ODD_MARK}.*`)) marked.add(mark.slice(ODD_MARK.length + 1));
-    const counted = new Map([...hashes].filter(([nodeId]) => nodeId === this.#nodeId || !marked.has(nodeId)));
+    const marks = await this.#marks();
+    if (taken !== null && !voided(taken, to, marks)) return taken;
+    if (taken !== null) {
+      this.#logger.warn(DECISION_VOIDED, { from: this.#from(to), to, nodes: taken.nodes });
+      await this.#dropDecision(to);
+    }
+    const counted = new Map([...hashes].filter(([nodeId]) => nodeId === this.#nodeId || !oddBefore(marks, nodeId, to)));
     // Only such nodes read it otherwise: nothing to decide (a chaos run's node, taken as right, refused
     // copies while its reading differed from one of theirs, and the two others waited DOWN).
     const mine = hashes.get(this.#nodeId);
