@@ -27,6 +27,8 @@ const SKIPPED = 'a logged command does not apply and is skipped';
 export const APPLYING_SLOWLY = 'a command of the cluster log is taking long to apply';
 /** What a node logs for a write it skips as another copy of one it applied (applied-ids.ts); the chaos bench counts these lines. */
 export const COPY_SKIPPED = 'a write appended again is skipped: this node applied another copy of it';
+/** What a node logs of the commands it read one by one while no consumer could follow the log (any server's replica answers those reads). */
+export const READ_ONE_BY_ONE = 'read the cluster log command by command while no consumer could follow it';
 
 /**
  * A report page whole, or the first part of one: the parts after it write into the file it makes, so they
@@ -346,6 +348,7 @@ export class Replica {
 
   /** Applies the commands after the last applied one, read one by one (ClusterLog.commandAt), until one is not there (yet). */
   async #applyDirect(): Promise<void> {
+    const from = this.#applied + 1;
     try {
       while (!this.#stopped) {
         const seq = this.#applied + 1;
@@ -358,6 +361,9 @@ export class Replica {
     } catch (error) {
       // Unavailable too, or a command that does not apply: the consumer's path retries and says which.
       this.#options.logger.warn('reading the cluster log command by command stopped', { applied: this.#applied, reason: (error as Error).message });
+    } finally {
+      // Any server's replica answers these reads, not the consumer's: said, so that a window found odd later can be traced to them.
+      if (this.#applied >= from) this.#options.logger.info(READ_ONE_BY_ONE, { from, to: this.#applied });
     }
   }
 

@@ -1,7 +1,8 @@
 // A command logged as not for one node (src/cluster/log.ts, notFor: a report's pages, which their
 // coordinator wrote itself) against a real nats-server: that node records it as applied without applying
 // it, every other node applies it, and both go on with the commands after it. Also the log read again
-// (ClusterLog.hashOf), which must hash a window as the nodes that read it do.
+// (ClusterLog.hashOf), which must hash a window as the nodes that read it do, and a node that reads the log
+// command by command, as it does while JetStream makes no consumer (electing its leaders after a server died).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
@@ -11,8 +12,8 @@ import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import { appliedWindows } from '../../src/cluster/applied-windows.ts';
 import type { WindowHash } from '../../src/cluster/log-checks.ts';
-import { appliedSeq, Replica } from '../../src/cluster/replica.ts';
-import { logger } from '../../src/log.ts';
+import { appliedSeq, READ_ONE_BY_ONE, Replica } from '../../src/cluster/replica.ts';
+import type { Logger } from '../../src/log.ts';
 import { Dictionary } from '../../src/storage/dictionary.ts';
 import { Ingestor } from '../../src/storage/ingest.ts';
 import { Liveness } from '../../src/storage/liveness.ts';
@@ -26,6 +27,8 @@ if (missing && process.env.CI === 'true') throw new Error('nats-server is not in
 
 let nats: NatsServer[] = [];
 const closers: (() => Promise<void>)[] = [];
+/** What the nodes logged, by node. */
+const logged: { nodeId: string; message: string; fields?: Record<string, unknown> }[] = [];
 
 before(async () => {
   if (missing) return;
@@ -41,8 +44,12 @@ after(async () => {
  * A node's replica of the log on its own store (or `restarted` on the store of one stopped), with the report
  * commands it applied and the hashes of the windows of three it applied.
  */
-async function node(nodeId: string, restarted?: Store): Promise<{ store: Store; replica: Replica; reportCommands: Command[]; windows: () => WindowHash[] }> {
+async function node(nodeId: string, restarted?: Store, { noConsumer = false } = {}): Promise<{ store: Store; replica: Replica; reportCommands: Command[]; windows: () => WindowHash[] }> {
   const log = await ClusterLog.open([nats[0].url], nodeId);
+  // What JetStream answers a consumer's creation while it elects its meta leader.
+  if (noConsumer) log.follow = () => Promise.reject(new Error('JetStream system temporarily unavailable'));
+  const logTo = (message: string, fields?: Record<string, unknown>) => void logged.push({ nodeId, message, fields });
+  const logger: Logger = { info: logTo, warn: logTo, error: logTo };
   const store = restarted ?? openStore(tempDir(`jvmlens-not-for-${nodeId}-`));
   const dict = new Dictionary(store);
   const writes = localWrites({
@@ -69,7 +76,7 @@ test('a command not for a node is recorded as applied there, unread, and applied
   const writer = await ClusterLog.open([nats[0].url], 'writer', 'once');
   closers.push(() => writer.close());
   const coordinator = await node('n1');
-  const other = await node('n2');
+  const other = await node('n2', undefined, { noConsumer: true });
   await writer.append({ kind: 'report.delete', reportId: 'before' });
   const notForN1 = await writer.append({ kind: 'report.delete', reportId: 'pages-of-n1' }, 'page-msg-id', 'n1');
   const last = await writer.append({ kind: 'report.delete', reportId: 'after' });
@@ -84,7 +91,12 @@ test('a command not for a node is recorded as applied there, unread, and applied
   // Both applied every command, the one n1 skips too, in order: one whole window, hashed alike.
   assert.equal(coordinator.windows().length, 1);
   assert.deepEqual(coordinator.windows(), other.windows());
-  // A node reading the log command by command, as it does while no consumer can be made, skips it too (Replica: its direct reads say whom a command is not for).
+  // n2 read them command by command, and says which once a read finds no next command (within 500 ms).
+  const readUpTo = () => logged.filter((line) => line.nodeId === 'n2' && line.message === READ_ONE_BY_ONE).at(-1)?.fields?.to;
+  for (let waited = 0; readUpTo() !== last && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+  const readOneByOne = logged.filter((line) => line.nodeId === 'n2' && line.message === READ_ONE_BY_ONE).map((line) => line.fields as { from: number; to: number });
+  assert.deepEqual(readOneByOne.flatMap(({ from, to }) => Array.from({ length: to - from + 1 }, (_, index) => from + index)), [1, 2, last]);
+  // A node reading the log so skips a command not for it too (Replica: its direct reads say whom a command is not for).
   assert.equal((await writer.commandAt(notForN1))?.notFor, 'n1');
   assert.equal((await writer.commandAt(last))?.notFor, null);
 });
