@@ -17,7 +17,7 @@ import { READING_BACK_JOURNALED } from '../src/cluster/write-journal.ts';
 import { FOUND_ODD, FOUND_ODD_BY_LOG, FOUND_ODD_NO_TWO_ALIKE, recordedWindows } from '../src/cluster/log-checks.ts';
 import { untilAnswered } from '../src/cluster/log.ts';
 import { APPLIED_AFTER_START, KEPT_UNTIL_START } from '../src/cluster/awaiting-start.ts';
-import { COPY_SKIPPED } from '../src/cluster/replica.ts';
+import { COPY_SKIPPED, READ_ONE_BY_ONE } from '../src/cluster/replica.ts';
 import { startNatsServers } from '../src/cluster/nats-servers.ts';
 import { TAIL_QUIET_MS } from '../src/cluster/node.ts';
 import { temporaryDir } from './fleet.ts';
@@ -76,6 +76,13 @@ export interface ClusterChaosResult {
   writesAppliedAfterStart: number;
   /** Writes appended again that a node skipped, having applied another copy of them (src/cluster/applied-ids.ts), summed over the nodes. */
   copiesSkipped: number;
+  /**
+   * Stretches of commands a node read one by one, outside any consumer (any server's replica answers those
+   * reads: src/cluster/replica.ts), and the odd findings whose window the node had read partly so (a node's
+   * reads before a copy of another's data count too): whether odd histories come that way.
+   */
+  stretchesReadOneByOne: number;
+  oddFindingsReadOneByOne: number;
 }
 
 const KEY = 'bench_cluster_chaos_key_0123456789';
@@ -206,7 +213,18 @@ export async function runClusterChaos(seconds: number, layout: ChaosLayout, log:
   const groups = (index: number) => (codeGroups === 1 ? [] : ['--code-groups', String(codeGroups), '--code-group', String(index % codeGroups)]);
   const nodeLogs = join(dir, 'logs');
   mkdirSync(nodeLogs);
+  /** The stretches each node read one by one, by node. */
+  const readOneByOne = new Map<string, { from: number; to: number }[]>();
   const countFromLog = (line: string) => {
+    if (line.includes(READ_ONE_BY_ONE)) {
+      const { node, from, to } = JSON.parse(line) as { node: string; from: number; to: number };
+      readOneByOne.set(node, [...(readOneByOne.get(node) ?? []), { from, to }]);
+      result.stretchesReadOneByOne++;
+    }
+    if (line.includes(FOUND_ODD) || line.includes(FOUND_ODD_NO_TWO_ALIKE) || line.includes(FOUND_ODD_BY_LOG)) {
+      const odd = JSON.parse(line) as { node: string; from: number; to: number };
+      if ((readOneByOne.get(odd.node) ?? []).some(({ from, to }) => from <= odd.to && to >= odd.from)) result.oddFindingsReadOneByOne++;
+    }
     if (line.includes(APPENDING_AGAIN)) result.writesAppendedAgain++;
     if (line.includes(HANDING_OVER) || line.includes(HANDING_OVER_UNTOLD)) result.writesHandedOver += Number(/"writes":(\d+)/.exec(line)?.[1] ?? 0);
     if (line.includes(READING_BACK_JOURNALED)) result.journaledWritesReadBack += Number(/"writes":(\d+)/.exec(line)?.[1] ?? 0);
@@ -228,7 +246,7 @@ export async function runClusterChaos(seconds: number, layout: ChaosLayout, log:
     appendFileSync(join(nodeLogs, `n${index + 1}.log`), `${line}\n`);
   } });
   const nodes: (JvmlensService | null)[] = [];
-  const result: ClusterChaosResult = { nodeLogs, kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, unansweredBy: {}, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0, writesHandedOver: 0, journaledWritesReadBack: 0, oddFindings: 0, oddFindingsNoTwoAlike: 0, oddFindingsByLog: 0, writesKeptUntilStart: 0, writesAppliedAfterStart: 0, copiesSkipped: 0 };
+  const result: ClusterChaosResult = { nodeLogs, kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, unansweredBy: {}, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0, writesHandedOver: 0, journaledWritesReadBack: 0, oddFindings: 0, oddFindingsNoTwoAlike: 0, oddFindingsByLog: 0, writesKeptUntilStart: 0, writesAppliedAfterStart: 0, copiesSkipped: 0, stretchesReadOneByOne: 0, oddFindingsReadOneByOne: 0 };
   const reportIds: string[] = [];
   let batches = 0;
   // Each acknowledged VM's tags as last acknowledged; null once an edit's outcome is unknown (no answer).
