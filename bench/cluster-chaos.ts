@@ -260,12 +260,13 @@ export async function runClusterChaos(seconds: number, layout: ChaosLayout, log:
     // A paused node is left out, as a load balancer whose probe it no longer answers leaves it out.
     const live = () => nodes.filter((node): node is JvmlensService => node !== null);
     const anyNode = () => live()[Math.floor(Math.random() * live().length)];
-    // Each failure's first sighting at each node goes to the progress lines, with the time the node logs use.
+    // Each failure's first sighting at each node goes to the progress lines, with the time the node logs use
+    // and the answer's message (which says why a node is not ready: its logs are gone once a row passes).
     const seenFailures = new Set<string>();
-    const failed = (why: string, nodeName: string) => {
+    const failed = (why: string, nodeName: string, message?: string) => {
       result.unanswered++;
       result.unansweredBy[why] = (result.unansweredBy[why] ?? 0) + 1;
-      if (!seenFailures.has(`${why} ${nodeName}`)) log(`first batch answered ${why} by ${nodeName} at ${new Date().toISOString()}`);
+      if (!seenFailures.has(`${why} ${nodeName}`)) log(`first batch answered ${why} by ${nodeName} at ${new Date().toISOString()}${message === undefined ? '' : `: ${message}`}`);
       seenFailures.add(`${why} ${nodeName}`);
     };
     const writer = async () => {
@@ -281,8 +282,8 @@ export async function runClusterChaos(seconds: number, layout: ChaosLayout, log:
             result.acknowledged++;
             continue;
           }
-          const code = (answer.body as { error?: unknown } | null)?.error;
-          failed(`${answer.status} ${typeof code === 'string' ? code : ''}`.trim(), nodeName);
+          const { error: code, message } = (answer.body as { error?: unknown; message?: unknown } | null) ?? {};
+          failed(`${answer.status} ${typeof code === 'string' ? code : ''}`.trim(), nodeName, typeof message === 'string' ? message : undefined);
         } catch {
           // The node died with the request: stored or not.
           failed('no answer', nodeName);
