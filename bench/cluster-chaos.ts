@@ -221,25 +221,20 @@ export async function runClusterChaos(seconds: number, layout: ChaosLayout, log:
       readOneByOne.set(node, [...(readOneByOne.get(node) ?? []), { from, to }]);
       result.stretchesReadOneByOne++;
     }
-    if (line.includes(FOUND_ODD) || line.includes(FOUND_ODD_NO_TWO_ALIKE) || line.includes(FOUND_ODD_BY_LOG)) {
+    const found = [FOUND_ODD, FOUND_ODD_NO_TWO_ALIKE, FOUND_ODD_BY_LOG].find((finding) => line.includes(finding));
+    if (found !== undefined) {
+      result.oddFindings++;
+      if (found === FOUND_ODD_NO_TWO_ALIKE) result.oddFindingsNoTwoAlike++;
+      if (found === FOUND_ODD_BY_LOG) result.oddFindingsByLog++;
       const odd = JSON.parse(line) as { node: string; from: number; to: number };
       if ((readOneByOne.get(odd.node) ?? []).some(({ from, to }) => from <= odd.to && to >= odd.from)) result.oddFindingsReadOneByOne++;
     }
     if (line.includes(APPENDING_AGAIN)) result.writesAppendedAgain++;
     if (line.includes(HANDING_OVER) || line.includes(HANDING_OVER_UNTOLD)) result.writesHandedOver += Number(/"writes":(\d+)/.exec(line)?.[1] ?? 0);
     if (line.includes(READING_BACK_JOURNALED)) result.journaledWritesReadBack += Number(/"writes":(\d+)/.exec(line)?.[1] ?? 0);
-    if (line.includes(FOUND_ODD)) result.oddFindings++;
-    if (line.includes(FOUND_ODD_NO_TWO_ALIKE)) {
-      result.oddFindings++;
-      result.oddFindingsNoTwoAlike++;
-    }
     if (line.includes(KEPT_UNTIL_START)) result.writesKeptUntilStart++;
     if (line.includes(APPLIED_AFTER_START)) result.writesAppliedAfterStart++;
     if (line.includes(COPY_SKIPPED)) result.copiesSkipped++;
-    if (line.includes(FOUND_ODD_BY_LOG)) {
-      result.oddFindings++;
-      result.oddFindingsByLog++;
-    }
   };
   const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`, '--log-retention-ms', String(LOG_RETENTION_MS), ...groups(index)], onLog: (line) => {
     countFromLog(line);
