@@ -225,9 +225,11 @@ export class LogChecks {
    */
   async #dropVoidedFinding(): Promise<void> {
     const odd = this.#odd;
-    if (odd === null || !voided(odd, odd.to, await this.#marks())) return;
+    if (odd === null) return;
+    const marks = await this.#marks();
+    if (!voided(odd, odd.to, marks)) return;
     this.#logger.warn(FINDING_VOIDED, { from: this.#from(odd.to), to: odd.to, nodes: odd.nodes });
-    await this.#dropDecision(odd.to);
+    await this.#dropDecision(odd.to, marks);
     const mark = await this.#kv.get(`${ODD_MARK}.${this.#nodeId}`);
     if (mark !== null && mark.operation === 'PUT' && mark.string() === String(odd.to)) await this.#kv.delete(mark.key, { previousSeq: mark.revision });
     await forgetOddWindow(this.#store);
@@ -235,9 +237,9 @@ export class LogChecks {
   }
 
   /** Deletes the reading taken as right of the window ending at `to` where it no longer counts (another node may have decided it again since). */
-  async #dropDecision(to: number): Promise<void> {
+  async #dropDecision(to: number, marks: ReadonlyMap<string, number>): Promise<void> {
     const entry = await this.#kv.get(`${RIGHT}.${to}`);
-    if (entry === null || entry.operation !== 'PUT' || !voided(JSON.parse(entry.string()) as RightReading, to, await this.#marks())) return;
+    if (entry === null || entry.operation !== 'PUT' || !voided(JSON.parse(entry.string()) as RightReading, to, marks)) return;
     await this.#kv.delete(entry.key, { previousSeq: entry.revision }).catch(() => undefined);
   }
 
@@ -361,7 +363,7 @@ export class LogChecks {
     if (taken !== null && !voided(taken, to, marks)) return taken;
     if (taken !== null) {
       this.#logger.warn(DECISION_VOIDED, { from: this.#from(to), to, nodes: taken.nodes });
-      await this.#dropDecision(to);
+      await this.#dropDecision(to, marks);
     }
     const counted = new Map([...hashes].filter(([nodeId]) => nodeId === this.#nodeId || !oddBefore(marks, nodeId, to)));
     // Only such nodes read it otherwise: nothing to decide (a chaos run's node, taken as right, refused
