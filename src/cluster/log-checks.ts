@@ -236,6 +236,15 @@ export class LogChecks {
     this.#odd = null;
   }
 
+  /**
+   * Whether the reading this node was found odd by no longer counts (`voided`): its next start drops the
+   * finding. A node waiting for a copy asks this every few seconds, rather than waiting for its next try.
+   */
+  async findingVoided(): Promise<boolean> {
+    const odd = this.#odd;
+    return odd !== null && voided(odd, odd.to, await this.#marks());
+  }
+
   /** Deletes the reading taken as right of the window ending at `to` where it no longer counts (another node may have decided it again since). */
   async #dropDecision(to: number, marks: ReadonlyMap<string, number>): Promise<void> {
     const entry = await this.#kv.get(`${RIGHT}.${to}`);

@@ -68,6 +68,8 @@ const HANGING_APPLY_SLOW_MS = 2_000;
 const RECONNECT_GRACE_MS = 3_000;
 /** A node that read the odd history and found no node to copy at its start asks for another try this often. */
 const REBUILD_RETRY_MS = 60_000;
+/** How often such a node asks whether the reading it was found odd by still counts (log-checks.ts). */
+const VOIDED_CHECK_MS = 5_000;
 /** How long the log stays quiet (nothing read) before this node compares its tail, the window read so far, with the others'. */
 export const TAIL_QUIET_MS = 5_000;
 /**
@@ -159,6 +161,7 @@ export class ClusterNode {
   readonly #catchUp = new CatchUpHealth();
   #askRebuild: () => void = () => undefined;
   #rebuildRetry: ReturnType<typeof setTimeout> | null = null;
+  #voidedChecks: ReturnType<typeof setInterval> | null = null;
   /** Compares the log's tail with the other nodes' once the log is quiet. */
   #tailChecks: ReturnType<typeof setInterval> | null = null;
   /**
@@ -336,8 +339,17 @@ export class ClusterNode {
       };
       const checks = await LogChecks.open(log.nc, { nodeId: config.nodeId, replicas, logger, store, every, foundOdd, readAgain: (from, to) => log.hashOf(from, to) });
       this.#logChecks = checks;
-      // Its start found no node to copy (restore.ts): another try in a while.
-      if (checks.problem !== null) this.#rebuildRetry = setTimeout(() => this.#askRebuild(), REBUILD_RETRY_MS);
+      // Its start found no node to copy (restore.ts): another try in a while, or as soon as the reading it was
+      // found odd by no longer counts, when its start drops the finding and it serves its own data again.
+      if (checks.problem !== null) {
+        this.#rebuildRetry = setTimeout(() => this.#askRebuild(), REBUILD_RETRY_MS);
+        let asking = false;
+        this.#voidedChecks = setInterval(() => {
+          if (asking) return;
+          asking = true;
+          checks.findingVoided().then((voided) => voided && this.#askRebuild(), () => undefined).finally(() => (asking = false));
+        }, VOIDED_CHECK_MS);
+      }
       const compareFailed = (to: number | null) => (error: Error) => logger.warn('comparing the cluster log with the other nodes failed', { to, reason: error.message });
       const record = (window: WindowHash) => void checks.record(window).catch(compareFailed(window.to));
       // Those its last process may not have recorded (killed first, or JetStream did not take them): recorded again, alike.
@@ -517,6 +529,7 @@ export class ClusterNode {
   async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#rebuildRetry !== null) clearTimeout(this.#rebuildRetry);
+    if (this.#voidedChecks !== null) clearInterval(this.#voidedChecks);
     if (this.#tailChecks !== null) clearInterval(this.#tailChecks);
     if (this.#watch !== null) clearInterval(this.#watch);
     if (this.#compaction !== null) clearInterval(this.#compaction);

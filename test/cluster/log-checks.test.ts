@@ -159,16 +159,22 @@ test('a reading taken as right no longer counts once its node turns out to have 
   await n41.record({ to: 708, crc: 1 });
   assert.match(n41.problem!, /commands 701 to 704 otherwise than n40, whose reading is taken as right/);
   assert.match(n42.problem!, /commands 701 to 704 otherwise than n40, whose reading is taken as right/);
+  assert.equal(await n41.findingVoided(), false, 'n40 is not known odd yet: n41 waits for a copy');
+  assert.equal(await n40.findingVoided(), false, 'n40 was not found odd');
   // n40's window 700 at last (its start records its latest windows again), compared with n41's and n42's,
   // which count there: they were found odd at a later window.
   await n40.record({ to: 700, crc: 2 });
   assert.match(n40.problem!, /commands 697 to 700 otherwise than n41 and n42, which agree/);
+  // n41 and n42, waiting for a copy, ask every few seconds whether their finding still counts: it does not.
+  assert.equal(await n41.findingVoided(), true);
+  assert.equal(await n42.findingVoided(), true);
+  assert.equal(await n40.findingVoided(), false, 'n40\'s finding stands: n41 and n42 count at window 700');
   // n43 compares window 704: the decision no longer counts, and the readings that do decide it again.
   const n43 = await checksOf('n43');
   await n43.record({ to: 704, crc: 6 });
   assert.equal(n43.problem, null);
   assert.ok(logged.includes(DECISION_VOIDED), logged.join('\n'));
-  // n41 and n42 start again (they ask for a copy at least every minute): the finding by n40's reading is dropped.
+  // n41 and n42 start again (asked so, or at their next try for a copy): the finding by n40's reading is dropped.
   const [n41Again, n42Again] = [await checksOf('n41', n41Store), await checksOf('n42', n42Store)];
   assert.equal(n41Again.problem, null, 'n41 serves its data again, and gives n40 a copy');
   assert.equal(storedOddWindow(n41Store), null);
