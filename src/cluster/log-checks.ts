@@ -38,6 +38,8 @@ export const FOUND_ODD_NO_TWO_ALIKE = 'no two nodes read the cluster log alike: 
 export const FOUND_ODD_BY_LOG = 'this node read the cluster log otherwise than the log reads now, as another node read it';
 /** What a node logs when the reading it was found odd by was of nodes found since to have read an odd history before it. */
 export const FINDING_VOIDED = 'the reading this node was found odd by was of nodes that read an odd history of an earlier window: this node serves its data again, and the window is decided again without them';
+/** What a node waiting for a copy logs when every node of the reading it was found odd by has been gone for GONE_FOR_GOOD_MS. */
+export const FINDING_GONE = 'the nodes whose reading this node was found odd by have been gone too long to give a copy of their data: this node serves its own data again, and the window is decided again without them';
 /** What a node comparing a window logs when its decision no longer counts so. */
 export const DECISION_VOIDED = 'the reading taken as right was of nodes that read an odd history of an earlier window: the window is decided again without them';
 /**
@@ -47,6 +49,13 @@ export const DECISION_VOIDED = 'the reading taken as right was of nodes that rea
  * one of them, stayed undecided, and one node lacked three acknowledged VMs to the end.
  */
 const READ_AGAIN_AFTER_MS = 20_000;
+/**
+ * How long every node of the reading a node was found odd by must have been gone (no process holds its id:
+ * killed, its machine down; a paused one still holds it) while the node waits for a copy of their data,
+ * before it serves its own instead. Their data went with them: waiting longer, every node that read
+ * otherwise would stay DOWN for good. A restart takes seconds, a machine's reboot minutes.
+ */
+export const GONE_FOR_GOOD_MS = 10 * 60_000;
 
 /** The first window a node read otherwise than the reading taken as right, and the nodes that read that. */
 export interface OddWindow {
@@ -150,6 +159,8 @@ export interface LogChecksOptions {
   readAgain?: (from: number, to: number) => Promise<number | null>;
   /** How long two differing readings wait for a third before the log is read again (READ_AGAIN_AFTER_MS). */
   readAgainAfterMs?: number;
+  /** GONE_FOR_GOOD_MS unless given. */
+  goneForGoodMs?: number;
 }
 
 /**
@@ -186,6 +197,9 @@ export class LogChecks {
   readonly #differing = new Map<number, { since: number; logCrc?: number | null }>();
   readonly #readLog: ((from: number, to: number) => Promise<number | null>) | null;
   readonly #readAgainAfterMs: number;
+  readonly #goneForGoodMs: number;
+  /** Since when every node of the reading this node was found odd by has been gone, at each look; null while one is not. */
+  #goneSince: number | null = null;
   /** The last command of the tail this node recorded (checkTail), 0 before any. */
   #tailRecorded = 0;
   /** Called once this node is found to have read the odd history (ClusterNode then rebuilds it). */
@@ -206,49 +220,58 @@ export class LogChecks {
     this.#odd = storedOddWindow(options.store);
     this.#readLog = options.readAgain ?? null;
     this.#readAgainAfterMs = options.readAgainAfterMs ?? READ_AGAIN_AFTER_MS;
+    this.#goneForGoodMs = options.goneForGoodMs ?? GONE_FOR_GOOD_MS;
   }
 
   static async open(nc: NatsConnection, options: LogChecksOptions): Promise<LogChecks> {
     const kv = await keptBucket(nc, BUCKET, { replicas: options.replicas, ttl: CHECK_TTL_MS });
     const checks = new LogChecks(nc, kv, options);
-    await checks.#dropVoidedFinding().catch((error: Error) => options.logger.warn('checking whether the reading this node was found odd by still counts failed; checked again at its next start', { reason: error.message }));
+    await checks.dropVoidedFinding().catch((error: Error) => options.logger.warn('checking whether the reading this node was found odd by still counts failed; checked again at its next start', { reason: error.message }));
     return checks;
   }
 
   /**
-   * Drops this store's finding that its node read an odd history where the reading taken as right no longer
-   * counts (`voided`), and that decision with it, so that the window is decided again without those nodes.
-   * In a chaos run at dfdae36, n1 was taken as right for a window that n2 and n3 each read otherwise, and
-   * found odd for the window before it, which they read alike: n1 needed a copy of their data and they of
-   * n1's, each refused the other, and all three stayed DOWN. The node's data is its own still: a node
-   * refuses to give a copy while it is odd.
+   * Drops this store's finding that its node read an odd history where the reading it was found odd by no
+   * longer counts, and that decision with it, so that the window is decided again without those nodes; true
+   * once dropped. The node's data is its own still: a node refuses to give a copy while it is odd. A reading
+   * no longer counts where:
+   * - its nodes turned out to have read an odd history of an earlier window (`voided`). In a chaos run at
+   *   dfdae36, n1 was taken as right for a window that n2 and n3 each read otherwise, and found odd for the
+   *   window before it, which they read alike: n1 needed a copy of their data and they of n1's, each refused
+   *   the other, and all three stayed DOWN.
+   * - its nodes have all been gone for `goneForGoodMs`, as this node sees them while it waits for a copy (a
+   *   node waiting asks every few seconds): no copy will come.
    */
-  async #dropVoidedFinding(): Promise<void> {
+  async dropVoidedFinding(): Promise<boolean> {
     const odd = this.#odd;
-    if (odd === null) return;
+    if (odd === null) return false;
     const marks = await this.#marks();
-    if (!voided(odd, odd.to, marks)) return;
-    this.#logger.warn(FINDING_VOIDED, { from: this.#from(odd.to), to: odd.to, nodes: odd.nodes });
-    await this.#dropDecision(odd.to, marks);
+    const gone = await this.#goneForGood(odd.nodes);
+    if (!gone && !voided(odd, odd.to, marks)) return false;
+    this.#logger.warn(gone ? FINDING_GONE : FINDING_VOIDED, { from: this.#from(odd.to), to: odd.to, nodes: odd.nodes });
+    await this.#dropDecision(odd.to, (right) => voided(right, odd.to, marks) || (gone && right.nodes.join() === odd.nodes.join()));
     const mark = await this.#kv.get(`${ODD_MARK}.${this.#nodeId}`);
     if (mark !== null && mark.operation === 'PUT' && mark.string() === String(odd.to)) await this.#kv.delete(mark.key, { previousSeq: mark.revision });
     await forgetOddWindow(this.#store);
     this.#odd = null;
+    return true;
   }
 
-  /**
-   * Whether the reading this node was found odd by no longer counts (`voided`): its next start drops the
-   * finding. A node waiting for a copy asks this every few seconds, rather than waiting for its next try.
-   */
-  async findingVoided(): Promise<boolean> {
-    const odd = this.#odd;
-    return odd !== null && voided(odd, odd.to, await this.#marks());
+  /** Whether every one of `nodes` has been gone at each look since `goneForGoodMs` ago (the first look starts the count). */
+  async #goneForGood(nodes: readonly string[]): Promise<boolean> {
+    const live = await Promise.all(nodes.map((nodeId) => this.#live(nodeId)));
+    if (live.some(Boolean)) {
+      this.#goneSince = null;
+      return false;
+    }
+    this.#goneSince ??= Date.now();
+    return Date.now() - this.#goneSince >= this.#goneForGoodMs;
   }
 
   /** Deletes the reading taken as right of the window ending at `to` where it no longer counts (another node may have decided it again since). */
-  async #dropDecision(to: number, marks: ReadonlyMap<string, number>): Promise<void> {
+  async #dropDecision(to: number, noLongerCounts: (right: RightReading) => boolean): Promise<void> {
     const entry = await this.#kv.get(`${RIGHT}.${to}`);
-    if (entry === null || entry.operation !== 'PUT' || !voided(JSON.parse(entry.string()) as RightReading, to, marks)) return;
+    if (entry === null || entry.operation !== 'PUT' || !noLongerCounts(JSON.parse(entry.string()) as RightReading)) return;
     await this.#kv.delete(entry.key, { previousSeq: entry.revision }).catch(() => undefined);
   }
 
@@ -372,7 +395,7 @@ export class LogChecks {
     if (taken !== null && !voided(taken, to, marks)) return taken;
     if (taken !== null) {
       this.#logger.warn(DECISION_VOIDED, { from: this.#from(to), to, nodes: taken.nodes });
-      await this.#dropDecision(to, marks);
+      await this.#dropDecision(to, (right) => voided(right, to, marks));
     }
     const counted = new Map([...hashes].filter(([nodeId]) => nodeId === this.#nodeId || !oddBefore(marks, nodeId, to)));
     // Only such nodes read it otherwise: nothing to decide (a chaos run's node, taken as right, refused

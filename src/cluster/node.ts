@@ -68,8 +68,10 @@ const HANGING_APPLY_SLOW_MS = 2_000;
 const RECONNECT_GRACE_MS = 3_000;
 /** A node that read the odd history and found no node to copy at its start asks for another try this often. */
 const REBUILD_RETRY_MS = 60_000;
-/** How often such a node asks whether the reading it was found odd by still counts (log-checks.ts). */
+/** How often such a node asks whether the reading it was found odd by still counts (LogChecks.dropVoidedFinding). */
 const VOIDED_CHECK_MS = 5_000;
+/** Test only (`--test-faults soon-gone-for-good`): how long the nodes of that reading are gone before it no longer counts (GONE_FOR_GOOD_MS otherwise). */
+const SOON_GONE_FOR_GOOD_MS = 3_000;
 /** How long the log stays quiet (nothing read) before this node compares its tail, the window read so far, with the others'. */
 export const TAIL_QUIET_MS = 5_000;
 /**
@@ -337,23 +339,31 @@ export class ClusterNode {
         misreadOver = true;
         void within(handOver(odd), HAND_OVER_WAIT_MS, `not done within ${HAND_OVER_WAIT_MS / 1000} s`).catch((error: Error) => logger.error('handing this node\'s writes to the other nodes failed', { reason: error.message })).finally(() => this.#askRebuild());
       };
-      const checks = await LogChecks.open(log.nc, { nodeId: config.nodeId, replicas, logger, store, every, foundOdd, readAgain: (from, to) => log.hashOf(from, to) });
+      const goneForGood = config.testFaults.includes('soon-gone-for-good') ? { goneForGoodMs: SOON_GONE_FOR_GOOD_MS } : {};
+      const checks = await LogChecks.open(log.nc, { nodeId: config.nodeId, replicas, logger, store, every, foundOdd, readAgain: (from, to) => log.hashOf(from, to), ...goneForGood });
       this.#logChecks = checks;
-      // Its start found no node to copy (restore.ts): another try in a while, or as soon as the reading it was
-      // found odd by no longer counts, when its start drops the finding and it serves its own data again.
+      const compareFailed = (to: number | null) => (error: Error) => logger.warn('comparing the cluster log with the other nodes failed', { to, reason: error.message });
+      const record = (window: WindowHash) => void checks.record(window).catch(compareFailed(window.to));
+      // Those its last process may not have recorded (killed first, or JetStream did not take them): recorded again, alike.
+      for (const window of appliedWindows(store)) record(window);
+      // Its start found no node to copy (restore.ts): another try in a while. Meanwhile, once the reading it was
+      // found odd by no longer counts, it drops the finding and serves its own data, its windows compared again.
       if (checks.problem !== null) {
         this.#rebuildRetry = setTimeout(() => this.#askRebuild(), REBUILD_RETRY_MS);
         let asking = false;
         this.#voidedChecks = setInterval(() => {
           if (asking) return;
           asking = true;
-          checks.findingVoided().then((voided) => voided && this.#askRebuild(), () => undefined).finally(() => (asking = false));
+          checks.dropVoidedFinding().then(
+            (dropped) => {
+              if (!dropped) return;
+              this.#stopWaitingForCopy();
+              for (const window of appliedWindows(store)) record(window);
+            },
+            (error: Error) => logger.warn('checking whether the reading this node was found odd by still counts failed', { reason: error.message }),
+          ).finally(() => (asking = false));
         }, VOIDED_CHECK_MS);
       }
-      const compareFailed = (to: number | null) => (error: Error) => logger.warn('comparing the cluster log with the other nodes failed', { to, reason: error.message });
-      const record = (window: WindowHash) => void checks.record(window).catch(compareFailed(window.to));
-      // Those its last process may not have recorded (killed first, or JetStream did not take them): recorded again, alike.
-      for (const window of appliedWindows(store)) record(window);
       // A window may take long to fill (a chaos row's last writes differed in one the run never filled):
       // while the log is quiet, the tail applied so far is compared too, and the windows still undecided again.
       let lastRead = Date.now();
@@ -525,11 +535,15 @@ export class ClusterNode {
     return null;
   }
 
+  #stopWaitingForCopy(): void {
+    if (this.#rebuildRetry !== null) clearTimeout(this.#rebuildRetry);
+    if (this.#voidedChecks !== null) clearInterval(this.#voidedChecks);
+  }
+
   /** Leaves the cluster; bounded, since a NATS that is down would keep a clean leave waiting forever. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    if (this.#rebuildRetry !== null) clearTimeout(this.#rebuildRetry);
-    if (this.#voidedChecks !== null) clearInterval(this.#voidedChecks);
+    this.#stopWaitingForCopy();
     if (this.#tailChecks !== null) clearInterval(this.#tailChecks);
     if (this.#watch !== null) clearInterval(this.#watch);
     if (this.#compaction !== null) clearInterval(this.#compaction);

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DECISION_VOIDED, FINDING_VOIDED, LogChecks, recordedWindows, rightReading, storedOddWindow } from '../../src/cluster/log-checks.ts';
+import { DECISION_VOIDED, FINDING_GONE, FINDING_VOIDED, LogChecks, recordedWindows, rightReading, storedOddWindow } from '../../src/cluster/log-checks.ts';
 import type { LogChecksOptions, WindowHash } from '../../src/cluster/log-checks.ts';
 import { untilAnswered } from '../../src/cluster/log.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
@@ -55,7 +55,7 @@ after(async () => {
   await Promise.all(nats.map((server) => server.stop()));
 });
 
-async function checksOf(nodeId: string, store: Store = openStore(tempDir(`jvmlens-log-checks-${nodeId}-`)), readAgain?: Pick<LogChecksOptions, 'readAgain' | 'readAgainAfterMs'>): Promise<LogChecks> {
+async function checksOf(nodeId: string, store: Store = openStore(tempDir(`jvmlens-log-checks-${nodeId}-`)), readAgain?: Pick<LogChecksOptions, 'readAgain' | 'readAgainAfterMs' | 'goneForGoodMs'>): Promise<LogChecks> {
   const nc = await connect({ servers: nats[0].url });
   connections.push(nc);
   stores.add(store);
@@ -159,16 +159,13 @@ test('a reading taken as right no longer counts once its node turns out to have 
   await n41.record({ to: 708, crc: 1 });
   assert.match(n41.problem!, /commands 701 to 704 otherwise than n40, whose reading is taken as right/);
   assert.match(n42.problem!, /commands 701 to 704 otherwise than n40, whose reading is taken as right/);
-  assert.equal(await n41.findingVoided(), false, 'n40 is not known odd yet: n41 waits for a copy');
-  assert.equal(await n40.findingVoided(), false, 'n40 was not found odd');
+  assert.equal(await n41.dropVoidedFinding(), false, 'n40 is not known odd yet: n41 waits for a copy');
+  assert.equal(await n40.dropVoidedFinding(), false, 'n40 was not found odd');
   // n40's window 700 at last (its start records its latest windows again), compared with n41's and n42's,
   // which count there: they were found odd at a later window.
   await n40.record({ to: 700, crc: 2 });
   assert.match(n40.problem!, /commands 697 to 700 otherwise than n41 and n42, which agree/);
-  // n41 and n42, waiting for a copy, ask every few seconds whether their finding still counts: it does not.
-  assert.equal(await n41.findingVoided(), true);
-  assert.equal(await n42.findingVoided(), true);
-  assert.equal(await n40.findingVoided(), false, 'n40\'s finding stands: n41 and n42 count at window 700');
+  assert.equal(await n40.dropVoidedFinding(), false, 'n40\'s finding stands: n41 and n42 count at window 700');
   // n43 compares window 704: the decision no longer counts, and the readings that do decide it again.
   const n43 = await checksOf('n43');
   await n43.record({ to: 704, crc: 6 });
@@ -183,6 +180,45 @@ test('a reading taken as right no longer counts once its node turns out to have 
   await n42Again.record({ to: 704, crc: 7 });
   assert.match(n42Again.problem!, /commands 701 to 704 otherwise than n41 and n43, which agree/);
   assert.equal(await n41Again.undecided(), null, 'decided: n41 gives copies');
+});
+
+test('a reading taken as right no longer counts for a node waiting for a copy once its nodes have been gone long enough: the window is decided again without them', { skip: missing && 'nats-server is not installed' }, async () => {
+  // n50 taken as right (no two of three readings alike), then gone for good with its data: n51 and n52
+  // would wait DOWN for a copy forever.
+  const goneForGoodMs = 300;
+  const n51Store = openStore(tempDir('jvmlens-log-checks-n51-'));
+  const [n50, n51, n52] = [await checksOf('n50'), await checksOf('n51', n51Store, { goneForGoodMs }), await checksOf('n52', undefined, { goneForGoodMs })];
+  await n50.record({ to: 804, crc: 5 });
+  await n51.record({ to: 804, crc: 6 });
+  await n52.record({ to: 804, crc: 7 });
+  await n51.record({ to: 808, crc: 1 });
+  assert.match(n51.problem!, /commands 801 to 804 otherwise than n50, whose reading is taken as right/);
+  assert.equal(n50.problem, null);
+  gone.add('n50');
+  assert.equal(await n51.dropVoidedFinding(), false, 'gone since this look');
+  // Back in between (a restart): the count starts again.
+  await new Promise((resolve) => setTimeout(resolve, goneForGoodMs));
+  gone.delete('n50');
+  assert.equal(await n51.dropVoidedFinding(), false, 'n50 runs again: its copy may come');
+  gone.add('n50');
+  assert.equal(await n51.dropVoidedFinding(), false);
+  await new Promise((resolve) => setTimeout(resolve, goneForGoodMs / 2));
+  assert.equal(await n51.dropVoidedFinding(), false, 'not gone long enough yet');
+  await new Promise((resolve) => setTimeout(resolve, goneForGoodMs));
+  assert.equal(await n51.dropVoidedFinding(), true);
+  assert.ok(logged.includes(FINDING_GONE), logged.join('\n'));
+  assert.equal(n51.problem, null, 'n51 serves its own data');
+  assert.equal(storedOddWindow(n51Store), null);
+  // Its windows compared again: the window is decided again among the nodes that run, n51 first by id.
+  await n51.record({ to: 804, crc: 6 });
+  assert.equal(n51.problem, null);
+  // n52, waiting too, drops its finding once n50 has been gone as long at its own looks, and follows the new decision.
+  assert.equal(await n52.dropVoidedFinding(), false);
+  await new Promise((resolve) => setTimeout(resolve, goneForGoodMs));
+  assert.equal(await n52.dropVoidedFinding(), true);
+  await n52.record({ to: 804, crc: 7 });
+  assert.match(n52.problem!, /commands 801 to 804 otherwise than n51, whose reading is taken as right/, 'n52 now copies n51');
+  gone.delete('n50');
 });
 
 test('a window JetStream did not take while its server was down is recorded once it is back', { skip: missing && 'nats-server is not installed' }, async () => {
