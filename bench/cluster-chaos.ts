@@ -92,6 +92,8 @@ const KEY = 'bench_cluster_chaos_key_0123456789';
  */
 const LOG_RETENTION_MS = 2_000;
 const WRITERS = 2;
+/** The longest `Retry-After` a writer honours: a fault lasts seconds. */
+const MAX_RETRY_AFTER_S = 5;
 const TAG_EDIT_MS = 200;
 /** A gap in which the writers keep going between two kills, and how long a victim stays down. */
 const KILL_EVERY_MS = [10_000, 20_000];
@@ -135,10 +137,11 @@ function batch(vmId: string, time: number, index: number): unknown[] {
   ];
 }
 
-async function call(url: string, init: RequestInit = {}): Promise<{ status: number; body: unknown }> {
+/** `retryAfterS`: the seconds a `Retry-After` header asks a client to wait (a node not ready sends one), else 0. */
+async function call(url: string, init: RequestInit = {}): Promise<{ status: number; body: unknown; retryAfterS: number }> {
   const response = await fetch(url, { ...init, headers: { 'x-api-key': KEY, 'content-type': 'application/json', ...init.headers } });
   const text = await response.text();
-  return { status: response.status, body: text === '' ? null : (JSON.parse(text) as unknown) };
+  return { status: response.status, body: text === '' ? null : (JSON.parse(text) as unknown), retryAfterS: Number(response.headers.get('retry-after') ?? 0) || 0 };
 }
 
 /**
@@ -150,7 +153,7 @@ async function call(url: string, init: RequestInit = {}): Promise<{ status: numb
 async function callServing(url: string, init: RequestInit = {}): Promise<{ status: number; body: unknown }> {
   const deadline = performance.now() + REPORT_WAIT_MS;
   for (;;) {
-    const answer = await call(url, init).catch((error: Error) => ({ status: 0, body: error.message }));
+    const answer = await call(url, init).catch((error: Error) => ({ status: 0, body: error.message, retryAfterS: 0 }));
     if ((answer.status !== 503 && answer.status !== 0) || performance.now() > deadline) return answer;
     await sleep(250);
   }
@@ -279,6 +282,8 @@ export async function runClusterChaos(seconds: number, layout: ChaosLayout, log:
           }
           const { error: code, message } = (answer.body as { error?: unknown; message?: unknown } | null) ?? {};
           failed(`${answer.status} ${typeof code === 'string' ? code : ''}`.trim(), nodeName, typeof message === 'string' ? message : undefined);
+          // As an agent does: its next try waits as long as the node asked (a node not ready asks 1 s).
+          await sleep(Math.min(answer.retryAfterS, MAX_RETRY_AFTER_S) * 1000);
         } catch {
           // The node died with the request: stored or not.
           failed('no answer', nodeName);
