@@ -226,7 +226,7 @@ export class LogChecks {
   static async open(nc: NatsConnection, options: LogChecksOptions): Promise<LogChecks> {
     const kv = await keptBucket(nc, BUCKET, { replicas: options.replicas, ttl: CHECK_TTL_MS });
     const checks = new LogChecks(nc, kv, options);
-    await checks.dropVoidedFinding().catch((error: Error) => options.logger.warn('checking whether the reading this node was found odd by still counts failed; checked again at its next start', { reason: error.message }));
+    await checks.dropVoidedFinding().catch((error: Error) => options.logger.warn('checking whether the reading this node was found odd by still counts failed; checked again while it waits for a copy', { reason: error.message }));
     return checks;
   }
 

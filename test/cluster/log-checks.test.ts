@@ -171,7 +171,7 @@ test('a reading taken as right no longer counts once its node turns out to have 
   await n43.record({ to: 704, crc: 6 });
   assert.equal(n43.problem, null);
   assert.ok(logged.includes(DECISION_VOIDED), logged.join('\n'));
-  // n41 and n42 start again (asked so, or at their next try for a copy): the finding by n40's reading is dropped.
+  // n41 and n42 start again (their next try for a copy; running, they drop it within seconds: voided-finding.test.ts): the finding by n40's reading is dropped.
   const [n41Again, n42Again] = [await checksOf('n41', n41Store), await checksOf('n42', n42Store)];
   assert.equal(n41Again.problem, null, 'n41 serves its data again, and gives n40 a copy');
   assert.equal(storedOddWindow(n41Store), null);
