@@ -69,6 +69,11 @@ export function appliedWindows(store: Pick<Store, 'meta'>): WindowHash[] {
   return windows.sort((a, b) => a.to - b.to);
 }
 
+/** Forgets the whole windows up to the one ending at `to`: this node no longer compares them (log-checks.ts). */
+export async function forgetAppliedWindows(store: Pick<Store, 'meta'>, to: number): Promise<void> {
+  for (const window of appliedWindows(store)) if (window.to <= to) await store.meta.remove(WINDOW + window.to);
+}
+
 /**
  * The hash of the window being applied, from its first command to the last applied, or null (its first was
  * not applied here, or the last applied ended a whole window): the log's tail, compared once the log is

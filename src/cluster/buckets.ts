@@ -29,17 +29,17 @@ export async function readBucket<T>(nc: NatsConnection, bucket: string, read: (k
 }
 
 /**
- * The entries a bucket holds now, sorted by key, without deleted ones. Not listed by `kv.keys()`: its
+ * The entries a bucket holds now (of `keys`, a NATS subject filter), sorted by key, without deleted ones. Not listed by `kv.keys()`: its
  * consumer misses a key whose entry is replaced while it lists, as heartbeats and positions are every few
  * seconds (a code report then found no live node of a group, and truncation could pass a node's position).
  * The stream's count of messages per subject is one answer of its leader, a replaced entry still counted.
  */
-export async function bucketEntries(kv: KV): Promise<KvEntry[]> {
+export async function bucketEntries(kv: KV, keys = '>'): Promise<KvEntry[]> {
   // Kvm gives Buckets; the interface hides their stream.
   if (!(kv instanceof Bucket)) throw new TypeError('bucketEntries reads a bucket that Kvm opened');
   const subjectPrefix = `${kv.prefix}.`;
-  const info = await kv.jsm.streams.info(kv.stream, { subjects_filter: `${subjectPrefix}>` });
-  const keys = Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(subjectPrefix.length)).sort();
-  const entries = await Promise.all(keys.map((key) => kv.get(key)));
+  const info = await kv.jsm.streams.info(kv.stream, { subjects_filter: `${subjectPrefix}${keys}` });
+  const found = Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(subjectPrefix.length)).sort();
+  const entries = await Promise.all(found.map((key) => kv.get(key)));
   return entries.filter((entry): entry is KvEntry => entry !== null && entry.operation === 'PUT');
 }

@@ -7,6 +7,7 @@ import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.ts';
 import type { Store } from '../storage/store.ts';
+import { forgetAppliedWindows } from './applied-windows.ts';
 import { bucketEntries, keptBucket, readBucket } from './buckets.ts';
 import { goneNode } from './membership.ts';
 
@@ -40,6 +41,8 @@ export const FOUND_ODD_BY_LOG = 'this node read the cluster log otherwise than t
 export const FINDING_VOIDED = 'the reading this node was found odd by was of nodes that read an odd history of an earlier window: this node serves its data again, and the window is decided again without them';
 /** What a node waiting for a copy logs when every node of the reading it was found odd by has been gone for GONE_FOR_GOOD_MS. */
 export const FINDING_GONE = 'the nodes whose reading this node was found odd by have been gone too long to give a copy of their data: this node serves its own data again, and the window is decided again without them';
+/** What it logs when those nodes run, but none that read so could give it a copy (none of its code group) for GONE_FOR_GOOD_MS. */
+export const FINDING_NO_COPY = 'no node that read the history taken as right could give this node a copy of its data for too long (none of its code group): this node serves its own data, which may lack writes acknowledged meanwhile, and no longer compares that window';
 /** What a node comparing a window logs when its decision no longer counts so. */
 export const DECISION_VOIDED = 'the reading taken as right was of nodes that read an odd history of an earlier window: the window is decided again without them';
 /**
@@ -145,6 +148,25 @@ export async function forgetWindows(nc: NatsConnection, nodeId: string): Promise
   }, undefined);
 }
 
+/**
+ * The nodes that read the window of `odd` as the reading taken as right: those it was decided by, and those
+ * that recorded the same hash since (a node that was down, or slower, then). A node that read the odd history
+ * copies one of them; with code groups, only one of its own group, which may well have recorded it later.
+ */
+export function readersOfRight(nc: NatsConnection, odd: OddWindow): Promise<string[]> {
+  return readBucket(nc, BUCKET, (kv) => readersOf(kv, odd), odd.nodes);
+}
+
+async function readersOf(kv: KV, odd: OddWindow): Promise<string[]> {
+  const decision = await kv.get(`${RIGHT}.${odd.to}`);
+  if (decision === null || decision.operation !== 'PUT') return odd.nodes;
+  const right = JSON.parse(decision.string()) as RightReading;
+  // Decided again since (without the nodes it was found odd by): that decision finds it again, or not.
+  if (right.nodes.join() !== odd.nodes.join()) return odd.nodes;
+  const agreeing = (await bucketEntries(kv, `${odd.to}.*`)).filter((entry) => entry.string() === right.crc).map((entry) => entry.key.slice(entry.key.indexOf('.') + 1));
+  return [...new Set([...odd.nodes, ...agreeing])].sort();
+}
+
 export interface LogChecksOptions {
   nodeId: string;
   replicas: number;
@@ -161,6 +183,8 @@ export interface LogChecksOptions {
   readAgainAfterMs?: number;
   /** GONE_FOR_GOOD_MS unless given. */
   goneForGoodMs?: number;
+  /** Whether a node runs now that could give this node a copy of its data (with code groups: one of its own group); `live` by default. */
+  canGiveCopy?: (nodeId: string) => Promise<boolean>;
 }
 
 /**
@@ -178,6 +202,7 @@ export interface LogChecksOptions {
 export class LogChecks {
   readonly #kv: KV;
   readonly #live: (nodeId: string) => Promise<boolean>;
+  readonly #canGiveCopy: (nodeId: string) => Promise<boolean>;
   readonly #nodeId: string;
   readonly #logger: Logger;
   readonly #store: Pick<Store, 'meta'>;
@@ -198,7 +223,7 @@ export class LogChecks {
   readonly #readLog: ((from: number, to: number) => Promise<number | null>) | null;
   readonly #readAgainAfterMs: number;
   readonly #goneForGoodMs: number;
-  /** Since when every node of the reading this node was found odd by has been gone, at each look; null while one is not. */
+  /** Since when no node that read the reading this node was found odd by could give it a copy, at each look; null while one could. */
   #goneSince: number | null = null;
   /** The last command of the tail this node recorded (checkTail), 0 before any. */
   #tailRecorded = 0;
@@ -212,6 +237,7 @@ export class LogChecks {
   private constructor(nc: NatsConnection, kv: KV, options: LogChecksOptions) {
     this.#kv = kv;
     this.#live = options.live ?? (async (nodeId) => !(await goneNode(nc, nodeId)));
+    this.#canGiveCopy = options.canGiveCopy ?? this.#live;
     this.#nodeId = options.nodeId;
     this.#logger = options.logger;
     this.#store = options.store;
@@ -239,17 +265,39 @@ export class LogChecks {
    *   dfdae36, n1 was taken as right for a window that n2 and n3 each read otherwise, and found odd for the
    *   window before it, which they read alike: n1 needed a copy of their data and they of n1's, each refused
    *   the other, and all three stayed DOWN.
-   * - its nodes have all been gone for `goneForGoodMs`, as this node sees them while it waits for a copy (a
-   *   node waiting asks every few seconds): no copy will come.
+   * - no node that read it (`readersOf`) and could give this node a copy has run for `goneForGoodMs`, as this
+   *   node sees them while it waits (it asks every few seconds): no copy will come. In a chaos run with two code
+   *   groups, both nodes of one read that window otherwise than the other group's two, and each other: neither
+   *   could copy anyone.
    */
   async dropVoidedFinding(): Promise<boolean> {
+    let dropped = false;
+    // Not while this node records or compares a window: the no-copy case takes its windows out of both.
+    await this.#oneAtATime(async () => {
+      dropped = await this.#dropIfVoided();
+    });
+    return dropped;
+  }
+
+  async #dropIfVoided(): Promise<boolean> {
     const odd = this.#odd;
     if (odd === null) return false;
     const marks = await this.#marks();
-    const gone = await this.#goneForGood(odd.nodes);
-    if (!gone && !voided(odd, odd.to, marks)) return false;
-    this.#logger.warn(gone ? FINDING_GONE : FINDING_VOIDED, { from: this.#from(odd.to), to: odd.to, nodes: odd.nodes });
-    await this.#dropDecision(odd.to, (right) => voided(right, odd.to, marks) || (gone && right.nodes.join() === odd.nodes.join()));
+    const noCopy = await this.#noCopyFor((await readersOf(this.#kv, odd)).filter((nodeId) => nodeId !== this.#nodeId));
+    const detail = { from: this.#from(odd.to), to: odd.to, nodes: odd.nodes };
+    if (voided(odd, odd.to, marks)) {
+      this.#logger.warn(FINDING_VOIDED, detail);
+      await this.#dropDecision(odd.to, (right) => voided(right, odd.to, marks));
+    } else if (!noCopy) {
+      return false;
+    } else if ((await Promise.all(odd.nodes.map((nodeId) => this.#live(nodeId)))).some(Boolean)) {
+      // The decision stands for the nodes that can copy them; this one keeps its reading, and compares it no more.
+      this.#logger.warn(FINDING_NO_COPY, detail);
+      await this.#forgetWindowsUpTo(odd.to);
+    } else {
+      this.#logger.warn(FINDING_GONE, detail);
+      await this.#dropDecision(odd.to, (right) => right.nodes.join() === odd.nodes.join());
+    }
     const mark = await this.#kv.get(`${ODD_MARK}.${this.#nodeId}`);
     if (mark !== null && mark.operation === 'PUT' && mark.string() === String(odd.to)) await this.#kv.delete(mark.key, { previousSeq: mark.revision });
     await forgetOddWindow(this.#store);
@@ -257,10 +305,20 @@ export class LogChecks {
     return true;
   }
 
-  /** Whether every one of `nodes` has been gone at each look since `goneForGoodMs` ago (the first look starts the count). */
-  async #goneForGood(nodes: readonly string[]): Promise<boolean> {
-    const live = await Promise.all(nodes.map((nodeId) => this.#live(nodeId)));
-    if (live.some(Boolean)) {
+  /** This node's windows up to the one ending at `to`, in its store, in the bucket and in memory: it compares them no more. */
+  async #forgetWindowsUpTo(to: number): Promise<void> {
+    await forgetAppliedWindows(this.#store, to);
+    for (const entry of await bucketEntries(this.#kv, `*.${this.#nodeId}`)) if (/^\d/.test(entry.key) && Number(entry.key.split('.')[0]) <= to) await this.#kv.delete(entry.key);
+    const later = (window: WindowHash) => window.to > to;
+    for (const windows of [this.#recent, this.#unrecorded]) windows.splice(0, windows.length, ...windows.filter(later));
+    this.#unsettled = this.#unsettled.filter(later);
+    for (const differing of this.#differing.keys()) if (differing <= to) this.#differing.delete(differing);
+  }
+
+  /** Whether none of `nodes` could give a copy at each look since `goneForGoodMs` ago (the first look starts the count). */
+  async #noCopyFor(nodes: readonly string[]): Promise<boolean> {
+    const givers = await Promise.all(nodes.map((nodeId) => this.#canGiveCopy(nodeId)));
+    if (givers.some(Boolean)) {
       this.#goneSince = null;
       return false;
     }

@@ -146,6 +146,15 @@ export async function goneNode(nc: NatsConnection, nodeId: string): Promise<bool
   return (await askFor(nc, nodeId)) === 'absent';
 }
 
+/**
+ * Whether a node of `codeGroup` holds this id now, to give a copy of its data: one too busy to answer in time
+ * counts (it may give one later).
+ */
+export async function nodeOfGroup(nc: NatsConnection, nodeId: string, codeGroup: number): Promise<boolean> {
+  const answer = await askFor(nc, nodeId);
+  return answer === 'unanswered' || (answer !== 'absent' && answer.codeGroup === codeGroup);
+}
+
 /** Asks the node with this id for its info: 'absent' when no node holds the id (NATS answers that at once). */
 async function askFor(nc: NatsConnection, nodeId: string): Promise<NodeInfo | 'absent' | 'unanswered'> {
   try {

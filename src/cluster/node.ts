@@ -31,7 +31,7 @@ import { CHECK_EVERY, LogChecks } from './log-checks.ts';
 import type { OddWindow, WindowHash } from './log-checks.ts';
 import { followedLog, holdLog, replacedLog } from './log-identity.ts';
 import { ClusterLog, CommandTooLargeError, describeNatsError, LogUnavailableError } from './log.ts';
-import { liveNodes, Membership, NodeIdInUseError } from './membership.ts';
+import { liveNodes, Membership, NodeIdInUseError, nodeOfGroup } from './membership.ts';
 import { appliedSeq, Replica } from './replica.ts';
 import { ClusterReports } from './reports.ts';
 import { ReportFanOut } from './fan-out.ts';
@@ -340,7 +340,8 @@ export class ClusterNode {
         void within(handOver(odd), HAND_OVER_WAIT_MS, `not done within ${HAND_OVER_WAIT_MS / 1000} s`).catch((error: Error) => logger.error('handing this node\'s writes to the other nodes failed', { reason: error.message })).finally(() => this.#askRebuild());
       };
       const goneForGood = config.testFaults.includes('soon-gone-for-good') ? { goneForGoodMs: SOON_GONE_FOR_GOOD_MS } : {};
-      const checks = await LogChecks.open(log.nc, { nodeId: config.nodeId, replicas, logger, store, every, foundOdd, readAgain: (from, to) => log.hashOf(from, to), ...goneForGood });
+      const canGiveCopy = (nodeId: string) => nodeOfGroup(log.nc, nodeId, group.of);
+      const checks = await LogChecks.open(log.nc, { nodeId: config.nodeId, replicas, logger, store, every, foundOdd, readAgain: (from, to) => log.hashOf(from, to), canGiveCopy, ...goneForGood });
       this.#logChecks = checks;
       const compareFailed = (to: number | null) => (error: Error) => logger.warn('comparing the cluster log with the other nodes failed', { to, reason: error.message });
       const record = (window: WindowHash) => void checks.record(window).catch(compareFailed(window.to));
@@ -360,7 +361,7 @@ export class ClusterNode {
               this.#stopWaitingForCopy();
               for (const window of appliedWindows(store)) record(window);
             },
-            (error: Error) => logger.warn('checking whether the reading this node was found odd by still counts failed', { reason: error.message }),
+            (error: Error) => this.#stopped || logger.warn('checking whether the reading this node was found odd by still counts failed', { reason: error.message }),
           ).finally(() => (asking = false));
         }, VOIDED_CHECK_MS);
       }

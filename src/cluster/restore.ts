@@ -9,7 +9,7 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { openStore, PAGES_DIR, STORE_FILE } from '../storage/store.ts';
 import { ClusterLog } from './log.ts';
-import { forgetWindows, storedOddWindow } from './log-checks.ts';
+import { forgetWindows, readersOfRight, storedOddWindow } from './log-checks.ts';
 import type { OddWindow } from './log-checks.ts';
 import { singleNodeData } from './log-identity.ts';
 import { answersFor, liveNodes } from './membership.ts';
@@ -96,11 +96,12 @@ export async function restoreIfNeeded(config: Config, logger: Logger): Promise<v
     const listed = config.testFaults.includes('unlisted-peers') ? [] : await liveNodes(log.nc);
     const group = listed.filter((node) => node.nodeId !== config.nodeId && node.codeGroup === config.codeGroup).map((node) => node.nodeId);
     // A node that read the odd history copies only one that read the right one (another node may have read
-    // an odd one too and not know it yet). The membership, read through one server, can lack live nodes for
+    // an odd one too and not know it yet): one the decision names, or one that recorded the window alike since
+    // (with code groups, its group's other node may have). The membership, read through one server, can lack live nodes for
     // minutes (the chaos bench's odd node found no peer three times in two minutes, the two others up; likely
     // a replica of its bucket left behind by a pause): with one code group, those nodes are asked even where
     // it does not list them, each answering for itself.
-    const peers = odd === null ? group : odd.nodes.filter((nodeId) => nodeId !== config.nodeId && (config.codeGroups === 1 || group.includes(nodeId)));
+    const peers = odd === null ? group : (await readersOfRight(log.nc, odd)).filter((nodeId) => nodeId !== config.nodeId && (config.codeGroups === 1 || group.includes(nodeId)));
     if (odd === null) logger.info('the cluster log was truncated past this node: copying a live node\'s data first', { applied, peers });
     else logger.warn('this node read the cluster log otherwise than the other nodes: copying the data of one that read the history taken as right first', { applied, windowEndingAt: odd.to, agreed: odd.nodes, peers });
     for (const peer of peers) {

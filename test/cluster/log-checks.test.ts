@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DECISION_VOIDED, FINDING_GONE, FINDING_VOIDED, LogChecks, recordedWindows, rightReading, storedOddWindow } from '../../src/cluster/log-checks.ts';
+import { DECISION_VOIDED, FINDING_GONE, FINDING_NO_COPY, FINDING_VOIDED, LogChecks, readersOfRight, recordedWindows, rightReading, storedOddWindow } from '../../src/cluster/log-checks.ts';
 import type { LogChecksOptions, WindowHash } from '../../src/cluster/log-checks.ts';
 import { untilAnswered } from '../../src/cluster/log.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
@@ -55,7 +55,7 @@ after(async () => {
   await Promise.all(nats.map((server) => server.stop()));
 });
 
-async function checksOf(nodeId: string, store: Store = openStore(tempDir(`jvmlens-log-checks-${nodeId}-`)), readAgain?: Pick<LogChecksOptions, 'readAgain' | 'readAgainAfterMs' | 'goneForGoodMs'>): Promise<LogChecks> {
+async function checksOf(nodeId: string, store: Store = openStore(tempDir(`jvmlens-log-checks-${nodeId}-`)), readAgain?: Pick<LogChecksOptions, 'readAgain' | 'readAgainAfterMs' | 'goneForGoodMs' | 'canGiveCopy'>): Promise<LogChecks> {
   const nc = await connect({ servers: nats[0].url });
   connections.push(nc);
   stores.add(store);
@@ -219,6 +219,45 @@ test('a reading taken as right no longer counts for a node waiting for a copy on
   await n52.record({ to: 804, crc: 7 });
   assert.match(n52.problem!, /commands 801 to 804 otherwise than n51, whose reading is taken as right/, 'n52 now copies n51');
   gone.delete('n50');
+});
+
+test('with code groups, a node found odd copies one of its group that read the window as the decision\'s nodes did, later; with none, it serves its own data after a while and compares that window no more', { skip: missing && 'nats-server is not installed' }, async () => {
+  // n60 and n62 store group 1's classes, n61 and n63 group 0's: n61 can copy only n63.
+  const groupZero = (nodeId: string) => async () => nodeId === 'n61' || nodeId === 'n63';
+  const goneForGoodMs = 300;
+  const n61Store = openStore(tempDir('jvmlens-log-checks-n61-'));
+  const [n60, n61, n62] = [await checksOf('n60'), await checksOf('n61', n61Store, { goneForGoodMs, canGiveCopy: (nodeId) => groupZero(nodeId)() }), await checksOf('n62')];
+  await n60.record({ to: 904, crc: 3 });
+  await n61.record({ to: 904, crc: 4 });
+  await n62.record({ to: 904, crc: 3 });
+  await n61.record({ to: 908, crc: 1 });
+  assert.match(n61.problem!, /commands 901 to 904 otherwise than n60 and n62, which agree/);
+  const odd = storedOddWindow(n61Store)!;
+  assert.deepEqual(await readersOfRight(connections[0], odd), ['n60', 'n62']);
+  // n63 records window 904 after the decision, alike: n61 may copy it.
+  const n63 = await checksOf('n63');
+  await n63.record({ to: 904, crc: 3 });
+  assert.deepEqual(await readersOfRight(connections[0], odd), ['n60', 'n62', 'n63'], 'n61 copies n63 at its next try');
+  assert.equal(await n61.dropVoidedFinding(), false);
+  await new Promise((resolve) => setTimeout(resolve, goneForGoodMs));
+  assert.equal(await n61.dropVoidedFinding(), false, 'n63 could give a copy: n61 waits for it');
+
+  // Had n63 read it otherwise too, no node could give n61 a copy: it serves its own data after a while.
+  await n63.record({ to: 904, crc: 5 });
+  assert.deepEqual(await readersOfRight(connections[0], odd), ['n60', 'n62']);
+  assert.equal(await n61.dropVoidedFinding(), false, 'the count starts');
+  await new Promise((resolve) => setTimeout(resolve, goneForGoodMs));
+  assert.equal(await n61.dropVoidedFinding(), true);
+  assert.ok(logged.includes(FINDING_NO_COPY), logged.join('\n'));
+  assert.equal(n61.problem, null);
+  assert.equal(storedOddWindow(n61Store), null);
+  const n61Windows = (await recordedWindows(connections[0])).filter((window) => window.nodeId === 'n61').map((window) => window.to);
+  assert.deepEqual(n61Windows, [908], 'its hash of window 904 is gone: nobody compares it');
+  // The decision stands for the other group: n62 comparing again finds nothing odd, and n61 is not found odd again.
+  await n62.record({ to: 908, crc: 1 });
+  assert.equal(n62.problem, null);
+  await n61.record({ to: 912, crc: 2 });
+  assert.equal(n61.problem, null);
 });
 
 test('a window JetStream did not take while its server was down is recorded once it is back', { skip: missing && 'nats-server is not installed' }, async () => {
