@@ -6,7 +6,12 @@
 // recorded the hash was compared by nobody. A chaos row's node lost 4 VMs and a tag edit so, unseen.
 import { crc32 } from 'node:zlib';
 import type { Store } from '../storage/store.ts';
-import type { WindowHash } from './log-checks.ts';
+
+/** The hash of the commands `to - every + 1` to `to` as one node read them. */
+export interface WindowHash {
+  to: number;
+  crc: number;
+}
 
 /**
  * Meta keys: the window being applied, as far as applied (`<seq>/<crc>`, or `<seq>/-` where its first

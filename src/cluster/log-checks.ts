@@ -8,6 +8,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.ts';
 import type { Store } from '../storage/store.ts';
 import { forgetAppliedWindows } from './applied-windows.ts';
+import type { WindowHash } from './applied-windows.ts';
 import { bucketEntries, keptBucket, readBucket } from './buckets.ts';
 import { goneNode } from './membership.ts';
 
@@ -119,12 +120,6 @@ export function storedOddWindow(store: Pick<Store, 'meta'>): OddWindow | null {
 /** Drops the finding of an odd reading: a data directory detached from its cluster (detach.ts) follows no log. */
 export async function forgetOddWindow(store: Pick<Store, 'meta'>): Promise<void> {
   await store.meta.remove(ODD_WINDOW);
-}
-
-/** The hash of the commands `to - every + 1` to `to` as one node read them. */
-export interface WindowHash {
-  to: number;
-  crc: number;
 }
 
 /** Every window hash the nodes recorded (none before any node did), as the chaos bench checks them. */

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { appliedTail, appliedWindow, appliedWindows, foldApplied, WINDOWS_KEPT } from '../../src/cluster/applied-windows.ts';
-import type { WindowHash } from '../../src/cluster/log-checks.ts';
+import type { WindowHash } from '../../src/cluster/applied-windows.ts';
 import { openStore } from '../../src/storage/store.ts';
 import type { Store } from '../../src/storage/store.ts';
 import { tempDir } from '../helpers/service.ts';

@@ -11,7 +11,7 @@ import { ClusterLog } from '../../src/cluster/log.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import { appliedWindows } from '../../src/cluster/applied-windows.ts';
-import type { WindowHash } from '../../src/cluster/log-checks.ts';
+import type { WindowHash } from '../../src/cluster/applied-windows.ts';
 import { appliedSeq, READ_ONE_BY_ONE, Replica } from '../../src/cluster/replica.ts';
 import type { Logger } from '../../src/log.ts';
 import { Dictionary } from '../../src/storage/dictionary.ts';

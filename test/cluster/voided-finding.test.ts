@@ -11,7 +11,7 @@ import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ClusterLog } from '../../src/cluster/log.ts';
 import { FINDING_GONE, FINDING_VOIDED, LogChecks, recordedWindows } from '../../src/cluster/log-checks.ts';
-import type { WindowHash } from '../../src/cluster/log-checks.ts';
+import type { WindowHash } from '../../src/cluster/applied-windows.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import type { Logger } from '../../src/log.ts';
