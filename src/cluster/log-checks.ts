@@ -42,6 +42,8 @@ export const FOUND_ODD_BY_LOG = 'this node read the cluster log otherwise than t
 export const FINDING_VOIDED = 'the reading this node was found odd by was of nodes that read an odd history of an earlier window: this node serves its data again, and the window is decided again without them';
 /** What a node waiting for a copy logs when every node of the reading it was found odd by has been gone for GONE_FOR_GOOD_MS. */
 export const FINDING_GONE = 'the nodes whose reading this node was found odd by have been gone too long to give a copy of their data: this node serves its own data again, and the window is decided again without them';
+/** What a node waiting for a copy logs when a node that could give one runs now that did not at its last look. */
+export const COPY_NOW = 'a node that can give this node a copy of its data runs now: starting again to take it';
 /** What it logs when those nodes run, but none that read so could give it a copy (none of its code group) for GONE_FOR_GOOD_MS. */
 export const FINDING_NO_COPY = 'no node that read the history taken as right could give this node a copy of its data for too long (none of its code group): this node serves its own data, which may lack writes acknowledged meanwhile, and no longer compares that window';
 /** What a node comparing a window logs when its decision no longer counts so. */
@@ -162,6 +164,9 @@ async function readersOf(kv: KV, odd: OddWindow): Promise<string[]> {
   return [...new Set([...odd.nodes, ...agreeing])].sort();
 }
 
+/** What a node waiting for a copy does after a look (LogChecks.lookWhileWaiting): serve its own data, start again to take a copy now, or wait on. */
+export type WaitingLook = 'serve' | 'copy' | 'wait';
+
 export interface LogChecksOptions {
   nodeId: string;
   replicas: number;
@@ -220,6 +225,8 @@ export class LogChecks {
   readonly #goneForGoodMs: number;
   /** Since when no node that read the reading this node was found odd by could give it a copy, at each look; null while one could. */
   #goneSince: number | null = null;
+  /** The nodes that could give this node a copy at its last look; null before the first. */
+  #giversBefore: Set<string> | null = null;
   /** The last command of the tail this node recorded (checkTail), 0 before any. */
   #tailRecorded = 0;
   /** Called once this node is found to have read the odd history (ClusterNode then rebuilds it). */
@@ -247,15 +254,17 @@ export class LogChecks {
   static async open(nc: NatsConnection, options: LogChecksOptions): Promise<LogChecks> {
     const kv = await keptBucket(nc, BUCKET, { replicas: options.replicas, ttl: CHECK_TTL_MS });
     const checks = new LogChecks(nc, kv, options);
-    await checks.dropVoidedFinding().catch((error: Error) => options.logger.warn('checking whether the reading this node was found odd by still counts failed; checked again while it waits for a copy', { reason: error.message }));
+    await checks.lookWhileWaiting().catch((error: Error) => options.logger.warn('checking whether the reading this node was found odd by still counts failed; checked again while it waits for a copy', { reason: error.message }));
     return checks;
   }
 
   /**
-   * Drops this store's finding that its node read an odd history where the reading it was found odd by no
-   * longer counts, and that decision with it, so that the window is decided again without those nodes; true
-   * once dropped. The node's data is its own still: a node refuses to give a copy while it is odd. A reading
-   * no longer counts where:
+   * A look by a node that read an odd history and waits for a copy (at its start, then every few seconds).
+   * 'copy' where a node that could give one runs now that did not at the last look (its group's other node
+   * came back, or recorded the window since): the node starts again to copy it at once, not at its next try a
+   * minute on. 'serve' where the reading it was found odd by no longer counts: it dropped its finding (and the
+   * decision, so that the window is decided again without those nodes) and serves its own data, still its own:
+   * a node refuses to give a copy while it is odd. A reading no longer counts where:
    * - its nodes turned out to have read an odd history of an earlier window (`voided`). In a chaos run at
    *   dfdae36, n1 was taken as right for a window that n2 and n3 each read otherwise, and found odd for the
    *   window before it, which they read alike: n1 needed a copy of their data and they of n1's, each refused
@@ -265,26 +274,26 @@ export class LogChecks {
    *   groups, both nodes of one read that window otherwise than the other group's two, and each other: neither
    *   could copy anyone.
    */
-  async dropVoidedFinding(): Promise<boolean> {
-    let dropped = false;
+  async lookWhileWaiting(): Promise<WaitingLook> {
+    let look: WaitingLook = 'wait';
     // Not while this node records or compares a window: the no-copy case takes its windows out of both.
     await this.#oneAtATime(async () => {
-      dropped = await this.#dropIfVoided();
+      look = await this.#dropIfVoided();
     });
-    return dropped;
+    return look;
   }
 
-  async #dropIfVoided(): Promise<boolean> {
+  async #dropIfVoided(): Promise<WaitingLook> {
     const odd = this.#odd;
-    if (odd === null) return false;
+    if (odd === null) return 'wait';
     const marks = await this.#marks();
-    const noCopy = await this.#noCopyFor((await readersOf(this.#kv, odd)).filter((nodeId) => nodeId !== this.#nodeId));
+    const givers = await this.#givers((await readersOf(this.#kv, odd)).filter((nodeId) => nodeId !== this.#nodeId));
     const detail = { from: this.#from(odd.to), to: odd.to, nodes: odd.nodes };
     if (voided(odd, odd.to, marks)) {
       this.#logger.warn(FINDING_VOIDED, detail);
       await this.#dropDecision(odd.to, (right) => voided(right, odd.to, marks));
-    } else if (!noCopy) {
-      return false;
+    } else if (givers !== 'none for too long') {
+      return givers;
     } else if ((await Promise.all(odd.nodes.map((nodeId) => this.#live(nodeId)))).some(Boolean)) {
       // The decision stands for the nodes that can copy them; this one keeps its reading, and compares it no more.
       this.#logger.warn(FINDING_NO_COPY, detail);
@@ -297,7 +306,7 @@ export class LogChecks {
     if (mark !== null && mark.operation === 'PUT' && mark.string() === String(odd.to)) await this.#kv.delete(mark.key, { previousSeq: mark.revision });
     await forgetOddWindow(this.#store);
     this.#odd = null;
-    return true;
+    return 'serve';
   }
 
   /** This node's windows up to the one ending at `to`, in its store, in the bucket and in memory: it compares them no more. */
@@ -310,15 +319,25 @@ export class LogChecks {
     for (const differing of this.#differing.keys()) if (differing <= to) this.#differing.delete(differing);
   }
 
-  /** Whether none of `nodes` could give a copy at each look since `goneForGoodMs` ago (the first look starts the count). */
-  async #noCopyFor(nodes: readonly string[]): Promise<boolean> {
-    const givers = await Promise.all(nodes.map((nodeId) => this.#canGiveCopy(nodeId)));
-    if (givers.some(Boolean)) {
+  /**
+   * Which of `nodes` could give a copy now: 'copy' where one could that could not at the look before (the
+   * start's copy tried those that could then), 'none for too long' where none could at each look since
+   * `goneForGoodMs` ago (the first look starts the count), else 'wait'.
+   */
+  async #givers(nodes: readonly string[]): Promise<'copy' | 'wait' | 'none for too long'> {
+    const could = await Promise.all(nodes.map((nodeId) => this.#canGiveCopy(nodeId)));
+    const givers = new Set(nodes.filter((_, index) => could[index]));
+    const before = this.#giversBefore;
+    this.#giversBefore = givers;
+    if (givers.size > 0) {
       this.#goneSince = null;
-      return false;
+      const appeared = before === null ? [] : [...givers].filter((nodeId) => !before.has(nodeId));
+      if (appeared.length === 0) return 'wait';
+      this.#logger.info(COPY_NOW, { nodes: appeared });
+      return 'copy';
     }
     this.#goneSince ??= Date.now();
-    return Date.now() - this.#goneSince >= this.#goneForGoodMs;
+    return Date.now() - this.#goneSince >= this.#goneForGoodMs ? 'none for too long' : 'wait';
   }
 
   /** Deletes the reading taken as right of the window ending at `to` where it no longer counts (another node may have decided it again since). */

@@ -69,7 +69,7 @@ const HANGING_APPLY_SLOW_MS = 2_000;
 const RECONNECT_GRACE_MS = 3_000;
 /** A node that read the odd history and found no node to copy at its start asks for another try this often. */
 const REBUILD_RETRY_MS = 60_000;
-/** How often such a node asks whether the reading it was found odd by still counts (LogChecks.dropVoidedFinding). */
+/** How often such a node asks whether the reading it was found odd by still counts (LogChecks.lookWhileWaiting). */
 const VOIDED_CHECK_MS = 5_000;
 /** Test only (`--test-faults soon-gone-for-good`): how long the nodes of that reading are gone before it no longer counts (GONE_FOR_GOOD_MS otherwise). */
 const SOON_GONE_FOR_GOOD_MS = 3_000;
@@ -348,17 +348,18 @@ export class ClusterNode {
       const record = (window: WindowHash) => void checks.record(window).catch(compareFailed(window.to));
       // Those its last process may not have recorded (killed first, or JetStream did not take them): recorded again, alike.
       for (const window of appliedWindows(store)) record(window);
-      // Its start found no node to copy (restore.ts): another try in a while. Meanwhile, once the reading it was
-      // found odd by no longer counts, it drops the finding and serves its own data, its windows compared again.
+      // Its start found no node to copy (restore.ts): another try in a while, or as soon as a node that could give
+      // one runs. Once the reading it was found odd by no longer counts, it serves its own data, its windows compared again.
       if (checks.problem !== null) {
         this.#rebuildRetry = setTimeout(() => this.#askRebuild(), REBUILD_RETRY_MS);
         let asking = false;
         this.#voidedChecks = setInterval(() => {
           if (asking) return;
           asking = true;
-          checks.dropVoidedFinding().then(
-            (dropped) => {
-              if (!dropped) return;
+          checks.lookWhileWaiting().then(
+            (look) => {
+              if (look === 'copy') this.#askRebuild();
+              if (look !== 'serve') return;
               this.#stopWaitingForCopy();
               for (const window of appliedWindows(store)) record(window);
             },

@@ -2,6 +2,7 @@
 // classes). The decision names the nodes that had recorded the window when it was made; its group's other node
 // may record the window alike only later, and is then as good a source (log-checks.ts, `readersOfRight`): in a
 // chaos run with two groups, the decision named the other group's two nodes, and the odd node found no peer.
+// A node waiting for a copy takes it as soon as such a node runs, not at its next try a minute on.
 // Real nodes b (which hashes other bytes than it read, `--test-faults misread-log`) and d, both of code group 0
 // of 2, on one nats-server; a and c's readings (the decision's nodes, as if of group 1) are recorded by the test.
 import assert from 'node:assert/strict';
@@ -9,7 +10,7 @@ import { after, test } from 'node:test';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ClusterLog } from '../../src/cluster/log.ts';
-import { LogChecks, recordedWindows } from '../../src/cluster/log-checks.ts';
+import { COPY_NOW, LogChecks, recordedWindows } from '../../src/cluster/log-checks.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import type { Logger } from '../../src/log.ts';
@@ -46,7 +47,7 @@ async function until(what: string, done: () => Promise<boolean> | boolean, timeo
 
 const recorded = async (nodeId: string, to: number) => (await recordedWindows(nc!)).some((window) => window.nodeId === nodeId && window.to === to);
 
-test('a node of a code group found odd copies its group\'s other node, which read the window as the decision\'s nodes did after it was made', { skip: natsMissing && 'nats-server is not installed' }, async () => {
+test('a node of a code group found odd copies its group\'s other node, which read the window as the decision\'s nodes did after it was made, as soon as it runs', { skip: natsMissing && 'nats-server is not installed' }, async () => {
   [server] = await startNatsServers(1, tempDir('jvmlens-code-group-rebuild-'));
   const args = (nodeId: string, ...faults: string[]) => ['--api-key', KEY, '--cluster', server!.url, '--node-id', nodeId, '--test-log-check-every', '4', '--code-groups', '2', '--code-group', '0', ...(faults.length > 0 ? ['--test-faults', faults.join(',')] : [])];
   const b = await startService({ noStaticKey: true, args: args('b', 'misread-log') });
@@ -81,8 +82,13 @@ test('a node of a code group found odd copies its group\'s other node, which rea
   const d = await startService({ noStaticKey: true, args: args('d') });
   nodes.push(d);
   await until('d records window 8', () => recorded('d', 8));
-  // b's next try for a copy (every minute) copies d.
-  await waitForHealth(b, 200, 90_000);
+  // b, waiting, sees within seconds that d could give a copy (not at its next try, a minute on), and copies it.
+  await waitForHealth(b, 200, 30_000);
+  // At once (its next try would have come up to a minute after its start): the copy began right after the look.
+  const at = (message: string) => Date.parse((JSON.parse(b.stderr().split('\n').find((line) => line.includes(message)) ?? assert.fail(`b did not log ${message}`)) as { time: string }).time);
+  const looked = at(`${COPY_NOW}","nodes":["d"]`);
+  const copied = at('"message":"this node starts from a copy of a live node\'s data","from":"d"');
+  assert.ok(copied >= looked && copied - looked < 20_000, `copied ${copied - looked} ms after the look`);
   assert.match(b.stderr(), /"agreed":\["a","c"\],"peers":\["d"\]/);
   assert.match(b.stderr(), /"message":"this node starts from a copy of a live node's data","from":"d"/);
   const key = await request(`${b.apiUrl}/public/instance/00000000-0000-4000-8000-000000000000`, { key: KEY });

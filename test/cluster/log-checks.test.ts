@@ -160,13 +160,13 @@ test('a reading taken as right no longer counts once its node turns out to have 
   await n41.record({ to: 708, crc: 1 });
   assert.match(n41.problem!, /commands 701 to 704 otherwise than n40, whose reading is taken as right/);
   assert.match(n42.problem!, /commands 701 to 704 otherwise than n40, whose reading is taken as right/);
-  assert.equal(await n41.dropVoidedFinding(), false, 'n40 is not known odd yet: n41 waits for a copy');
-  assert.equal(await n40.dropVoidedFinding(), false, 'n40 was not found odd');
+  assert.equal(await n41.lookWhileWaiting(), 'wait', 'n40 is not known odd yet: n41 waits for a copy');
+  assert.equal(await n40.lookWhileWaiting(), 'wait', 'n40 was not found odd');
   // n40's window 700 at last (its start records its latest windows again), compared with n41's and n42's,
   // which count there: they were found odd at a later window.
   await n40.record({ to: 700, crc: 2 });
   assert.match(n40.problem!, /commands 697 to 700 otherwise than n41 and n42, which agree/);
-  assert.equal(await n40.dropVoidedFinding(), false, 'n40\'s finding stands: n41 and n42 count at window 700');
+  assert.equal(await n40.lookWhileWaiting(), 'wait', 'n40\'s finding stands: n41 and n42 count at window 700');
   // n43 compares window 704: the decision no longer counts, and the readings that do decide it again.
   const n43 = await checksOf('n43');
   await n43.record({ to: 704, crc: 6 });
@@ -196,17 +196,17 @@ test('a reading taken as right no longer counts for a node waiting for a copy on
   assert.match(n51.problem!, /commands 801 to 804 otherwise than n50, whose reading is taken as right/);
   assert.equal(n50.problem, null);
   gone.add('n50');
-  assert.equal(await n51.dropVoidedFinding(), false, 'gone since this look');
+  assert.equal(await n51.lookWhileWaiting(), 'wait', 'gone since this look');
   // Back in between (a restart): the count starts again.
   await new Promise((resolve) => setTimeout(resolve, goneForGoodMs));
   gone.delete('n50');
-  assert.equal(await n51.dropVoidedFinding(), false, 'n50 runs again: its copy may come');
+  assert.equal(await n51.lookWhileWaiting(), 'copy', 'n50 runs again: n51 starts again to copy it');
   gone.add('n50');
-  assert.equal(await n51.dropVoidedFinding(), false);
+  assert.equal(await n51.lookWhileWaiting(), 'wait');
   await new Promise((resolve) => setTimeout(resolve, goneForGoodMs / 2));
-  assert.equal(await n51.dropVoidedFinding(), false, 'not gone long enough yet');
+  assert.equal(await n51.lookWhileWaiting(), 'wait', 'not gone long enough yet');
   await new Promise((resolve) => setTimeout(resolve, goneForGoodMs));
-  assert.equal(await n51.dropVoidedFinding(), true);
+  assert.equal(await n51.lookWhileWaiting(), 'serve');
   assert.ok(logged.includes(FINDING_GONE), logged.join('\n'));
   assert.equal(n51.problem, null, 'n51 serves its own data');
   assert.equal(storedOddWindow(n51Store), null);
@@ -214,9 +214,9 @@ test('a reading taken as right no longer counts for a node waiting for a copy on
   await n51.record({ to: 804, crc: 6 });
   assert.equal(n51.problem, null);
   // n52, waiting too, drops its finding once n50 has been gone as long at its own looks, and follows the new decision.
-  assert.equal(await n52.dropVoidedFinding(), false);
+  assert.equal(await n52.lookWhileWaiting(), 'wait');
   await new Promise((resolve) => setTimeout(resolve, goneForGoodMs));
-  assert.equal(await n52.dropVoidedFinding(), true);
+  assert.equal(await n52.lookWhileWaiting(), 'serve');
   await n52.record({ to: 804, crc: 7 });
   assert.match(n52.problem!, /commands 801 to 804 otherwise than n51, whose reading is taken as right/, 'n52 now copies n51');
   gone.delete('n50');
@@ -235,20 +235,21 @@ test('with code groups, a node found odd copies one of its group that read the w
   assert.match(n61.problem!, /commands 901 to 904 otherwise than n60 and n62, which agree/);
   const odd = storedOddWindow(n61Store)!;
   assert.deepEqual(await readersOfRight(connections[0], odd), ['n60', 'n62']);
-  // n63 records window 904 after the decision, alike: n61 may copy it.
+  assert.equal(await n61.lookWhileWaiting(), 'wait', 'no node of its group to copy yet');
+  // n63 records window 904 after the decision, alike: n61 may copy it, and starts again to.
   const n63 = await checksOf('n63');
   await n63.record({ to: 904, crc: 3 });
-  assert.deepEqual(await readersOfRight(connections[0], odd), ['n60', 'n62', 'n63'], 'n61 copies n63 at its next try');
-  assert.equal(await n61.dropVoidedFinding(), false);
+  assert.deepEqual(await readersOfRight(connections[0], odd), ['n60', 'n62', 'n63']);
+  assert.equal(await n61.lookWhileWaiting(), 'copy');
   await new Promise((resolve) => setTimeout(resolve, goneForGoodMs));
-  assert.equal(await n61.dropVoidedFinding(), false, 'n63 could give a copy: n61 waits for it');
+  assert.equal(await n61.lookWhileWaiting(), 'wait', 'n63 could give a copy: n61 does not serve its own data');
 
   // Had n63 read it otherwise too, no node could give n61 a copy: it serves its own data after a while.
   await n63.record({ to: 904, crc: 5 });
   assert.deepEqual(await readersOfRight(connections[0], odd), ['n60', 'n62']);
-  assert.equal(await n61.dropVoidedFinding(), false, 'the count starts');
+  assert.equal(await n61.lookWhileWaiting(), 'wait', 'the count starts');
   await new Promise((resolve) => setTimeout(resolve, goneForGoodMs));
-  assert.equal(await n61.dropVoidedFinding(), true);
+  assert.equal(await n61.lookWhileWaiting(), 'serve');
   assert.ok(logged.includes(FINDING_NO_COPY), logged.join('\n'));
   assert.equal(n61.problem, null);
   assert.equal(storedOddWindow(n61Store), null);
