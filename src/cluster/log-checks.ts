@@ -278,29 +278,31 @@ export class LogChecks {
     let look: WaitingLook = 'wait';
     // Not while this node records or compares a window: the no-copy case takes its windows out of both.
     await this.#oneAtATime(async () => {
-      look = await this.#dropIfVoided();
+      look = await this.#look();
     });
     return look;
   }
 
-  async #dropIfVoided(): Promise<WaitingLook> {
+  async #look(): Promise<WaitingLook> {
     const odd = this.#odd;
     if (odd === null) return 'wait';
     const marks = await this.#marks();
-    const givers = await this.#givers((await readersOf(this.#kv, odd)).filter((nodeId) => nodeId !== this.#nodeId));
     const detail = { from: this.#from(odd.to), to: odd.to, nodes: odd.nodes };
     if (voided(odd, odd.to, marks)) {
       this.#logger.warn(FINDING_VOIDED, detail);
       await this.#dropDecision(odd.to, (right) => voided(right, odd.to, marks));
-    } else if (givers !== 'none for too long') {
-      return givers;
-    } else if ((await Promise.all(odd.nodes.map((nodeId) => this.#live(nodeId)))).some(Boolean)) {
-      // The decision stands for the nodes that can copy them; this one keeps its reading, and compares it no more.
-      this.#logger.warn(FINDING_NO_COPY, detail);
-      await this.#forgetWindowsUpTo(odd.to);
     } else {
-      this.#logger.warn(FINDING_GONE, detail);
-      await this.#dropDecision(odd.to, (right) => right.nodes.join() === odd.nodes.join());
+      const givers = await this.#givers((await readersOf(this.#kv, odd)).filter((nodeId) => nodeId !== this.#nodeId));
+      if (givers !== 'none for too long') return givers;
+      if ((await Promise.all(odd.nodes.map((nodeId) => this.#live(nodeId)))).some(Boolean)) {
+        // Its nodes run (of another code group): the decision stands for the nodes that can copy them; this one
+        // keeps its own reading, and compares that window no more.
+        this.#logger.warn(FINDING_NO_COPY, detail);
+        await this.#forgetWindowsUpTo(odd.to);
+      } else {
+        this.#logger.warn(FINDING_GONE, detail);
+        await this.#dropDecision(odd.to, (right) => right.nodes.join() === odd.nodes.join());
+      }
     }
     const mark = await this.#kv.get(`${ODD_MARK}.${this.#nodeId}`);
     if (mark !== null && mark.operation === 'PUT' && mark.string() === String(odd.to)) await this.#kv.delete(mark.key, { previousSeq: mark.revision });
