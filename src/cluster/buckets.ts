@@ -29,10 +29,11 @@ export async function readBucket<T>(nc: NatsConnection, bucket: string, read: (k
 }
 
 /**
- * The entries a bucket holds now (of `keys`, a NATS subject filter), sorted by key, without deleted ones. Not listed by `kv.keys()`: its
- * consumer misses a key whose entry is replaced while it lists, as heartbeats and positions are every few
- * seconds (a code report then found no live node of a group, and truncation could pass a node's position).
- * The stream's count of messages per subject is one answer of its leader, a replaced entry still counted.
+ * The entries a bucket holds now (of `keys`, a NATS subject filter), sorted by key, without deleted ones.
+ * Not listed by `kv.keys()`: its consumer misses a key whose entry is replaced while it lists, as heartbeats
+ * and positions are every few seconds (a code report then found no live node of a group, and truncation could
+ * pass a node's position). The stream's count of messages per subject is one answer of its leader, a replaced
+ * entry still counted.
  */
 export async function bucketEntries(kv: KV, keys = '>'): Promise<KvEntry[]> {
   // Kvm gives Buckets; the interface hides their stream.

@@ -254,7 +254,7 @@ export class LogChecks {
   static async open(nc: NatsConnection, options: LogChecksOptions): Promise<LogChecks> {
     const kv = await keptBucket(nc, BUCKET, { replicas: options.replicas, ttl: CHECK_TTL_MS });
     const checks = new LogChecks(nc, kv, options);
-    await checks.lookWhileWaiting().catch((error: Error) => options.logger.warn('checking whether the reading this node was found odd by still counts failed; checked again while it waits for a copy', { reason: error.message }));
+    await checks.lookWhileWaiting().catch((error: Error) => options.logger.warn('looking whether this node can take a copy or serve its own data failed; it looks again while it waits for a copy', { reason: error.message }));
     return checks;
   }
 

@@ -69,8 +69,8 @@ const HANGING_APPLY_SLOW_MS = 2_000;
 const RECONNECT_GRACE_MS = 3_000;
 /** A node that read the odd history and found no node to copy at its start asks for another try this often. */
 const REBUILD_RETRY_MS = 60_000;
-/** How often such a node asks whether the reading it was found odd by still counts (LogChecks.lookWhileWaiting). */
-const VOIDED_CHECK_MS = 5_000;
+/** How often such a node looks whether it can take a copy now, or serve its own data (LogChecks.lookWhileWaiting). */
+const WAITING_LOOK_MS = 5_000;
 /** Test only (`--test-faults soon-gone-for-good`): how long the nodes of that reading are gone before it no longer counts (GONE_FOR_GOOD_MS otherwise). */
 const SOON_GONE_FOR_GOOD_MS = 3_000;
 /** How long the log stays quiet (nothing read) before this node compares its tail, the window read so far, with the others'. */
@@ -164,7 +164,7 @@ export class ClusterNode {
   readonly #catchUp = new CatchUpHealth();
   #askRebuild: () => void = () => undefined;
   #rebuildRetry: ReturnType<typeof setTimeout> | null = null;
-  #voidedChecks: ReturnType<typeof setInterval> | null = null;
+  #waitingLooks: ReturnType<typeof setInterval> | null = null;
   /** Compares the log's tail with the other nodes' once the log is quiet. */
   #tailChecks: ReturnType<typeof setInterval> | null = null;
   /**
@@ -353,7 +353,7 @@ export class ClusterNode {
       if (checks.problem !== null) {
         this.#rebuildRetry = setTimeout(() => this.#askRebuild(), REBUILD_RETRY_MS);
         let asking = false;
-        this.#voidedChecks = setInterval(() => {
+        this.#waitingLooks = setInterval(() => {
           if (asking) return;
           asking = true;
           checks.lookWhileWaiting().then(
@@ -363,9 +363,9 @@ export class ClusterNode {
               this.#stopWaitingForCopy();
               for (const window of appliedWindows(store)) record(window);
             },
-            (error: Error) => this.#stopped || logger.warn('checking whether the reading this node was found odd by still counts failed', { reason: error.message }),
+            (error: Error) => this.#stopped || logger.warn('looking whether this node can take a copy or serve its own data failed', { reason: error.message }),
           ).finally(() => (asking = false));
-        }, VOIDED_CHECK_MS);
+        }, WAITING_LOOK_MS);
       }
       // A window may take long to fill (a chaos row's last writes differed in one the run never filled):
       // while the log is quiet, the tail applied so far is compared too, and the windows still undecided again.
@@ -540,7 +540,7 @@ export class ClusterNode {
 
   #stopWaitingForCopy(): void {
     if (this.#rebuildRetry !== null) clearTimeout(this.#rebuildRetry);
-    if (this.#voidedChecks !== null) clearInterval(this.#voidedChecks);
+    if (this.#waitingLooks !== null) clearInterval(this.#waitingLooks);
   }
 
   /** Leaves the cluster; bounded, since a NATS that is down would keep a clean leave waiting forever. */
