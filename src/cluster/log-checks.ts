@@ -140,9 +140,15 @@ export function recordedWindows(nc: NatsConnection): Promise<(WindowHash & { nod
  * the odd one.
  */
 export async function forgetWindows(nc: NatsConnection, nodeId: string): Promise<void> {
-  await readBucket(nc, BUCKET, async (kv) => {
-    for (const entry of await bucketEntries(kv)) if (!entry.key.startsWith(`${RIGHT}.`) && entry.key.slice(entry.key.indexOf('.') + 1) === nodeId) await kv.delete(entry.key);
-  }, undefined);
+  await readBucket(nc, BUCKET, (kv) => deleteEntriesOf(kv, nodeId, () => true), undefined);
+}
+
+/** Deletes the window hashes and the odd mark of `nodeId` whose window (the key's first part) `which` picks. */
+async function deleteEntriesOf(kv: KV, nodeId: string, which: (window: string) => boolean): Promise<void> {
+  for (const entry of await bucketEntries(kv, `*.${nodeId}`)) {
+    const window = entry.key.slice(0, entry.key.indexOf('.'));
+    if (window !== RIGHT && which(window)) await kv.delete(entry.key);
+  }
 }
 
 /**
@@ -314,7 +320,7 @@ export class LogChecks {
   /** This node's windows up to the one ending at `to`, in its store, in the bucket and in memory: it compares them no more. */
   async #forgetWindowsUpTo(to: number): Promise<void> {
     await forgetAppliedWindows(this.#store, to);
-    for (const entry of await bucketEntries(this.#kv, `*.${this.#nodeId}`)) if (/^\d/.test(entry.key) && Number(entry.key.split('.')[0]) <= to) await this.#kv.delete(entry.key);
+    await deleteEntriesOf(this.#kv, this.#nodeId, (window) => /^\d/.test(window) && Number(window) <= to);
     const later = (window: WindowHash) => window.to > to;
     for (const windows of [this.#recent, this.#unrecorded]) windows.splice(0, windows.length, ...windows.filter(later));
     this.#unsettled = this.#unsettled.filter(later);
