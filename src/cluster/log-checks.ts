@@ -31,6 +31,10 @@ const ODD_WINDOW = 'logOddWindow';
 const ODD_MARK = 'odd';
 /** The bucket's key holding a window's reading taken as right, recorded once for all nodes. */
 const RIGHT = 'right';
+/** The bucket's key marking a node that serves its own reading of a window taken as odd, no node having given it a copy (it deleted its hash of that window). */
+const OWN_MARK = 'own';
+/** The store's meta key holding the window a node serves its own reading of, so, for health's note across restarts (a copy of its data carries it). */
+const OWN_READING = 'logOwnReading';
 
 /** What a node logs when it finds it read another history than the one taken as right, which two or more nodes read. */
 export const FOUND_ODD = 'this node read another history of the cluster log than every other node';
@@ -46,6 +50,8 @@ export const FINDING_GONE = 'the nodes whose reading this node was found odd by 
 export const COPY_NOW = 'a node that can give this node a copy of its data runs now: starting again to take it';
 /** What it logs when those nodes run, but none that read so could give it a copy (none of its code group) for GONE_FOR_GOOD_MS. */
 export const FINDING_NO_COPY = 'no node that read the history taken as right could give this node a copy of its data for too long (none of its code group): this node serves its own data, which may lack writes acknowledged meanwhile, and no longer compares that window';
+/** What it logs when those nodes run, and every other node of its code group read that window otherwise too: none ever can give it a copy. */
+export const NO_COPY_CAN_COME = 'every other node of this node\'s code group read that window otherwise than the history taken as right too, so none can give this node a copy of its data: this node serves its own data, which may lack writes acknowledged meanwhile, and no longer compares that window';
 /** What a node comparing a window logs when its decision no longer counts so. */
 export const DECISION_VOIDED = 'the reading taken as right was of nodes that read an odd history of an earlier window: the window is decided again without them';
 /**
@@ -191,6 +197,12 @@ export interface LogChecksOptions {
   goneForGoodMs?: number;
   /** Whether a node runs now that could give this node a copy of its data (with code groups: one of its own group); `live` by default. */
   canGiveCopy?: (nodeId: string) => Promise<boolean>;
+  /**
+   * The other nodes of this node's code group (every other node, without groups), or null where that cannot be
+   * told now (a node with a place in the log does not answer). Without it, a node waiting for a copy that no
+   * node can give serves its own data only after `goneForGoodMs`.
+   */
+  groupPeers?: () => Promise<string[] | null>;
 }
 
 /**
@@ -209,6 +221,7 @@ export class LogChecks {
   readonly #kv: KV;
   readonly #live: (nodeId: string) => Promise<boolean>;
   readonly #canGiveCopy: (nodeId: string) => Promise<boolean>;
+  readonly #groupPeers: (() => Promise<string[] | null>) | null;
   readonly #nodeId: string;
   readonly #logger: Logger;
   readonly #store: Pick<Store, 'meta'>;
@@ -239,6 +252,8 @@ export class LogChecks {
   readonly #foundOdd: (odd: OddWindow) => void;
   /** The first window whose hash differed from another node's, and whose; null while none did. */
   #mismatch: { to: number; nodes: string[] } | null = null;
+  /** The window whose odd reading this node serves, no node having given it a copy, and the nodes whose reading was taken as right; null while none. */
+  #ownReading: OddWindow | null;
   /** The first window this node read otherwise than the reading taken as right; null while none. */
   #odd: OddWindow | null;
 
@@ -246,12 +261,15 @@ export class LogChecks {
     this.#kv = kv;
     this.#live = options.live ?? (async (nodeId) => !(await goneNode(nc, nodeId)));
     this.#canGiveCopy = options.canGiveCopy ?? this.#live;
+    this.#groupPeers = options.groupPeers ?? null;
     this.#nodeId = options.nodeId;
     this.#logger = options.logger;
     this.#store = options.store;
     this.#every = options.every ?? CHECK_EVERY;
     this.#foundOdd = options.foundOdd ?? (() => undefined);
     this.#odd = storedOddWindow(options.store);
+    const own = options.store.meta.get(OWN_READING);
+    this.#ownReading = typeof own === 'string' ? (JSON.parse(own) as OddWindow) : null;
     this.#readLog = options.readAgain ?? null;
     this.#readAgainAfterMs = options.readAgainAfterMs ?? READ_AGAIN_AFTER_MS;
     this.#goneForGoodMs = options.goneForGoodMs ?? GONE_FOR_GOOD_MS;
@@ -278,7 +296,7 @@ export class LogChecks {
    * - no node that read it (`readersOf`) and could give this node a copy has run for `goneForGoodMs`, as this
    *   node sees them while it waits (it asks every few seconds): no copy will come. In a chaos run with two code
    *   groups, both nodes of one read that window otherwise than the other group's two, and each other: neither
-   *   could copy anyone.
+   *   could copy anyone. Where its nodes run and no copy can ever come (`#noCopyCanCome`), at once.
    */
   async lookWhileWaiting(): Promise<WaitingLook> {
     let look: WaitingLook = 'wait';
@@ -299,12 +317,15 @@ export class LogChecks {
       await this.#dropDecision(odd.to, (right) => voided(right, odd.to, marks));
     } else {
       const givers = await this.#givers((await readersOf(this.#kv, odd)).filter((nodeId) => nodeId !== this.#nodeId));
-      if (givers !== 'none for too long') return givers;
-      if ((await Promise.all(odd.nodes.map((nodeId) => this.#live(nodeId)))).some(Boolean)) {
+      if (givers === 'copy' || givers === 'wait') return givers;
+      const running = (await Promise.all(odd.nodes.map((nodeId) => this.#live(nodeId)))).some(Boolean);
+      const noneCan = givers === 'none yet' && running && (await this.#noCopyCanCome(odd));
+      if (givers === 'none yet' && !noneCan) return 'wait';
+      if (running) {
         // Its nodes run (of another code group): the decision stands for the nodes that can copy them; this one
         // keeps its own reading, and compares that window no more.
-        this.#logger.warn(FINDING_NO_COPY, detail);
-        await this.#forgetWindowsUpTo(odd.to);
+        this.#logger.warn(noneCan ? NO_COPY_CAN_COME : FINDING_NO_COPY, detail);
+        await this.#serveOwnReading(odd);
       } else {
         this.#logger.warn(FINDING_GONE, detail);
         await this.#dropDecision(odd.to, (right) => right.nodes.join() === odd.nodes.join());
@@ -317,8 +338,19 @@ export class LogChecks {
     return 'serve';
   }
 
-  /** This node's windows up to the one ending at `to`, in its store, in the bucket and in memory: it compares them no more. */
-  async #forgetWindowsUpTo(to: number): Promise<void> {
+  /**
+   * Keeps this node's reading of the odd window, no node having given it a copy: it forgets its windows up to
+   * that one, in its store, the bucket and memory (it compares them no more, and is not found odd again), and
+   * says so in its store (health's note) and the bucket (its group's other nodes, `#noCopyCanCome`).
+   */
+  async #serveOwnReading(odd: OddWindow): Promise<void> {
+    const { to } = odd;
+    // Health names the first such window, as it does the first that differed.
+    if (this.#ownReading === null) {
+      await this.#store.meta.put(OWN_READING, JSON.stringify(odd));
+      this.#ownReading = odd;
+    }
+    await this.#kv.put(`${OWN_MARK}.${this.#nodeId}`, String(to));
     await forgetAppliedWindows(this.#store, to);
     await deleteEntriesOf(this.#kv, this.#nodeId, (window) => /^\d/.test(window) && Number(window) <= to);
     const later = (window: WindowHash) => window.to > to;
@@ -329,10 +361,10 @@ export class LogChecks {
 
   /**
    * Which of `nodes` could give a copy now: 'copy' where one could that could not at the look before (the
-   * start's copy tried those that could then), 'none for too long' where none could at each look since
-   * `goneForGoodMs` ago (the first look starts the count), else 'wait'.
+   * start's copy tried those that could then), 'wait' where one could, 'none for too long' where none could at
+   * each look since `goneForGoodMs` ago (the first look starts the count), else 'none yet'.
    */
-  async #givers(nodes: readonly string[]): Promise<'copy' | 'wait' | 'none for too long'> {
+  async #givers(nodes: readonly string[]): Promise<'copy' | 'wait' | 'none yet' | 'none for too long'> {
     const could = await Promise.all(nodes.map((nodeId) => this.#canGiveCopy(nodeId)));
     const givers = new Set(nodes.filter((_, index) => could[index]));
     const before = this.#giversBefore;
@@ -345,7 +377,29 @@ export class LogChecks {
       return 'copy';
     }
     this.#goneSince ??= Date.now();
-    return Date.now() - this.#goneSince >= this.#goneForGoodMs ? 'none for too long' : 'wait';
+    return Date.now() - this.#goneSince >= this.#goneForGoodMs ? 'none for too long' : 'none yet';
+  }
+
+  /**
+   * Whether no node will ever give this node a copy of its data for the odd window: every other node of its
+   * code group recorded its own hash of the window, not the right one, and hashes stay; or serves its own reading
+   * of it (`#serveOwnReading`, which deleted its hash). Not where a node's group cannot be told now: it may come
+   * back having read the window right. In a chaos run with two groups, both nodes of one read a window
+   * otherwise, each its own way, and each waited for the other.
+   */
+  async #noCopyCanCome(odd: OddWindow): Promise<boolean> {
+    const peers = await this.#groupPeers?.();
+    if (peers === undefined || peers === null) return false;
+    const decision = await this.#kv.get(`${RIGHT}.${odd.to}`);
+    if (decision === null || decision.operation !== 'PUT') return false;
+    const right = (JSON.parse(decision.string()) as RightReading).crc;
+    for (const nodeId of peers) {
+      const hash = await this.#kv.get(`${odd.to}.${nodeId}`);
+      if (hash !== null && hash.operation === 'PUT' && hash.string() !== right) continue;
+      const own = hash === null || hash.operation !== 'PUT' ? await this.#kv.get(`${OWN_MARK}.${nodeId}`) : null;
+      if (own === null || own.operation !== 'PUT' || Number(own.string()) < odd.to) return false;
+    }
+    return true;
   }
 
   /** Deletes the reading taken as right of the window ending at `to` where it no longer counts (another node may have decided it again since). */
@@ -532,8 +586,15 @@ export class LogChecks {
     return to - ((to - 1) % this.#every);
   }
 
-  /** Health's note once a window differed from another node's (until the node restarts), or null. */
+  /**
+   * Health's note while this node serves its own reading of a window taken as odd (across restarts), or once a
+   * window differed from another node's (until the node restarts); null otherwise.
+   */
   get degradation(): string | null {
+    if (this.#ownReading !== null) {
+      const { to, nodes } = this.#ownReading;
+      return `degraded: this node serves its own reading of the cluster log from its commands ${this.#from(to)} to ${to} on, which ${nodes.join(' and ')} read otherwise (JetStream's replicas disagree), no node of its code group having read them as they did to give it a copy: its data may lack writes acknowledged meanwhile`;
+    }
     if (this.#mismatch === null) return null;
     const { to, nodes } = this.#mismatch;
     return `degraded: the cluster log's commands ${this.#from(to)} to ${to} as this node read them differ from what ${nodes.join(', ')} read (JetStream's replicas disagree): the nodes' data may differ; compare them before trusting either`;

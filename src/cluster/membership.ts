@@ -155,6 +155,16 @@ export async function nodeOfGroup(nc: NatsConnection, nodeId: string, codeGroup:
   return answer === 'unanswered' || (answer !== 'absent' && answer.codeGroup === codeGroup);
 }
 
+/**
+ * Which of `nodeIds` store `codeGroup`'s classes, as each answers now; null where one does not answer (gone, or
+ * too busy): it may be of the group.
+ */
+export async function nodesOfGroup(nc: NatsConnection, nodeIds: readonly string[], codeGroup: number): Promise<string[] | null> {
+  const answers = await Promise.all(nodeIds.map((nodeId) => askFor(nc, nodeId)));
+  const infos = answers.filter((answer): answer is NodeInfo => typeof answer === 'object');
+  return infos.length < answers.length ? null : infos.filter((info) => info.codeGroup === codeGroup).map((info) => info.nodeId);
+}
+
 /** Asks the node with this id for its info: 'absent' when no node holds the id (NATS answers that at once). */
 async function askFor(nc: NatsConnection, nodeId: string): Promise<NodeInfo | 'absent' | 'unanswered'> {
   try {

@@ -25,14 +25,14 @@ import { appliedTail, appliedWindow, appliedWindows } from './applied-windows.ts
 import { eventsCommand, LOG_FORMAT } from './commands.ts';
 import type { Command } from './commands.ts';
 import { CatchUpHealth } from './catch-up.ts';
-import { compactionRoundMs, LogCompaction } from './compaction.ts';
+import { compactionRoundMs, LogCompaction, recordedPositions } from './compaction.ts';
 import { CHECKING_HAND_OVER, handOverOwnWrites, serveReadIds, writesToHandOver } from './hand-over-writes.ts';
 import { CHECK_EVERY, LogChecks } from './log-checks.ts';
 import type { OddWindow } from './log-checks.ts';
 import type { WindowHash } from './applied-windows.ts';
 import { followedLog, holdLog, replacedLog } from './log-identity.ts';
 import { ClusterLog, CommandTooLargeError, describeNatsError, LogUnavailableError } from './log.ts';
-import { liveNodes, Membership, NodeIdInUseError, nodeOfGroup } from './membership.ts';
+import { liveNodes, Membership, NodeIdInUseError, nodeOfGroup, nodesOfGroup } from './membership.ts';
 import { appliedSeq, Replica } from './replica.ts';
 import { ClusterReports } from './reports.ts';
 import { ReportFanOut } from './fan-out.ts';
@@ -342,7 +342,13 @@ export class ClusterNode {
       };
       const goneForGood = config.testFaults.includes('soon-gone-for-good') ? { goneForGoodMs: SOON_GONE_FOR_GOOD_MS } : {};
       const canGiveCopy = (nodeId: string) => nodeOfGroup(log.nc, nodeId, group.of);
-      const checks = await LogChecks.open(log.nc, { nodeId: config.nodeId, replicas, logger, store, every, foundOdd, readAgain: (from, to) => log.hashOf(from, to), canGiveCopy, ...goneForGood });
+      // Every node that runs or holds a place in the log (a stopped one may come back).
+      const groupPeers = async () => {
+        const known = new Set([...(await liveNodes(log.nc)).map((node) => node.nodeId), ...(await recordedPositions(log.nc)).map((position) => position.nodeId)]);
+        known.delete(config.nodeId);
+        return nodesOfGroup(log.nc, [...known], group.of);
+      };
+      const checks = await LogChecks.open(log.nc, { nodeId: config.nodeId, replicas, logger, store, every, foundOdd, readAgain: (from, to) => log.hashOf(from, to), canGiveCopy, groupPeers, ...goneForGood });
       this.#logChecks = checks;
       const compareFailed = (to: number | null) => (error: Error) => logger.warn('comparing the cluster log with the other nodes failed', { to, reason: error.message });
       const record = (window: WindowHash) => void checks.record(window).catch(compareFailed(window.to));

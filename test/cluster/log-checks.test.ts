@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DECISION_VOIDED, FINDING_GONE, FINDING_NO_COPY, FINDING_VOIDED, LogChecks, readersOfRight, recordedWindows, rightReading, storedOddWindow } from '../../src/cluster/log-checks.ts';
+import { DECISION_VOIDED, FINDING_GONE, FINDING_NO_COPY, FINDING_VOIDED, LogChecks, NO_COPY_CAN_COME, readersOfRight, recordedWindows, rightReading, storedOddWindow } from '../../src/cluster/log-checks.ts';
 import type { LogChecksOptions } from '../../src/cluster/log-checks.ts';
 import type { WindowHash } from '../../src/cluster/applied-windows.ts';
 import { untilAnswered } from '../../src/cluster/log.ts';
@@ -56,7 +56,7 @@ after(async () => {
   await Promise.all(nats.map((server) => server.stop()));
 });
 
-async function checksOf(nodeId: string, store: Store = openStore(tempDir(`jvmlens-log-checks-${nodeId}-`)), readAgain?: Pick<LogChecksOptions, 'readAgain' | 'readAgainAfterMs' | 'goneForGoodMs' | 'canGiveCopy'>): Promise<LogChecks> {
+async function checksOf(nodeId: string, store: Store = openStore(tempDir(`jvmlens-log-checks-${nodeId}-`)), readAgain?: Pick<LogChecksOptions, 'readAgain' | 'readAgainAfterMs' | 'goneForGoodMs' | 'canGiveCopy' | 'groupPeers'>): Promise<LogChecks> {
   const nc = await connect({ servers: nats[0].url });
   connections.push(nc);
   stores.add(store);
@@ -260,6 +260,45 @@ test('with code groups, a node found odd copies one of its group that read the w
   assert.equal(n62.problem, null);
   await n61.record({ to: 912, crc: 2 });
   assert.equal(n61.problem, null);
+});
+
+test('with code groups, a node found odd whose group\'s other nodes all read the window otherwise serves its own data at once, and its health says so across restarts', { skip: missing && 'nats-server is not installed' }, async () => {
+  // n70 and n72 store group 1's classes, n71 and n73 group 0's; n71 and n73 each read window 1204 its own way.
+  const ofGroupZero = async (nodeId: string) => nodeId === 'n71' || nodeId === 'n73';
+  let peersOfN73: string[] | null = null;
+  const n71Store = openStore(tempDir('jvmlens-log-checks-n71-'));
+  const n70 = await checksOf('n70');
+  const n71 = await checksOf('n71', n71Store, { canGiveCopy: ofGroupZero, groupPeers: async () => ['n73'] });
+  const n72 = await checksOf('n72');
+  const n73 = await checksOf('n73', undefined, { canGiveCopy: ofGroupZero, groupPeers: async () => peersOfN73 });
+  await n70.record({ to: 1204, crc: 3 });
+  await n71.record({ to: 1204, crc: 4 });
+  await n72.record({ to: 1204, crc: 3 });
+  await n73.record({ to: 1204, crc: 5 });
+  await n71.record({ to: 1208, crc: 1 });
+  assert.match(n71.problem!, /commands 1201 to 1204 otherwise than n70 and n72, which agree/);
+  assert.match(n73.problem!, /commands 1201 to 1204 otherwise than n70 and n72, which agree/);
+
+  // n73's own hash of the window stays what it is: no copy can come to n71, and it does not wait for one.
+  assert.equal(await n71.lookWhileWaiting(), 'serve');
+  assert.ok(logged.includes(NO_COPY_CAN_COME), logged.join('\n'));
+  assert.equal(n71.problem, null);
+  const note = /^degraded: this node serves its own reading of the cluster log from its commands 1201 to 1204 on, which n70 and n72 read otherwise .*its data may lack writes acknowledged meanwhile$/;
+  assert.match(n71.degradation!, note);
+  assert.deepEqual((await recordedWindows(connections[0])).filter((window) => window.nodeId === 'n71').map((window) => window.to), [1208]);
+
+  // n73, where a node's group cannot be told (one with a place does not answer), waits; once it can, n71 deleted
+  // its hash, but serves its own reading: n73 does not wait for it either.
+  assert.equal(await n73.lookWhileWaiting(), 'wait');
+  assert.notEqual(n73.problem, null);
+  peersOfN73 = ['n71'];
+  assert.equal(await n73.lookWhileWaiting(), 'serve');
+  assert.equal(n73.problem, null);
+
+  // n71 restarted still says what it serves.
+  const n71Again = await checksOf('n71', n71Store, { canGiveCopy: ofGroupZero, groupPeers: async () => ['n73'] });
+  assert.equal(n71Again.problem, null);
+  assert.match(n71Again.degradation!, note);
 });
 
 test('a window JetStream did not take while its server was down is recorded once it is back', { skip: missing && 'nats-server is not installed' }, async () => {
