@@ -19,6 +19,8 @@ export interface WindowHash {
  */
 const CHAIN = 'appliedWindowChain';
 const WINDOW = 'appliedWindow.';
+/** Meta keys: each kept command's own hash, under its sequence, to tell at which command two readings of a window part. */
+const COMMAND = 'appliedCommand.';
 /** Whole windows kept: a node recording them after a restart, or after JetStream refused them a while, compares these. */
 export const WINDOWS_KEPT = 16;
 
@@ -50,6 +52,8 @@ function chainOf(store: Pick<Store, 'meta'>): Chain | null {
  * truncated past it), so that a hash covers the same commands on every node.
  */
 export function foldApplied(store: Pick<Store, 'meta'>, seq: number, data: Uint8Array, every: number): void {
+  store.meta.put(COMMAND + seq, crc32(data));
+  store.meta.remove(COMMAND + (seq - WINDOWS_KEPT * every));
   const place = (seq - 1) % every;
   const before = place === 0 ? { seq: seq - 1, crc: 0 } : chainOf(store);
   const crc = before?.seq === seq - 1 && before.crc !== null ? foldCommand(before.crc, data) : null;
@@ -63,6 +67,13 @@ export function foldApplied(store: Pick<Store, 'meta'>, seq: number, data: Uint8
 export function appliedWindow(store: Pick<Store, 'meta'>, to: number): WindowHash | null {
   const crc = store.meta.get(WINDOW + to) as number | undefined;
   return crc === undefined ? null : { to, crc };
+}
+
+/** Each command's own hash from `from` to `to`, as applied here: 0 for one not applied here, or no longer kept. */
+export function appliedCommands(store: Pick<Store, 'meta'>, from: number, to: number): Uint32Array {
+  const hashes = new Uint32Array(to - from + 1);
+  for (let seq = from; seq <= to; seq++) hashes[seq - from] = (store.meta.get(COMMAND + seq) as number | undefined) ?? 0;
+  return hashes;
 }
 
 /** The whole windows kept, oldest first. */

@@ -21,7 +21,7 @@ import { readTags } from '../storage/vm-tags.ts';
 import { findVm, MissingTagError, vmTags } from '../storage/vms.ts';
 import { batchEvents } from '../writes.ts';
 import type { LocalWrites, Writes } from '../writes.ts';
-import { appliedTail, appliedWindow, appliedWindows } from './applied-windows.ts';
+import { appliedCommands, appliedTail, appliedWindow, appliedWindows } from './applied-windows.ts';
 import { eventsCommand, LOG_FORMAT } from './commands.ts';
 import type { Command } from './commands.ts';
 import { CatchUpHealth } from './catch-up.ts';
@@ -348,7 +348,7 @@ export class ClusterNode {
         known.delete(config.nodeId);
         return nodesOfGroup(log.nc, [...known], group.of);
       };
-      const checks = await LogChecks.open(log.nc, { nodeId: config.nodeId, replicas, logger, store, every, foundOdd, readAgain: (from, to) => log.hashOf(from, to), canGiveCopy, groupPeers, ...goneForGood });
+      const checks = await LogChecks.open(log.nc, { nodeId: config.nodeId, replicas, logger, store, every, foundOdd, readAgain: (from, to) => log.hashOf(from, to), canGiveCopy, groupPeers, commandsOf: (from, to) => appliedCommands(store, from, to), ...goneForGood });
       this.#logChecks = checks;
       const compareFailed = (to: number | null) => (error: Error) => logger.warn('comparing the cluster log with the other nodes failed', { to, reason: error.message });
       const record = (window: WindowHash) => void checks.record(window).catch(compareFailed(window.to));

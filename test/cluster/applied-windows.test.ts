@@ -5,7 +5,7 @@
 // process, so a node killed before it recorded them records them at its next start.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { appliedTail, appliedWindow, appliedWindows, foldApplied, WINDOWS_KEPT } from '../../src/cluster/applied-windows.ts';
+import { appliedCommands, appliedTail, appliedWindow, appliedWindows, foldApplied, WINDOWS_KEPT } from '../../src/cluster/applied-windows.ts';
 import type { WindowHash } from '../../src/cluster/applied-windows.ts';
 import { openStore } from '../../src/storage/store.ts';
 import type { Store } from '../../src/storage/store.ts';
@@ -70,4 +70,19 @@ test('only the latest windows are kept', () => {
   assert.equal(many.length, WINDOWS_KEPT);
   assert.equal(many[0].to, 4 * EVERY);
   assert.deepEqual(many, windowsOf(range(1, (WINDOWS_KEPT + 3) * EVERY)));
+});
+
+test('each command\'s own hash is kept with the windows: alike where the bytes are, 0 where it was not applied here or is no longer kept', () => {
+  const hashes = appliedCommands(applied(range(1, 8)), 1, 8);
+  assert.equal(hashes.length, 8);
+  assert.ok(hashes.every((crc) => crc !== 0));
+  assert.equal(new Set(hashes).size, 8, 'other bytes, other hashes');
+  assert.deepEqual(appliedCommands(applied(range(1, 8)), 1, 8), hashes);
+  const other = appliedCommands(applied(range(1, 8), (seq) => command(seq, seq === 6 ? 'command 7' : `command ${seq}`)), 1, 8);
+  assert.deepEqual([...other].map((crc, index) => crc === hashes[index]), [true, true, true, true, true, false, true, true]);
+  assert.equal(other[5], hashes[6], 'command 6 read as command 7\'s bytes');
+  assert.deepEqual([...appliedCommands(applied(range(3, 8)), 1, 4)].map((crc) => crc !== 0), [false, false, true, true], 'applied from 3 on');
+  const last = (WINDOWS_KEPT + 2) * EVERY;
+  const kept = appliedCommands(applied(range(1, last)), 1, last);
+  assert.equal(kept.findIndex((crc) => crc !== 0), 2 * EVERY, 'as many as the windows kept');
 });

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DECISION_VOIDED, FINDING_GONE, FINDING_NO_COPY, FINDING_VOIDED, LogChecks, NO_COPY_CAN_COME, readersOfRight, recordedWindows, rightReading, storedOddWindow } from '../../src/cluster/log-checks.ts';
+import { DECISION_VOIDED, FINDING_GONE, FINDING_NO_COPY, FINDING_VOIDED, LogChecks, NO_COPY_CAN_COME, PARTING, partingOf, readersOfRight, recordedWindows, rightReading, storedOddWindow } from '../../src/cluster/log-checks.ts';
 import type { LogChecksOptions } from '../../src/cluster/log-checks.ts';
 import type { WindowHash } from '../../src/cluster/applied-windows.ts';
 import { untilAnswered } from '../../src/cluster/log.ts';
@@ -39,7 +39,13 @@ let nats: NatsServer[] = [];
 const connections: NatsConnection[] = [];
 const stores = new Set<Store>();
 const logged: string[] = [];
-const logger: Logger = { info: () => undefined, warn: (message) => logged.push(message), error: (message) => logged.push(message) };
+/** What was logged with its fields, for the tests that look at them. */
+const details: { message: string; detail: unknown }[] = [];
+const log = (message: string, detail?: unknown) => {
+  logged.push(message);
+  details.push({ message, detail });
+};
+const logger: Logger = { info: () => undefined, warn: log, error: log };
 /** The nodes told they read the odd history (their ClusterNode then rebuilds them). */
 const foundOdd: string[] = [];
 /** Nodes whose process is gone: their reading is not taken as right, as no copy of their data could be had. */
@@ -56,7 +62,7 @@ after(async () => {
   await Promise.all(nats.map((server) => server.stop()));
 });
 
-async function checksOf(nodeId: string, store: Store = openStore(tempDir(`jvmlens-log-checks-${nodeId}-`)), readAgain?: Pick<LogChecksOptions, 'readAgain' | 'readAgainAfterMs' | 'goneForGoodMs' | 'canGiveCopy' | 'groupPeers'>): Promise<LogChecks> {
+async function checksOf(nodeId: string, store: Store = openStore(tempDir(`jvmlens-log-checks-${nodeId}-`)), readAgain?: Pick<LogChecksOptions, 'readAgain' | 'readAgainAfterMs' | 'goneForGoodMs' | 'canGiveCopy' | 'groupPeers' | 'commandsOf'>): Promise<LogChecks> {
   const nc = await connect({ servers: nats[0].url });
   connections.push(nc);
   stores.add(store);
@@ -299,6 +305,33 @@ test('with code groups, a node found odd whose group\'s other nodes all read the
   const n71Again = await checksOf('n71', n71Store, { canGiveCopy: ofGroupZero, groupPeers: async () => ['n73'] });
   assert.equal(n71Again.problem, null);
   assert.match(n71Again.degradation!, note);
+});
+
+test('where two readings of a window part: the first command both applied and read otherwise, and where each read the other\'s', () => {
+  const mine = Uint32Array.of(11, 12, 13, 14, 15);
+  assert.equal(partingOf(101, mine, mine.slice()), null);
+  assert.deepEqual(partingOf(101, mine, Uint32Array.of(11, 12, 99, 14, 15)), { seq: 103, otherReadItAt: null, readTheirsAt: null }, 'another write at 103');
+  assert.deepEqual(partingOf(101, mine, Uint32Array.of(11, 12, 14, 15, 13)), { seq: 103, otherReadItAt: 105, readTheirsAt: 104 }, 'a write read at another place');
+  assert.deepEqual(partingOf(101, mine, Uint32Array.of(0, 12, 0, 14, 16)), { seq: 105, otherReadItAt: null, readTheirsAt: null }, 'commands one did not apply are passed over');
+});
+
+test('nodes whose window differs tell at which command their readings part, logged once and named in health\'s note', { skip: missing && 'nats-server is not installed' }, async () => {
+  // n81 read command 1403 otherwise (commands 1401 to 1404); n80 records first, and tells at its next compare.
+  const commands = (third: number) => () => Uint32Array.of(7, 8, third, 9);
+  const n80 = await checksOf('n80', undefined, { commandsOf: commands(5) });
+  const n81 = await checksOf('n81', undefined, { commandsOf: commands(6) });
+  await n80.record({ to: 1404, crc: 1 });
+  const before = logged.length;
+  await n81.record({ to: 1404, crc: 2 });
+  assert.ok(!logged.slice(before).includes(PARTING), 'n80 did not record its commands yet: n81 cannot tell');
+  assert.match(n81.degradation!, /^degraded: the cluster log's commands 1401 to 1404 as this node read them differ from what n80 read/);
+  await n80.record({ to: 1408, crc: 3 });
+  const told = details.slice(before).filter((entry) => entry.message === PARTING);
+  assert.deepEqual(told.map((entry) => entry.detail), [{ from: 1401, to: 1404, partings: [{ node: 'n81', seq: 1403, otherReadItAt: null, readTheirsAt: null }] }]);
+  assert.match(n80.degradation!, /^degraded: the cluster log's commands 1401 to 1404 as this node read them differ from command 1403 on from what n81 read/);
+  // Told once: comparing the window again does not tell it again.
+  await n80.record({ to: 1412, crc: 4 });
+  assert.equal(details.filter((entry) => entry.message === PARTING).length, told.length);
 });
 
 test('a window JetStream did not take while its server was down is recorded once it is back', { skip: missing && 'nats-server is not installed' }, async () => {

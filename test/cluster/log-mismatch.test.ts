@@ -9,8 +9,9 @@
 // node that finds it read the odd history while it still replays the log at its start rebuilds itself too.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
-import { recordedWindows } from '../../src/cluster/log-checks.ts';
+import { FOUND_ODD, PARTING, recordedWindows } from '../../src/cluster/log-checks.ts';
 import { HANDING_OVER } from '../../src/cluster/hand-over-writes.ts';
 import { ingest, vmStart } from '../helpers/events.ts';
 import { request, startService, waitForHealth } from '../helpers/service.ts';
@@ -79,6 +80,15 @@ test('the node that read the log otherwise than the two others is DOWN, says why
   // Its hashes of the history it no longer holds are gone: those it records now are of the copy it holds,
   // the history a and c read, so a node replaying the log later finds no reading of b's otherwise.
   const nc = await connect({ servers: cluster.natsUrl });
+  // b recorded its own hash of each command of the window it was found odd by, so that the nodes tell where
+  // their readings part; any that told found the window's first command (b hashed each otherwise).
+  const found = JSON.parse(log.split('\n').find((line) => line.includes(FOUND_ODD))!) as { from: number; to: number };
+  const commands = await (await new Kvm(nc).open('jvmlens_log_checks')).get(`commands.${found.to}.b`);
+  assert.equal(commands?.value.length, 4 * (found.to - found.from + 1));
+  for (const line of [a, b, c].flatMap((node) => node.stderr().split('\n').filter((entry) => entry.includes(PARTING)))) {
+    const told = JSON.parse(line) as { from: number; partings: { seq: number }[] };
+    assert.ok(told.partings.every((parting) => parting.seq === told.from), line);
+  }
   const recorded = await recordedWindows(nc).finally(() => nc.close());
   const hashOf = (nodeId: string, to: number) => recorded.find((window) => window.nodeId === nodeId && window.to === to)?.crc;
   assert.ok(hashOf('a', 4) !== undefined, JSON.stringify(recorded));
