@@ -551,7 +551,7 @@ export class LogChecks {
   /**
    * Records this node's own hash of each command of a window that differs, once, and tells at which command its
    * reading parts from that of each node that recorded theirs, once per window (the others tell it as they
-   * compare): logged, and named in health's note, so that an operator can read that command from each server.
+   * compare): logged, and named in health's note, so that an operator knows which command to look for.
    */
   async #tellParting(to: number, nodes: readonly string[]): Promise<void> {
     if (this.#commandsOf === null || this.#partingTold.has(to)) return;
