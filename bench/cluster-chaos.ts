@@ -14,7 +14,7 @@ import { connect } from '@nats-io/transport-node';
 import { APPENDING_AGAIN } from '../src/cluster/acknowledged-writes.ts';
 import { HANDING_OVER, HANDING_OVER_UNTOLD } from '../src/cluster/hand-over-writes.ts';
 import { READING_BACK_JOURNALED } from '../src/cluster/write-journal.ts';
-import { FOUND_ODD, FOUND_ODD_BY_LOG, FOUND_ODD_NO_TWO_ALIKE, recordedWindows } from '../src/cluster/log-checks.ts';
+import { FINDING_NO_COPY, FOUND_ODD, FOUND_ODD_BY_LOG, FOUND_ODD_NO_TWO_ALIKE, NO_COPY_CAN_COME, PARTING, recordedWindows } from '../src/cluster/log-checks.ts';
 import { untilAnswered } from '../src/cluster/log.ts';
 import { APPLIED_AFTER_START, KEPT_UNTIL_START } from '../src/cluster/awaiting-start.ts';
 import { COPY_SKIPPED, READ_ONE_BY_ONE } from '../src/cluster/replica.ts';
@@ -83,7 +83,17 @@ export interface ClusterChaosResult {
    */
   stretchesReadOneByOne: number;
   oddFindingsReadOneByOne: number;
+  /**
+   * Where a node told its reading of a differing window parts from another's (log-checks.ts), the first
+   * PARTINGS_KEPT: the first command each read otherwise, and where the other read this node's command there.
+   */
+  partings: { node: string; other: string; seq: number; otherReadItAt: number | null; readTheirsAt: number | null }[];
+  /** Times a node odd with no node to copy served its own reading of the log (log-checks.ts). */
+  ownReadingsServed: number;
 }
+
+/** The partings a run's result lists. */
+const PARTINGS_KEPT = 10;
 
 const KEY = 'bench_cluster_chaos_key_0123456789';
 /**
@@ -238,13 +248,18 @@ export async function runClusterChaos(seconds: number, layout: ChaosLayout, log:
     if (line.includes(KEPT_UNTIL_START)) result.writesKeptUntilStart++;
     if (line.includes(APPLIED_AFTER_START)) result.writesAppliedAfterStart++;
     if (line.includes(COPY_SKIPPED)) result.copiesSkipped++;
+    if (line.includes(PARTING)) {
+      const { node, partings } = JSON.parse(line) as { node: string; partings: { node: string; seq: number; otherReadItAt: number | null; readTheirsAt: number | null }[] };
+      for (const { node: other, ...parting } of partings) if (result.partings.length < PARTINGS_KEPT) result.partings.push({ node, other, ...parting });
+    }
+    if (line.includes(NO_COPY_CAN_COME) || line.includes(FINDING_NO_COPY)) result.ownReadingsServed++;
   };
   const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`, '--log-retention-ms', String(LOG_RETENTION_MS), ...groups(index)], onLog: (line) => {
     countFromLog(line);
     appendFileSync(join(nodeLogs, `n${index + 1}.log`), `${line}\n`);
   } });
   const nodes: (JvmlensService | null)[] = [];
-  const result: ClusterChaosResult = { nodeLogs, kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, unansweredBy: {}, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0, writesHandedOver: 0, journaledWritesReadBack: 0, oddFindings: 0, oddFindingsNoTwoAlike: 0, oddFindingsByLog: 0, writesKeptUntilStart: 0, writesAppliedAfterStart: 0, copiesSkipped: 0, stretchesReadOneByOne: 0, oddFindingsReadOneByOne: 0 };
+  const result: ClusterChaosResult = { nodeLogs, kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, unansweredBy: {}, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0, writesHandedOver: 0, journaledWritesReadBack: 0, oddFindings: 0, oddFindingsNoTwoAlike: 0, oddFindingsByLog: 0, writesKeptUntilStart: 0, writesAppliedAfterStart: 0, copiesSkipped: 0, stretchesReadOneByOne: 0, oddFindingsReadOneByOne: 0, partings: [], ownReadingsServed: 0 };
   const reportIds: string[] = [];
   let batches = 0;
   // Each acknowledged VM's tags as last acknowledged; null once an edit's outcome is unknown (no answer).

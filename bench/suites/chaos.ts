@@ -44,7 +44,7 @@ async function clusterRow(seconds: number, name: string): Promise<BenchRow> {
     p50Ms: 0,
     p99Ms: 0,
     rssMb: 0,
-    extra: { ...withoutLogs(result), vmsPerNode: result.vmsPerNode.join(' '), methodsPerNode: result.methodsPerNode.join(' '), unansweredBy: Object.entries(result.unansweredBy).map(([why, count]) => `${why}: ${count}`).join(', ') },
+    extra: { ...withoutLogs(result), vmsPerNode: result.vmsPerNode.join(' '), methodsPerNode: result.methodsPerNode.join(' '), unansweredBy: Object.entries(result.unansweredBy).map(([why, count]) => `${why}: ${count}`).join(', '), partings: result.partings.map(({ node, other, seq, otherReadItAt, readTheirsAt }) => `${node}/${other} at ${seq} (${other} read it at ${otherReadItAt ?? '-'}, ${node} read theirs at ${readTheirsAt ?? '-'})`).join(', ') },
   };
 }
 
