@@ -10,6 +10,7 @@ import type { Store } from '../storage/store.ts';
 import { forgetAppliedWindows } from './applied-windows.ts';
 import type { WindowHash } from './applied-windows.ts';
 import { bucketEntries, keptBucket, readBucket } from './buckets.ts';
+import { LogPartings } from './log-partings.ts';
 import { goneNode } from './membership.ts';
 
 const BUCKET = 'jvmlens_log_checks';
@@ -33,8 +34,6 @@ const ODD_MARK = 'odd';
 const RIGHT = 'right';
 /** The bucket's key marking a node that serves its own reading of a window taken as odd, no node having given it a copy (it deleted its hash of that window). */
 const OWN_MARK = 'own';
-/** The bucket's keys holding a node's own hash of each command of a window that differed (`<COMMANDS>.<to>.<nodeId>`), to tell where readings part. */
-const COMMANDS = 'commands';
 /** The store's meta key holding the window a node serves its own reading of, so, for health's note across restarts (a copy of its data carries it). */
 const OWN_READING = 'logOwnReading';
 
@@ -54,8 +53,6 @@ export const COPY_NOW = 'a node that can give this node a copy of its data runs 
 export const FINDING_NO_COPY = 'no node that read the history taken as right could give this node a copy of its data for too long (none of its code group): this node serves its own data, which may lack writes acknowledged meanwhile, and no longer compares that window';
 /** What it logs when those nodes run, and every other node of its code group read that window otherwise too: none ever can give it a copy. */
 export const NO_COPY_CAN_COME = 'every other node of this node\'s code group read that window otherwise than the history taken as right too, so none can give this node a copy of its data: this node serves its own data, which may lack writes acknowledged meanwhile, and no longer compares that window';
-/** What a node logs once per differing window, when the nodes it differs from recorded their commands' hashes too: where each reading parts from its own. */
-export const PARTING = 'the first command of the window this node read otherwise than other nodes';
 /** What a node comparing a window logs when its decision no longer counts so. */
 export const DECISION_VOIDED = 'the reading taken as right was of nodes that read an odd history of an earlier window: the window is decided again without them';
 /**
@@ -123,12 +120,6 @@ function oddBefore(marks: ReadonlyMap<string, number>, nodeId: string, to: numbe
   return (marks.get(nodeId) ?? to) < to;
 }
 
-/** Adds `to` to `windows`, dropping the oldest beyond DIFFERING_KEPT. */
-function keepLatest(windows: Set<number>, to: number): void {
-  windows.add(to);
-  if (windows.size > DIFFERING_KEPT) windows.delete(windows.values().next().value as number);
-}
-
 /** The window this store's node read otherwise than every other node (it is to be rebuilt), or null. */
 export function storedOddWindow(store: Pick<Store, 'meta'>): OddWindow | null {
   const odd = store.meta.get(ODD_WINDOW);
@@ -186,24 +177,6 @@ async function readersOf(kv: KV, odd: OddWindow): Promise<string[]> {
   return [...new Set([...odd.nodes, ...agreeing])].sort();
 }
 
-/**
- * Where two nodes' readings of the commands from `from` on part: the first command both applied and read
- * otherwise. `otherReadItAt`: where the other node read this node's command there, if in the window (a write
- * read at another place, not another write); `readTheirsAt`: where this node read the other's. Null where
- * they do not part (a command one of them did not apply, or no longer keeps, is passed over).
- */
-export function partingOf(from: number, mine: Uint32Array, theirs: Uint32Array): { seq: number; otherReadItAt: number | null; readTheirsAt: number | null } | null {
-  const at = (hashes: Uint32Array, crc: number) => {
-    const index = hashes.indexOf(crc);
-    return index < 0 ? null : from + index;
-  };
-  for (let i = 0; i < Math.min(mine.length, theirs.length); i++) {
-    if (mine[i] === 0 || theirs[i] === 0 || mine[i] === theirs[i]) continue;
-    return { seq: from + i, otherReadItAt: at(theirs, mine[i]), readTheirsAt: at(mine, theirs[i]) };
-  }
-  return null;
-}
-
 /** What a node waiting for a copy does after a look (LogChecks.lookWhileWaiting): serve its own data, start again to take a copy now, or wait on. */
 export type WaitingLook = 'serve' | 'copy' | 'wait';
 
@@ -252,10 +225,8 @@ export class LogChecks {
   readonly #live: (nodeId: string) => Promise<boolean>;
   readonly #canGiveCopy: (nodeId: string) => Promise<boolean>;
   readonly #groupPeers: (() => Promise<string[] | null>) | null;
-  readonly #commandsOf: ((from: number, to: number) => Uint32Array) | null;
-  /** The differing windows whose commands' hashes this node recorded, and those it told where readings part (the latest DIFFERING_KEPT each). */
-  readonly #commandsRecorded = new Set<number>();
-  readonly #partingTold = new Set<number>();
+  /** Where its readings of differing windows part from the others' (log-partings.ts); null without `commandsOf`. */
+  readonly #partings: LogPartings | null;
   readonly #nodeId: string;
   readonly #logger: Logger;
   readonly #store: Pick<Store, 'meta'>;
@@ -296,7 +267,7 @@ export class LogChecks {
     this.#live = options.live ?? (async (nodeId) => !(await goneNode(nc, nodeId)));
     this.#canGiveCopy = options.canGiveCopy ?? this.#live;
     this.#groupPeers = options.groupPeers ?? null;
-    this.#commandsOf = options.commandsOf ?? null;
+    this.#partings = options.commandsOf === undefined ? null : new LogPartings(kv, options.nodeId, options.logger, options.commandsOf);
     this.#nodeId = options.nodeId;
     this.#logger = options.logger;
     this.#store = options.store;
@@ -529,7 +500,7 @@ export class LogChecks {
       this.#mismatch = { to: window.to, nodes: differing };
       this.#logger.error('the cluster log as this node read it differs from what other nodes read', { from: this.#from(window.to), to: window.to, nodes: differing });
     }
-    await this.#tellParting(window.to, differing).catch((error: Error) => this.#logger.warn('telling where this node\'s reading of the cluster log parts from the others\' failed', { to: window.to, reason: error.message }));
+    await this.#tellParting(window.to, differing);
     if (this.#odd !== null) return true;
     if (!this.#differing.has(window.to)) {
       this.#differing.set(window.to, { since: Date.now() });
@@ -548,31 +519,14 @@ export class LogChecks {
     return true;
   }
 
-  /**
-   * Records this node's own hash of each command of a window that differs, once, and tells at which command its
-   * reading parts from that of each node that recorded theirs, once per window (the others tell it as they
-   * compare): logged, and named in health's note, so that an operator knows which command to look for.
-   */
+  /** Tells where this node's reading of a differing window parts from the others' (log-partings.ts); health's note names the first window's. */
   async #tellParting(to: number, nodes: readonly string[]): Promise<void> {
-    if (this.#commandsOf === null || this.#partingTold.has(to)) return;
-    const from = this.#from(to);
-    const mine = this.#commandsOf(from, to);
-    if (!this.#commandsRecorded.has(to)) {
-      await this.#kv.put(`${COMMANDS}.${to}.${this.#nodeId}`, new Uint8Array(mine.buffer));
-      keepLatest(this.#commandsRecorded, to);
+    try {
+      const parting = (await this.#partings?.tell(this.#from(to), to, nodes)) ?? null;
+      if (parting !== null && this.#mismatch?.to === to) this.#mismatch.parting = parting;
+    } catch (error) {
+      this.#logger.warn('telling where this node\'s reading of the cluster log parts from the others\' failed', { to, reason: (error as Error).message });
     }
-    const partings = [];
-    for (const nodeId of nodes) {
-      const entry = await this.#kv.get(`${COMMANDS}.${to}.${nodeId}`);
-      if (entry === null || entry.operation !== 'PUT') continue;
-      // Copied into a buffer of its own (the value may be a view into a larger one, at any offset).
-      const parting = partingOf(from, mine, new Uint32Array(new Uint8Array(entry.value).buffer));
-      if (parting !== null) partings.push({ node: nodeId, ...parting });
-    }
-    if (partings.length === 0) return;
-    keepLatest(this.#partingTold, to);
-    this.#logger.warn(PARTING, { from, to, partings });
-    if (this.#mismatch?.to === to) this.#mismatch.parting = Math.min(...partings.map((parting) => parting.seq));
   }
 
   /**

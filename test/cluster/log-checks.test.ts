@@ -7,8 +7,9 @@ import { after, before, test } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DECISION_VOIDED, FINDING_GONE, FINDING_NO_COPY, FINDING_VOIDED, LogChecks, NO_COPY_CAN_COME, PARTING, partingOf, readersOfRight, recordedWindows, rightReading, storedOddWindow } from '../../src/cluster/log-checks.ts';
+import { DECISION_VOIDED, FINDING_GONE, FINDING_NO_COPY, FINDING_VOIDED, LogChecks, NO_COPY_CAN_COME, readersOfRight, recordedWindows, rightReading, storedOddWindow } from '../../src/cluster/log-checks.ts';
 import type { LogChecksOptions } from '../../src/cluster/log-checks.ts';
+import { PARTING } from '../../src/cluster/log-partings.ts';
 import type { WindowHash } from '../../src/cluster/applied-windows.ts';
 import { untilAnswered } from '../../src/cluster/log.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
@@ -305,14 +306,6 @@ test('with code groups, a node found odd whose group\'s other nodes all read the
   const n71Again = await checksOf('n71', n71Store, { canGiveCopy: ofGroupZero, groupPeers: async () => ['n73'] });
   assert.equal(n71Again.problem, null);
   assert.match(n71Again.degradation!, note);
-});
-
-test('where two readings of a window part: the first command both applied and read otherwise, and where each read the other\'s', () => {
-  const mine = Uint32Array.of(11, 12, 13, 14, 15);
-  assert.equal(partingOf(101, mine, mine.slice()), null);
-  assert.deepEqual(partingOf(101, mine, Uint32Array.of(11, 12, 99, 14, 15)), { seq: 103, otherReadItAt: null, readTheirsAt: null }, 'another write at 103');
-  assert.deepEqual(partingOf(101, mine, Uint32Array.of(11, 12, 14, 15, 13)), { seq: 103, otherReadItAt: 105, readTheirsAt: 104 }, 'a write read at another place');
-  assert.deepEqual(partingOf(101, mine, Uint32Array.of(0, 12, 0, 14, 16)), { seq: 105, otherReadItAt: null, readTheirsAt: null }, 'commands one did not apply are passed over');
 });
 
 test('nodes whose window differs tell at which command their readings part, logged once and named in health\'s note', { skip: missing && 'nats-server is not installed' }, async () => {
