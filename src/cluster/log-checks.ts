@@ -255,7 +255,7 @@ export class LogChecks {
   #tailRecorded = 0;
   /** Called once this node is found to have read the odd history (ClusterNode then rebuilds it). */
   readonly #foundOdd: (odd: OddWindow) => void;
-  /** The first window whose hash differed from another node's, whose, and where the readings part where told; null while none did. */
+  /** The first window whose hash differed from another node's, whose, and the first command the readings part at, once told; null while none did. */
   #mismatch: { to: number; nodes: string[]; parting?: number } | null = null;
   /** The window whose odd reading this node serves, no node having given it a copy, and the nodes whose reading was taken as right; null while none. */
   #ownReading: OddWindow | null;
