@@ -52,8 +52,8 @@ async function until(what: string, done: () => Promise<boolean> | boolean, timeo
 }
 
 /**
- * A nats-server, a connection and a log writer for one test, nodes b and d started with `faults` on it (code
- * group 0 of 2), and what the test needs: `appendKeys` writes commands nobody's node wrote (keys, as `jvmlens
+ * A nats-server, a connection and a log writer for one test, and what the test needs: `start` starts a node on
+ * it (code group 0 of 2, with test faults); `appendKeys` writes commands nobody's node wrote (keys, as `jvmlens
  * keys create --cluster` writes them), so b hands none over; `recordRight` records a and c's readings of windows
  * 4 and 8 as the log holds them, so theirs is taken as right once both recorded.
  */
