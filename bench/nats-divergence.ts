@@ -8,10 +8,14 @@
 // reader's history (and from how many readers each is missing: `missingFromReaders`), and how far from their acknowledged sequences the others were read (a jvmlens node looks
 // for its writes by message id up to LOST_PAST commands later: src/cluster/acknowledged-writes.ts).
 //
-//   node dist/bench/nats-divergence.js [--seconds 300] [--faults both|kill|stop] [--purge] [--leader-reader]
+//   node dist/bench/nats-divergence.js [--seconds 300] [--faults both|kill|stop] [--purge] [--leader-reader] [--retry-ids same|new]
 //
 // `--purge` also purges below the slowest reader every 500 ms, as the chaos bench's truncation does.
 // `--leader-reader` adds a fourth reader that asks the stream's leader for each message instead.
+// `--retry-ids new` gives each attempt to publish a write an id of its own, where the publishers retry with the
+// same id by default (as a gateway's append does): JetStream then never rejects a retry as a duplicate. A
+// rejected duplicate counts as a failed sequence on each server (`clfs`), which nats-server 2.9.10 does not
+// keep in step between servers across a change of leader (fixed in 2.9.21, nats-io/nats-server#4365).
 import { randomBytes, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createHash } from 'node:crypto';
@@ -50,10 +54,11 @@ interface Reader {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '300' }, faults: { type: 'string', default: 'both' }, purge: { type: 'boolean', default: false }, 'leader-reader': { type: 'boolean', default: false } } });
+  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '300' }, faults: { type: 'string', default: 'both' }, purge: { type: 'boolean', default: false }, 'leader-reader': { type: 'boolean', default: false }, 'retry-ids': { type: 'string', default: 'same' } } });
   const seconds = Number(values.seconds);
   const faults = values.faults;
-  if (!['both', 'kill', 'stop'].includes(faults) || !(seconds > 0)) throw new Error('usage: nats-divergence [--seconds N] [--faults both|kill|stop] [--purge] [--leader-reader]');
+  const newIds = values['retry-ids'] === 'new';
+  if (!['both', 'kill', 'stop'].includes(faults) || !['same', 'new'].includes(values['retry-ids']) || !(seconds > 0)) throw new Error('usage: nats-divergence [--seconds N] [--faults both|kill|stop] [--purge] [--leader-reader] [--retry-ids same|new]');
   const servers = await startNatsServers(3, temporaryDir('nats-divergence-'));
   const urls = servers.map((server) => server.url);
   // Each client starts on server `first` and moves to the others when it dies, as jvmlens nodes do (log.ts).
@@ -73,12 +78,12 @@ async function main(): Promise<void> {
     const js = jetstream(nc, { timeout: 2_000 });
     while (running) {
       const data = randomBytes(400 + Math.floor(Math.random() * 200));
-      // Retried with the same id until acknowledged or 10 s passed, as a gateway's append does.
-      const msgID = randomUUID();
+      // Retried with the same id until acknowledged or 10 s passed, as a gateway's append does (`--retry-ids new`: a new one each time).
+      const firstId = randomUUID();
       const deadline = Date.now() + 10_000;
-      for (;;) {
+      for (let attempt = 0; ; attempt++) {
         try {
-          const { seq } = await js.publish(`divergence.${k}`, data, { msgID, timeout: 2_000 });
+          const { seq } = await js.publish(`divergence.${k}`, data, { msgID: newIds ? `${firstId}.${attempt}` : firstId, timeout: 2_000 });
           const crc = fingerprint(data);
           // Two writes acknowledged at one sequence: JetStream promised both, the log can hold one.
           if (acknowledged.has(seq) && acknowledged.get(seq) !== crc) acknowledgedTwice++;
@@ -213,7 +218,7 @@ async function main(): Promise<void> {
     }
   });
   for (const count of missingFrom.values()) missingFromReaders[count]++;
-  console.log(JSON.stringify({ seconds, faults, purge: values.purge, kills, pauses, acknowledged: acknowledged.size, refused, acknowledgedTwice, readersAt: readers.map((r) => r.next - 1), gaps: readers.map((r) => r.gaps), differing, acknowledgedReadOtherwise, readOtherwiseBy, missingBy, missingFromReaders, shiftMaxBy, foundTooLateBy, firstDiffering }));
+  console.log(JSON.stringify({ seconds, faults, purge: values.purge, retryIds: values['retry-ids'], kills, pauses, acknowledged: acknowledged.size, refused, acknowledgedTwice, readersAt: readers.map((r) => r.next - 1), gaps: readers.map((r) => r.gaps), differing, acknowledgedReadOtherwise, readOtherwiseBy, missingBy, missingFromReaders, shiftMaxBy, foundTooLateBy, firstDiffering }));
   await admin.close();
   await Promise.all(servers.map((server) => server.stop('SIGKILL')));
 }
