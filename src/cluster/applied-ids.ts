@@ -1,6 +1,7 @@
 // The message ids of the writes a node applied lately whose second application could undo a newer write,
 // kept in its store beside its data. A node that does not read one of its writes back appends it again as
-// `<id>.again` (acknowledged-writes.ts, and a hand-over: hand-over-writes.ts). A node whose history held the
+// `<id>.again` (acknowledged-writes.ts, and a hand-over: hand-over-writes.ts), and a publish is retried as
+// `<id>.retry<n>` (log.ts), both of which may land beside the first. A node whose history held the
 // first copy would apply the write twice: a tag edit, or a VM's start with its tags, applied again after a
 // newer edit undoes that edit; an OSV import, a newer import; a report's delete, its create. Recorded in the
 // transaction that applies the command, so every node reading one history decides alike, after a restart
@@ -16,15 +17,17 @@ import type { Store } from '../storage/store.ts';
  * applied.
  */
 export const APPLIED_IDS_KEPT = 65_536;
-const AGAIN = '.again';
+/** Another attempt at publishing a write is sent under its id with this and a number appended (log.ts `retryId`). */
+export const RETRY = '.retry';
+const COPY_SUFFIX = /(\.again|\.retry\d+)$/;
 /** Meta keys: the write's first id → `<seq>/<id of the copy applied>`, and each sequence → the first id recorded there. */
 const BY_WRITE = 'appliedWrite.';
 const BY_SEQ = 'appliedWriteAt.';
 
-/** The id a write was first appended under: its copies append `.again` to it, once per copy. */
+/** The id a write was first appended under: its copies append `.again` to it, once per copy, and its retries `.retry<n>`. */
 export function firstIdOf(msgId: string): string {
   let id = msgId;
-  while (id.endsWith(AGAIN)) id = id.slice(0, -AGAIN.length);
+  for (let copy = COPY_SUFFIX.exec(id); copy !== null; copy = COPY_SUFFIX.exec(id)) id = id.slice(0, copy.index);
   return id;
 }
 

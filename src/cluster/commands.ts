@@ -50,10 +50,11 @@ export const STREAM = 'JVMLENS_LOG';
  * The format of the log's commands, which every node of a cluster must write, read and apply alike: 1 before
  * 60e165f (a batch's code items as msgpack records), 2 since (as columns), 3 since 3188e80 (the same
  * commands, but a write's copy is applied once, and a key's revocation is final: nodes of format 2 would
- * hold other data for the same log). A node announces it in its heartbeat and joins no cluster where a live
- * node announces another (src/cluster/node.ts).
+ * hold other data for the same log), 4 since a write's retries carry ids of their own (`<id>.retry<n>`, copies
+ * that nodes of format 3 would apply again). A node announces it in its heartbeat and joins no cluster where a
+ * live node announces another (src/cluster/node.ts).
  */
-export const LOG_FORMAT = 3;
+export const LOG_FORMAT = 4;
 const PREFIX = 'jvmlens.log';
 export const STREAM_SUBJECTS = [`${PREFIX}.>`];
 

@@ -10,9 +10,19 @@ import { natsAccess, shownUrls } from './nats-access.ts';
 import { AcknowledgedWrites, LOST_PAST } from './acknowledged-writes.ts';
 import type { AcknowledgedWrite, JournalOfWrites } from './acknowledged-writes.ts';
 import { foldCommand } from './applied-windows.ts';
+import { RETRY } from './applied-ids.ts';
 import type { Logger } from '../log.ts';
 import { packRecords } from '../msgpack-records.ts';
 import { keepClusterReplicas, keepReplicas } from './stream-replicas.ts';
+
+/** Attempts at publishing made by this process: each retry's id is its write's with the count appended. */
+let attempts = 0;
+
+/** A new id for another attempt at publishing the write first sent as `msgId` (firstIdOf in applied-ids.ts gives it back). */
+function retryId(msgId: string): string {
+  attempts++;
+  return `${msgId}${RETRY}${attempts}`;
+}
 
 /** How long a write waits for JetStream's quorum before the client is told to retry (issue 15: about 10 s). */
 export const PUBLISH_TIMEOUT_MS = 10_000;
@@ -295,27 +305,33 @@ export class ClusterLog {
       this.#losingWrites--;
       const standIn = randomUUID();
       this.#lostForTest.set(standIn, write.msgId);
-      const seq = await this.#publish({ ...write, msgId: standIn, bytes: encodeCommand({ kind: 'events', events: packRecords([]), receivedAt: Date.now() }) });
+      const { seq } = await this.#publish({ ...write, msgId: standIn, bytes: encodeCommand({ kind: 'events', events: packRecords([]), receivedAt: Date.now() }) });
       await this.#acknowledged?.acknowledged({ ...write, seq });
       return seq;
     }
-    const seq = await this.#publish(write);
-    await this.#acknowledged?.acknowledged({ ...write, seq });
-    return seq;
+    const acknowledged = await this.#publish(write);
+    await this.#acknowledged?.acknowledged({ ...write, ...acknowledged });
+    return acknowledged.seq;
   }
 
-  async #publish(write: Omit<AcknowledgedWrite, 'seq'>): Promise<number> {
+  /**
+   * Publishes a write in short attempts: one sent to a leader that just died is answered by nobody, and the
+   * next leader is elected in seconds. Each attempt after the first has an id of its own (`retryId`), so a
+   * write that did land may be stored twice, and the nodes apply it once (applied-ids.ts). Retried under one
+   * id, JetStream rejected the copies as duplicates, which nats-server 2.9.10 counts per server and does not
+   * keep in step across a change of leader (fixed in 2.9.21, nats-io/nats-server#4365): a chaos row's servers
+   * then gave the nodes histories shifted by 6 or 7 commands. Its sequence and the id it was acknowledged under.
+   */
+  async #publish(write: Omit<AcknowledgedWrite, 'seq'>): Promise<{ seq: number; msgId: string }> {
     const headed = write.notForNode === undefined ? {} : { headers: notForHeaders(write.notForNode) };
-    // Short attempts with the same message id (so a retry of a write that did land is stored once): a
-    // publish sent to a leader that just died is answered by nobody, and the next leader is elected in seconds.
     const started = Date.now();
-    for (;;) {
+    for (let msgId = write.msgId; ; msgId = retryId(write.msgId)) {
       const remaining = started + this.#publishWaitMs - Date.now();
       try {
-        const ack = await this.js.publish(write.subject, write.bytes, { msgID: write.msgId, ...headed, timeout: Math.max(1, Math.min(ATTEMPT_MS, remaining)) });
+        const ack = await this.js.publish(write.subject, write.bytes, { msgID: msgId, ...headed, timeout: Math.max(1, Math.min(ATTEMPT_MS, remaining)) });
         this.#answeredAt = Date.now();
         this.#refused = null;
-        return ack.seq;
+        return { seq: ack.seq, msgId };
       } catch (error) {
         // Storage that is full stays full: only servers that answer nothing yet, or not JetStream yet, are waited for longer.
         const waitMs = (error as Error).message === INSUFFICIENT_RESOURCES ? Math.min(PUBLISH_TIMEOUT_MS, this.#publishWaitMs) : this.#publishWaitMs;
@@ -373,12 +389,12 @@ export class ClusterLog {
 
   /** A lost write, appended again under an id of its own (its first id may still be in the duplicate window), until it is or this client closes. */
   async #appendAgain(lost: AcknowledgedWrite, appends: number): Promise<number> {
-    const write = { ...lost, msgId: `${lost.msgId}.again` };
-    for (;;) {
+    const again = `${lost.msgId}.again`;
+    for (let msgId = again; ; msgId = retryId(again)) {
       try {
-        const seq = await this.#publish(write);
-        await this.#acknowledged?.acknowledged({ ...write, seq }, appends);
-        return seq;
+        const acknowledged = await this.#publish({ ...lost, msgId });
+        await this.#acknowledged?.acknowledged({ ...lost, ...acknowledged }, appends);
+        return acknowledged.seq;
       } catch (error) {
         if (this.#closed) throw error;
         await new Promise((resolve) => setTimeout(resolve, APPEND_AGAIN_RETRY_MS));

@@ -29,10 +29,19 @@ test('a write\'s copies share its first id', () => {
   assert.equal(firstIdOf('a1b2.again'), 'a1b2');
   assert.equal(firstIdOf('a1b2.again.again'), 'a1b2');
   assert.equal(firstIdOf('report-7.3.again'), 'report-7.3');
+  // Another attempt at publishing a write, under an id of its own (log.ts), and an attempt at appending a copy again.
+  assert.equal(firstIdOf('a1b2.retry12'), 'a1b2');
+  assert.equal(firstIdOf('a1b2.again.retry3'), 'a1b2');
+  assert.equal(firstIdOf('a1b2.retry2.again'), 'a1b2');
+  assert.equal(firstIdOf('a1b2.retryx'), 'a1b2.retryx', 'not a retry\'s id');
 });
 
 test('a copy is skipped whichever comes first, and a copy of a write never applied is applied', async () => {
   assert.deepEqual(await apply(1, ['w1', 'w2', 'w1.again', 'w3.again', 'w3', 'w3.again.again', null, null]), ['w1.again', 'w3', 'w3.again.again']);
+});
+
+test('a write retried under ids of its own that landed twice is applied once, and its copies after it skipped', async () => {
+  assert.deepEqual(await apply(200, ['r1', 'r1.retry4', 'r2.retry5', 'r2.retry6', 'r2.retry6.again', 'r3', 'r3.again.retry7']), ['r1.retry4', 'r2.retry6', 'r2.retry6.again', 'r3.again.retry7']);
 });
 
 test('the same id twice is not a copy (a report\'s page or claim appended again by the coordinator taking over)', async () => {
