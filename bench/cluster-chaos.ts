@@ -14,7 +14,7 @@ import { connect } from '@nats-io/transport-node';
 import { APPENDING_AGAIN } from '../src/cluster/acknowledged-writes.ts';
 import { HANDING_OVER, HANDING_OVER_UNTOLD } from '../src/cluster/hand-over-writes.ts';
 import { READING_BACK_JOURNALED } from '../src/cluster/write-journal.ts';
-import { FINDING_NO_COPY, FOUND_ODD, FOUND_ODD_BY_LOG, FOUND_ODD_NO_TWO_ALIKE, NO_COPY_CAN_COME, recordedWindows } from '../src/cluster/log-checks.ts';
+import { FINDING_NO_COPY, FOUND_ODD, FOUND_ODD_BY_LOG, FOUND_ODD_FULLEST, FOUND_ODD_NO_TWO_ALIKE, NO_COPY_CAN_COME, recordedWindows } from '../src/cluster/log-checks.ts';
 import { PARTING } from '../src/cluster/log-partings.ts';
 import { untilAnswered } from '../src/cluster/log.ts';
 import { APPLIED_AFTER_START, KEPT_UNTIL_START } from '../src/cluster/awaiting-start.ts';
@@ -64,10 +64,13 @@ export interface ClusterChaosResult {
   journaledWritesReadBack: number;
   /**
    * Times a node found it read another history than the one taken as right, and of those, where no two nodes
-   * read the window alike, and where too few nodes had read it and the log read again told (log-checks.ts).
+   * read the window alike and the first by id was taken, where as many read it one way as another and the
+   * reading holding commands the others lack was taken, and where too few nodes had read it and the log read
+   * again told (log-checks.ts).
    */
   oddFindings: number;
   oddFindingsNoTwoAlike: number;
+  oddFindingsFullest: number;
   oddFindingsByLog: number;
   /**
    * Writes a node read before their VM's start, which its gateway had held (its history differs from the one of
@@ -235,10 +238,11 @@ export async function runClusterChaos(seconds: number, layout: ChaosLayout, log:
       readOneByOne.set(node, [...(readOneByOne.get(node) ?? []), { from, to }]);
       result.stretchesReadOneByOne++;
     }
-    const found = [FOUND_ODD, FOUND_ODD_NO_TWO_ALIKE, FOUND_ODD_BY_LOG].find((finding) => line.includes(finding));
+    const found = [FOUND_ODD, FOUND_ODD_NO_TWO_ALIKE, FOUND_ODD_FULLEST, FOUND_ODD_BY_LOG].find((finding) => line.includes(finding));
     if (found !== undefined) {
       result.oddFindings++;
       if (found === FOUND_ODD_NO_TWO_ALIKE) result.oddFindingsNoTwoAlike++;
+      if (found === FOUND_ODD_FULLEST) result.oddFindingsFullest++;
       if (found === FOUND_ODD_BY_LOG) result.oddFindingsByLog++;
       const odd = JSON.parse(line) as { node: string; from: number; to: number };
       if ((readOneByOne.get(odd.node) ?? []).some(({ from, to }) => from <= odd.to && to >= odd.from)) result.oddFindingsReadOneByOne++;
@@ -260,7 +264,7 @@ export async function runClusterChaos(seconds: number, layout: ChaosLayout, log:
     appendFileSync(join(nodeLogs, `n${index + 1}.log`), `${line}\n`);
   } });
   const nodes: (JvmlensService | null)[] = [];
-  const result: ClusterChaosResult = { nodeLogs, kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, unansweredBy: {}, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0, writesHandedOver: 0, journaledWritesReadBack: 0, oddFindings: 0, oddFindingsNoTwoAlike: 0, oddFindingsByLog: 0, writesKeptUntilStart: 0, writesAppliedAfterStart: 0, copiesSkipped: 0, stretchesReadOneByOne: 0, oddFindingsReadOneByOne: 0, partings: [], ownReadingsServed: 0 };
+  const result: ClusterChaosResult = { nodeLogs, kills: 0, pauses: 0, acknowledged: 0, unanswered: 0, unansweredBy: {}, tagEdits: 0, lost: 0, unreadable: 0, wrongTags: 0, vmsPerNode: [], methodsPerNode: [], reports: 0, reportsDiffering: 0, logWindowsCompared: 0, logWindowsDiffering: 0, writesAppendedAgain: 0, writesHandedOver: 0, journaledWritesReadBack: 0, oddFindings: 0, oddFindingsNoTwoAlike: 0, oddFindingsFullest: 0, oddFindingsByLog: 0, writesKeptUntilStart: 0, writesAppliedAfterStart: 0, copiesSkipped: 0, stretchesReadOneByOne: 0, oddFindingsReadOneByOne: 0, partings: [], ownReadingsServed: 0 };
   const reportIds: string[] = [];
   let batches = 0;
   // Each acknowledged VM's tags as last acknowledged; null once an edit's outcome is unknown (no answer).

@@ -10,7 +10,7 @@ import type { Store } from '../storage/store.ts';
 import { forgetAppliedWindows } from './applied-windows.ts';
 import type { WindowHash } from './applied-windows.ts';
 import { bucketEntries, keptBucket, readBucket } from './buckets.ts';
-import { LogPartings } from './log-partings.ts';
+import { holdsMore, LogPartings } from './log-partings.ts';
 import { goneNode } from './membership.ts';
 
 const BUCKET = 'jvmlens_log_checks';
@@ -41,6 +41,8 @@ const OWN_READING = 'logOwnReading';
 export const FOUND_ODD = 'this node read another history of the cluster log than every other node';
 /** What it logs where no two nodes read the window alike, and the first node's reading by id is taken as right. */
 export const FOUND_ODD_NO_TWO_ALIKE = 'no two nodes read the cluster log alike: this node takes the reading of the first of them by id as right';
+/** What it logs where as many nodes read the window one way as another, and the reading holding commands the others lack is taken as right. */
+export const FOUND_ODD_FULLEST = 'as many nodes read the cluster log one way as another: this node takes as right the reading that holds commands the others lack where they part';
 /** What it logs where fewer than three nodes read the window, and the log, read again, gave another node's reading. */
 export const FOUND_ODD_BY_LOG = 'this node read the cluster log otherwise than the log reads now, as another node read it';
 /** What a node logs when the reading it was found odd by was of nodes found since to have read an odd history before it. */
@@ -76,6 +78,8 @@ export interface OddWindow {
   nodes: string[];
   /** Whether the log, read again, told which reading is right (fewer than three nodes had recorded the window). */
   byLog?: boolean;
+  /** Whether it was the reading holding commands the others lack, as many nodes having read another. */
+  fullest?: boolean;
 }
 
 /** A window's reading taken as right (log-checks.ts): its hash and the nodes that recorded it. */
@@ -83,27 +87,55 @@ export interface RightReading {
   crc: string;
   nodes: string[];
   byLog?: boolean;
+  fullest?: boolean;
+}
+
+/** Each node's own hash of each command of a window from `from` on, as it recorded them (log-partings.ts), to tell where readings part. */
+export interface WindowCommands {
+  from: number;
+  of: ReadonlyMap<string, Uint32Array>;
 }
 
 /**
  * Which of the hashes that three nodes or more recorded of a window is taken as right: the one the most nodes
- * share; where as many share another, the one whose first node by id comes first (with no two alike, the
- * first node's). Only a node that may serve (`eligible`: one that runs, whose data can be copied) is taken as
- * right. Null where all agree, where fewer than three recorded (two that differ cannot tell which is right),
- * or where no node may serve.
+ * share; where as many share another, the one that holds, where it parts from each of those, commands they lack
+ * (`holdsMore`: it lacks no acknowledged write that they hold), given each reading's `commands`; else the one
+ * whose first node by id comes first (with no two alike, the first node's). Only a node that may serve
+ * (`eligible`: one that runs, whose data can be copied) is taken as right. Null where all agree, where fewer
+ * than three recorded (two that differ cannot tell which is right), or where no node may serve.
  */
-export function rightReading(hashes: ReadonlyMap<string, string>, eligible: (nodeId: string) => boolean): RightReading | null {
-  if (hashes.size < 3) return null;
+export function rightReading(hashes: ReadonlyMap<string, string>, eligible: (nodeId: string) => boolean, commands?: WindowCommands): RightReading | null {
+  if (hashes.size < 3 || new Set(hashes.values()).size === 1) return null;
+  const most = mostShared(hashes, eligible);
+  if (most.length > 1 && commands !== undefined) {
+    const fullest = most.filter((reading) => most.every((other) => other === reading || readingHoldsMore(reading, other, commands)));
+    if (fullest.length === 1) return { crc: fullest[0].crc, nodes: fullest[0].nodes, fullest: true };
+  }
+  return most.length === 0 ? null : { crc: most[0].crc, nodes: most[0].nodes };
+}
+
+/**
+ * The readings of a window that the most nodes share, among those a node that may serve read: one, or several
+ * where as many share each, by their first such node's id.
+ */
+export function mostShared(hashes: ReadonlyMap<string, string>, eligible: (nodeId: string) => boolean): (RightReading & { first: string })[] {
   const byCrc = new Map<string, string[]>();
   for (const [nodeId, crc] of hashes) byCrc.set(crc, [...(byCrc.get(crc) ?? []), nodeId]);
-  if (byCrc.size === 1) return null;
-  let right: (RightReading & { first: string }) | null = null;
+  let most: (RightReading & { first: string })[] = [];
   for (const [crc, nodes] of byCrc) {
     const first = nodes.filter(eligible).sort()[0];
-    if (first === undefined) continue;
-    if (right === null || nodes.length > right.nodes.length || (nodes.length === right.nodes.length && first < right.first)) right = { crc, nodes: nodes.sort(), first };
+    if (first === undefined || (most.length > 0 && nodes.length < most[0].nodes.length)) continue;
+    if (most.length > 0 && nodes.length > most[0].nodes.length) most = [];
+    most.push({ crc, nodes: nodes.sort(), first });
   }
-  return right === null ? null : { crc: right.crc, nodes: right.nodes };
+  return most.sort((a, b) => (a.first < b.first ? -1 : 1));
+}
+
+/** Whether `reading` holds commands that `other` lacks where they part, as a node of each recorded them (false where none did). */
+function readingHoldsMore(reading: RightReading, other: RightReading, commands: WindowCommands): boolean {
+  const of = (nodes: string[]) => nodes.map((nodeId) => commands.of.get(nodeId)).find((hashes) => hashes !== undefined);
+  const [mine, theirs] = [of(reading.nodes), of(other.nodes)];
+  return mine !== undefined && theirs !== undefined && holdsMore(commands.from, mine, theirs);
 }
 
 /**
@@ -509,8 +541,8 @@ export class LogChecks {
     const right = await this.#rightReading(window.to, hashes);
     if (right === null) return false;
     if (right.crc === mine) return true;
-    this.#odd = { to: window.to, nodes: right.nodes, ...(right.byLog ? { byLog: true } : {}) };
-    this.#logger.error(right.byLog ? FOUND_ODD_BY_LOG : right.nodes.length > 1 ? FOUND_ODD : FOUND_ODD_NO_TWO_ALIKE, { from: this.#from(window.to), to: window.to, nodes: right.nodes });
+    this.#odd = { to: window.to, nodes: right.nodes, ...(right.byLog ? { byLog: true } : {}), ...(right.fullest ? { fullest: true } : {}) };
+    this.#logger.error(right.byLog ? FOUND_ODD_BY_LOG : right.fullest ? FOUND_ODD_FULLEST : right.nodes.length > 1 ? FOUND_ODD : FOUND_ODD_NO_TWO_ALIKE, { from: this.#from(window.to), to: window.to, nodes: right.nodes });
     // Its store and its rebuild first: a chaos run's node whose mark below failed (JetStream unavailable)
     // never rebuilt, and stayed DOWN. A mark not made is made at its next record().
     await this.#store.meta.put(ODD_WINDOW, JSON.stringify(this.#odd));
@@ -556,7 +588,14 @@ export class LogChecks {
     if (counted.size < 3 && !this.#mayReadAgain(to)) return null;
     const others = [...counted.keys()].filter((nodeId) => nodeId !== this.#nodeId);
     const live = new Set([this.#nodeId, ...(await Promise.all(others.map(async (nodeId) => ((await this.#live(nodeId)) ? nodeId : null)))).filter((nodeId) => nodeId !== null)]);
-    const right = counted.size >= 3 ? rightReading(counted, (nodeId) => live.has(nodeId)) : await this.#readingOfLog(to, counted, live);
+    let right: RightReading | null;
+    if (counted.size >= 3) {
+      const commands = await this.#commandsWhereTied(to, counted, live);
+      if (commands === 'wait') return null;
+      right = rightReading(counted, (nodeId) => live.has(nodeId), commands);
+    } else {
+      right = await this.#readingOfLog(to, counted, live);
+    }
     if (right === null) return null;
     try {
       await this.#kv.create(key, JSON.stringify(right));
@@ -567,10 +606,30 @@ export class LogChecks {
     }
   }
 
+  /**
+   * Where as many nodes read the window ending at `to` one way as another: the commands' hashes the nodes
+   * recorded, to take the reading that holds commands the others lack (`rightReading`), or 'wait' while a
+   * reading's nodes have recorded none yet (each does as it compares the window, within seconds), for
+   * READ_AGAIN_AFTER_MS at most. Undefined where the counts decide, or where this node does not tell partings.
+   */
+  async #commandsWhereTied(to: number, counted: ReadonlyMap<string, string>, live: ReadonlySet<string>): Promise<WindowCommands | 'wait' | undefined> {
+    const most = mostShared(counted, (nodeId) => live.has(nodeId));
+    if (this.#partings === null || most.length < 2) return undefined;
+    const from = this.#from(to);
+    const commands = { from, of: await this.#partings.recorded(from, to, [...counted.keys()]) };
+    const unrecorded = most.some((reading) => !reading.nodes.some((nodeId) => commands.of.has(nodeId)));
+    return unrecorded && !this.#differedLongEnough(to) ? 'wait' : commands;
+  }
+
   /** Whether this node is to read the window ending at `to` again from the log: it differed long enough with too few readings to tell. */
   #mayReadAgain(to: number): boolean {
+    return this.#readLog !== null && this.#differedLongEnough(to);
+  }
+
+  /** Whether the window ending at `to` has differed, undecided, for READ_AGAIN_AFTER_MS. */
+  #differedLongEnough(to: number): boolean {
     const differing = this.#differing.get(to);
-    return this.#readLog !== null && differing !== undefined && Date.now() - differing.since >= this.#readAgainAfterMs;
+    return differing !== undefined && Date.now() - differing.since >= this.#readAgainAfterMs;
   }
 
   /**
@@ -656,8 +715,14 @@ export class LogChecks {
   /** Why this node should not serve (health DOWN): it read the odd history; null otherwise. */
   get problem(): string | null {
     if (this.#odd === null) return null;
-    const { to, nodes, byLog } = this.#odd;
-    const whose = byLog ? `${nodes.join(' and ')}, as the log gives them now (too few nodes read them to tell otherwise)` : nodes.length > 1 ? `${nodes.join(' and ')}, which agree` : `${nodes[0]}, whose reading is taken as right (no two nodes read them alike)`;
+    const { to, nodes, byLog, fullest } = this.#odd;
+    const whose = byLog
+      ? `${nodes.join(' and ')}, as the log gives them now (too few nodes read them to tell otherwise)`
+      : fullest
+        ? `${nodes.join(' and ')}, whose reading holds commands the others lack where they part`
+        : nodes.length > 1
+          ? `${nodes.join(' and ')}, which agree`
+          : `${nodes[0]}, whose reading is taken as right (no two nodes read them alike)`;
     return `this node read the cluster log's commands ${this.#from(to)} to ${to} otherwise than ${whose} (JetStream's replicas disagree): its data likely lacks writes acknowledged meanwhile; it rebuilds itself from a copy of ${nodes.join(' or ')}'s data (or stop it, delete its data directory, start it again)`;
   }
 }

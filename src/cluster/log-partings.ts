@@ -39,6 +39,16 @@ export function partingOf(from: number, mine: Uint32Array, theirs: Uint32Array):
   return null;
 }
 
+/**
+ * Whether reading `a` of the commands from `from` on holds, where it first parts from reading `b`, commands
+ * that `b` lacks: `b`'s command there is one `a` read later, every later command shifted (the histories of
+ * chaos runs on nats-server 2.9.10 parted so, one lacking a run of commands that the others held).
+ */
+export function holdsMore(from: number, a: Uint32Array, b: Uint32Array): boolean {
+  const parting = partingOf(from, b, a);
+  return parting !== null && parting.otherReadItAt !== null && parting.otherReadItAt > parting.seq;
+}
+
 /** One node's records of its commands' hashes for the windows that differ, and what it told of them. */
 export class LogPartings {
   readonly #kv: KV;
@@ -82,6 +92,20 @@ export class LogPartings {
     remember(this.#told, to);
     this.#logger.warn(PARTING, { from, to, partings });
     return Math.min(...partings.map((parting) => parting.seq));
+  }
+
+  /** Each of `nodes`' own hash of each command from `from` to `to`: this node's, and those the others recorded (one that did not is left out). */
+  async recorded(from: number, to: number, nodes: readonly string[]): Promise<Map<string, Uint32Array>> {
+    const commands = new Map<string, Uint32Array>();
+    for (const nodeId of nodes) {
+      if (nodeId === this.#nodeId) {
+        commands.set(nodeId, this.#commandsOf(from, to));
+        continue;
+      }
+      const entry = await this.#kv.get(`${COMMANDS}.${to}.${nodeId}`);
+      if (entry !== null && entry.operation === 'PUT') commands.set(nodeId, new Uint32Array(new Uint8Array(entry.value).buffer));
+    }
+    return commands;
   }
 }
 

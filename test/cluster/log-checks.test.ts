@@ -36,6 +36,19 @@ test('the reading taken as right: the one most nodes share, else the first node\
   assert.equal(rightReading(hashes({ a: 'x', b: 'y', c: 'z' }), () => false), null, 'none can serve');
 });
 
+test('where as many nodes read a window one way as another, the reading taken as right is the one that holds commands each of the others lacks where they part, else the first by id', () => {
+  const hashes = (entries: Record<string, string>) => new Map(Object.entries(entries));
+  const any = () => true;
+  // b's history holds every command; a's lacks 13, c's lacks 14: each later command shifted by one.
+  const of = new Map([['a', Uint32Array.of(11, 12, 14, 15, 16)], ['b', Uint32Array.of(11, 12, 13, 14, 15)], ['c', Uint32Array.of(11, 12, 13, 15, 16)]]);
+  const commands = { from: 1, of };
+  assert.deepEqual(rightReading(hashes({ a: 'x', b: 'y', c: 'z' }), any, commands), { crc: 'y', nodes: ['b'], fullest: true }, 'no two alike');
+  assert.deepEqual(rightReading(hashes({ a: 'x', b: 'y', c: 'z' }), (nodeId) => nodeId !== 'b', commands), { crc: 'x', nodes: ['a'] }, 'b cannot serve: a holds no more than c, nor c than a');
+  assert.deepEqual(rightReading(hashes({ a: 'x', d: 'x', b: 'y', c: 'y' }), any, { from: 1, of: new Map([['d', of.get('a')!], ['c', of.get('b')!]]) }), { crc: 'y', nodes: ['b', 'c'], fullest: true }, 'two and two: told by any node of each reading');
+  assert.deepEqual(rightReading(hashes({ a: 'x', b: 'y', c: 'y' }), any, commands), { crc: 'y', nodes: ['b', 'c'] }, 'the most nodes share one: the counts decide');
+  assert.deepEqual(rightReading(hashes({ a: 'x', b: 'y', c: 'z' }), any, { from: 1, of: new Map([['a', of.get('a')!], ['c', of.get('c')!]]) }), { crc: 'x', nodes: ['a'] }, 'b recorded none: the first by id');
+});
+
 let nats: NatsServer[] = [];
 const connections: NatsConnection[] = [];
 const stores = new Set<Store>();
@@ -122,6 +135,38 @@ test('where no two of three nodes read a window alike, the first by id is taken 
   const n9 = await checksOf('n9');
   await n9.record({ to: 200, crc: 2 });
   assert.match(n9.problem!, /commands 197 to 200 otherwise than n6/);
+});
+
+test('where no two of three nodes read a window alike, the reading holding commands the others lack is taken as right once each recorded its commands\' hashes; the first by id where one does not for a while', { skip: missing && 'nats-server is not installed' }, async () => {
+  // n91 read commands 1501 to 1504 as 7, 8, 9, 10; n90 lacks 8, n92 lacks 9, each later command shifted.
+  const commands = (...hashes: number[]) => ({ commandsOf: () => Uint32Array.of(...hashes) });
+  const n90 = await checksOf('n90', undefined, commands(7, 9, 10, 11));
+  const n91 = await checksOf('n91', undefined, commands(7, 8, 9, 10));
+  const n92 = await checksOf('n92', undefined, commands(7, 8, 10, 11));
+  await n90.record({ to: 1504, crc: 1 });
+  await n91.record({ to: 1504, crc: 2 });
+  await n92.record({ to: 1504, crc: 3 });
+  assert.equal(n92.problem, null, 'n90 has not recorded its commands yet: n92 waits for them');
+  assert.match((await n92.undecided())!, /commands 1501 to 1504 differs from another node's, and which is right is not decided yet/);
+  await n90.record({ to: 1508, crc: 4 });
+  assert.equal(n90.problem, 'this node read the cluster log\'s commands 1501 to 1504 otherwise than n91, whose reading holds commands the others lack where they part (JetStream\'s replicas disagree): its data likely lacks writes acknowledged meanwhile; it rebuilds itself from a copy of n91\'s data (or stop it, delete its data directory, start it again)');
+  assert.ok(logged.includes('as many nodes read the cluster log one way as another: this node takes as right the reading that holds commands the others lack where they part'));
+  await n92.record({ to: 1508, crc: 4 });
+  assert.match(n92.problem!, /otherwise than n91, whose reading holds commands the others lack/);
+  await n91.record({ to: 1508, crc: 4 });
+  assert.equal(n91.problem, null);
+  // n93 tells no partings (it records no commands' hashes): after a while, the first by id, as before.
+  const waited = { readAgainAfterMs: 200 };
+  const n93 = await checksOf('n93', undefined, waited);
+  const n94 = await checksOf('n94', undefined, { ...waited, ...commands(7, 8, 9, 10) });
+  const n95 = await checksOf('n95', undefined, { ...waited, ...commands(7, 9, 10, 11) });
+  await n93.record({ to: 1604, crc: 1 });
+  await n94.record({ to: 1604, crc: 2 });
+  await n95.record({ to: 1604, crc: 3 });
+  assert.equal(n95.problem, null, 'waiting for n93\'s commands');
+  await new Promise((resolve) => setTimeout(resolve, 250));
+  await n95.record({ to: 1608, crc: 4 });
+  assert.match(n95.problem!, /otherwise than n93, whose reading is taken as right \(no two nodes read them alike\)/);
 });
 
 test('neither a node that is gone nor one that read an odd history itself is taken as right', { skip: missing && 'nats-server is not installed' }, async () => {
@@ -324,7 +369,7 @@ test('nodes whose window differs tell at which command their readings part, logg
   assert.match(n80.degradation!, /^degraded: the cluster log's commands 1401 to 1404 as this node read them differ from command 1403 on from what n81 read/);
   // Told once: comparing the window again does not tell it again.
   await n80.record({ to: 1412, crc: 4 });
-  assert.equal(details.filter((entry) => entry.message === PARTING).length, told.length);
+  assert.equal(details.slice(before).filter((entry) => entry.message === PARTING).length, told.length);
 });
 
 test('a window JetStream did not take while its server was down is recorded once it is back', { skip: missing && 'nats-server is not installed' }, async () => {
