@@ -1,7 +1,8 @@
 // The message ids of the writes a node applied lately whose second application could undo a newer write,
 // kept in its store beside its data. A node that does not read one of its writes back appends it again as
 // `<id>.again` (acknowledged-writes.ts, and a hand-over: hand-over-writes.ts), and a publish is retried as
-// `<id>.retry<n>` (log.ts), both of which may land beside the first. A node whose history held the
+// `<id>.retry<n>` (log.ts), as is every attempt at a write whose id may be sent again (a report's pages and
+// claims), any of which may land beside the first. A node whose history held the
 // first copy would apply the write twice: a tag edit, or a VM's start with its tags, applied again after a
 // newer edit undoes that edit; an OSV import, a newer import; a report's delete, its create. Recorded in the
 // transaction that applies the command, so every node reading one history decides alike, after a restart
@@ -17,7 +18,7 @@ import type { Store } from '../storage/store.ts';
  * applied.
  */
 export const APPLIED_IDS_KEPT = 65_536;
-/** Another attempt at publishing a write is sent under its id with this and a number appended (log.ts `retryId`). */
+/** An attempt at publishing a write is sent under its id with this and a number appended (log.ts `attemptId`). */
 export const RETRY = '.retry';
 const COPY_SUFFIX = /(\.again|\.retry\d+)$/;
 /** Meta keys: the write's first id → `<seq>/<id of the copy applied>`, and each sequence → the first id recorded there. */
@@ -33,8 +34,8 @@ export function firstIdOf(msgId: string): string {
 
 /**
  * Whether the command with `msgId` is a copy of a write this store recorded under another of its ids (the
- * first, or another copy) within the last APPLIED_IDS_KEPT commands. The same id twice is not a copy: a
- * report's claims carry ids of their own that a coordinator taking over appends again.
+ * first, or another copy) within the last APPLIED_IDS_KEPT commands (two nodes claiming one report at once:
+ * the first claim the log holds wins). The same id twice is not a copy: the log sends no id twice (log.ts).
  */
 export function isCopyOfApplied(store: Pick<Store, 'meta'>, msgId: string | null): boolean {
   if (msgId === null) return false;

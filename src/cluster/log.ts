@@ -1,5 +1,5 @@
 // The cluster's log on NATS JetStream: one replicated stream that every change goes through, in one order.
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { connect, errors, headers } from '@nats-io/transport-node';
 import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, JetStreamApiError } from '@nats-io/jetstream';
@@ -15,11 +15,15 @@ import type { Logger } from '../log.ts';
 import { packRecords } from '../msgpack-records.ts';
 import { keepClusterReplicas, keepReplicas } from './stream-replicas.ts';
 
-/** Attempts at publishing made by this process: each retry's id is its write's with the count appended. */
-let attempts = 0;
+/**
+ * Attempts at publishing made by this process, counted from a random start: each attempt's id that could
+ * repeat one sent before is its write's with the count appended, and a process started again (a coordinator
+ * publishing a report's pages again) must not repeat its last run's.
+ */
+let attempts = randomInt(2 ** 47);
 
-/** A new id for another attempt at publishing the write first sent as `msgId` (firstIdOf in applied-ids.ts gives it back). */
-function retryId(msgId: string): string {
+/** A new id for an attempt at publishing the write `msgId` names (firstIdOf in applied-ids.ts gives it back). */
+function attemptId(msgId: string): string {
   attempts++;
   return `${msgId}${RETRY}${attempts}`;
 }
@@ -290,11 +294,14 @@ export class ClusterLog {
   }
 
   /**
-   * Appends a command and resolves with its sequence once a quorum of JetStream servers stored it. The
-   * message id makes a retry of the same write within two minutes a no-op: by default one of this call's
-   * own, as two writes of the same bytes are two writes (tags set back to what they were a moment ago; a
-   * hash of the content took that for a retry, and the write was lost). `notForNode` names a node that
-   * holds the command's effect already (NOT_FOR_HEADER).
+   * Appends a command and resolves with its sequence once a quorum of JetStream servers stored it. `msgId`
+   * names the write where it may be sent again (a report's page by a coordinator retrying it, a claim asked
+   * again each round): the nodes apply one copy of it (applied-ids.ts), and each attempt is published under
+   * that id with a number of its own (`attemptId`), as JetStream's rejection of an id it saw is what
+   * nats-server 2.9.10 miscounts (`#publish`). Without it, an id of this call's own, as two writes of the
+   * same bytes are two writes (tags set back to what they were a moment ago; a hash of the content took that
+   * for a retry, and the write was lost). `notForNode` names a node that holds the command's effect already
+   * (NOT_FOR_HEADER).
    */
   async append(command: Command, msgId?: string, notForNode?: string): Promise<number> {
     const bytes = await encodeCommandOffThread(command);
@@ -305,27 +312,28 @@ export class ClusterLog {
       this.#losingWrites--;
       const standIn = randomUUID();
       this.#lostForTest.set(standIn, write.msgId);
-      const { seq } = await this.#publish({ ...write, msgId: standIn, bytes: encodeCommand({ kind: 'events', events: packRecords([]), receivedAt: Date.now() }) });
+      const { seq } = await this.#publish({ ...write, msgId: standIn, bytes: encodeCommand({ kind: 'events', events: packRecords([]), receivedAt: Date.now() }) }, true);
       await this.#acknowledged?.acknowledged({ ...write, seq });
       return seq;
     }
-    const acknowledged = await this.#publish(write);
+    const acknowledged = await this.#publish(write, msgId === undefined);
     await this.#acknowledged?.acknowledged({ ...write, ...acknowledged });
     return acknowledged.seq;
   }
 
   /**
    * Publishes a write in short attempts: one sent to a leader that just died is answered by nobody, and the
-   * next leader is elected in seconds. Each attempt after the first has an id of its own (`retryId`), so a
-   * write that did land may be stored twice, and the nodes apply it once (applied-ids.ts). Retried under one
-   * id, JetStream rejected the copies as duplicates, which nats-server 2.9.10 counts per server and does not
-   * keep in step across a change of leader (fixed in 2.9.21, nats-io/nats-server#4365): a chaos row's servers
-   * then gave the nodes histories shifted by 6 or 7 commands. Its sequence and the id it was acknowledged under.
+   * next leader is elected in seconds. Each attempt has an id of its own (`attemptId`; the first keeps the
+   * write's where it is `fresh`, made for this call), so a write that did land may be stored twice, and the
+   * nodes apply it once (applied-ids.ts). Retried under one id, JetStream rejected the copies as duplicates,
+   * which nats-server 2.9.10 counts per server and does not keep in step across a change of leader (fixed in
+   * 2.9.21, nats-io/nats-server#4365): a chaos row's servers then gave the nodes histories shifted by 6 or 7
+   * commands. Its sequence and the id it was acknowledged under.
    */
-  async #publish(write: Omit<AcknowledgedWrite, 'seq'>): Promise<{ seq: number; msgId: string }> {
+  async #publish(write: Omit<AcknowledgedWrite, 'seq'>, fresh: boolean): Promise<{ seq: number; msgId: string }> {
     const headed = write.notForNode === undefined ? {} : { headers: notForHeaders(write.notForNode) };
     const started = Date.now();
-    for (let msgId = write.msgId; ; msgId = retryId(write.msgId)) {
+    for (let msgId = fresh ? write.msgId : attemptId(write.msgId); ; msgId = attemptId(write.msgId)) {
       const remaining = started + this.#publishWaitMs - Date.now();
       try {
         const ack = await this.js.publish(write.subject, write.bytes, { msgID: msgId, ...headed, timeout: Math.max(1, Math.min(ATTEMPT_MS, remaining)) });
@@ -387,12 +395,11 @@ export class ClusterLog {
     return this.#appendAgain(write, 0);
   }
 
-  /** A lost write, appended again under an id of its own (its first id may still be in the duplicate window), until it is or this client closes. */
+  /** A lost write, appended again as `<id>.again` (each attempt under an id of its own), until it is or this client closes. */
   async #appendAgain(lost: AcknowledgedWrite, appends: number): Promise<number> {
-    const again = `${lost.msgId}.again`;
-    for (let msgId = again; ; msgId = retryId(again)) {
+    for (;;) {
       try {
-        const acknowledged = await this.#publish({ ...lost, msgId });
+        const acknowledged = await this.#publish({ ...lost, msgId: `${lost.msgId}.again` }, false);
         await this.#acknowledged?.acknowledged({ ...lost, ...acknowledged }, appends);
         return acknowledged.seq;
       } catch (error) {

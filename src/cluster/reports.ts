@@ -28,9 +28,9 @@ export interface ClusterReportsOptions {
 
 /**
  * The log's message id of a claim of `meta` as stored now: one per takeover, as a node asks again each round
- * until its claim is applied and only one of two nodes claiming at once should get in; and a new one once a
- * claim was applied, as a report taken back and forth within two minutes would otherwise have its third
- * claim dropped as a repeat of its first.
+ * until its claim is applied and only one of two nodes claiming at once should get in (the nodes apply the
+ * first copy of an id the log holds, applied-ids.ts); and a new one once a claim was applied, as a report
+ * taken back and forth would otherwise have its third claim skipped as a copy of its first.
  */
 export function claimId(meta: Pick<ReportMeta, 'reportId' | 'claims'>): string {
   return `claim.${meta.reportId}.${meta.claims ?? 0}`;

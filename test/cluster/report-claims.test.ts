@@ -1,7 +1,8 @@
 // A report whose coordinator is gone is claimed through the log by the lowest live node, once per round
-// until the claim is applied; JetStream drops a message whose id it saw in the last two minutes. So the id
-// must repeat while one takeover is asked again, and change once a claim is applied: a report taken over,
-// taken back and taken over again within two minutes had its third claim dropped (its id was the first's).
+// until the claim is applied; the nodes apply the first copy of a write's id the log holds and skip the
+// others (applied-ids.ts). So the id must repeat while one takeover is asked again, and change once a claim
+// is applied: a report taken over, taken back and taken over again within two minutes had its third claim
+// dropped (its id was the first's).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { claimedBy, claimId } from '../../src/cluster/reports.ts';
