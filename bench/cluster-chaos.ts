@@ -16,6 +16,7 @@ import { HANDING_OVER, HANDING_OVER_UNTOLD } from '../src/cluster/hand-over-writ
 import { READING_BACK_JOURNALED } from '../src/cluster/write-journal.ts';
 import { FINDING_NO_COPY, FOUND_ODD, FOUND_ODD_BY_LOG, FOUND_ODD_FULLEST, FOUND_ODD_NO_TWO_ALIKE, NO_COPY_CAN_COME, recordedWindows } from '../src/cluster/log-checks.ts';
 import { PARTING } from '../src/cluster/log-partings.ts';
+import type { Parting } from '../src/cluster/log-partings.ts';
 import { untilAnswered } from '../src/cluster/log.ts';
 import { APPLIED_AFTER_START, KEPT_UNTIL_START } from '../src/cluster/awaiting-start.ts';
 import { COPY_SKIPPED, READ_ONE_BY_ONE } from '../src/cluster/replica.ts';
@@ -91,7 +92,7 @@ export interface ClusterChaosResult {
    * Where a node told its reading of a differing window parts from another's (log-checks.ts), the first
    * PARTINGS_KEPT: the first command each read otherwise, and where the other read this node's command there.
    */
-  partings: { node: string; other: string; seq: number; otherReadItAt: number | null; readTheirsAt: number | null }[];
+  partings: ({ node: string; other: string } & Parting)[];
   /** Times a node odd with no node to copy served its own reading of the log (log-checks.ts). */
   ownReadingsServed: number;
 }
@@ -254,7 +255,7 @@ export async function runClusterChaos(seconds: number, layout: ChaosLayout, log:
     if (line.includes(APPLIED_AFTER_START)) result.writesAppliedAfterStart++;
     if (line.includes(COPY_SKIPPED)) result.copiesSkipped++;
     if (line.includes(PARTING)) {
-      const { node, partings } = JSON.parse(line) as { node: string; partings: { node: string; seq: number; otherReadItAt: number | null; readTheirsAt: number | null }[] };
+      const { node, partings } = JSON.parse(line) as { node: string; partings: ({ node: string } & Parting)[] };
       for (const { node: other, ...parting } of partings) if (result.partings.length < PARTINGS_KEPT) result.partings.push({ node, other, ...parting });
     }
     if (line.includes(NO_COPY_CAN_COME) || line.includes(FINDING_NO_COPY)) result.ownReadingsServed++;
