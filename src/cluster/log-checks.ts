@@ -118,7 +118,7 @@ export function rightReading(hashes: ReadonlyMap<string, string>, eligible: (nod
  * The readings of a window that the most nodes share, among those a node that may serve read: one, or several
  * where as many share each, by their first such node's id.
  */
-export function mostShared(hashes: ReadonlyMap<string, string>, eligible: (nodeId: string) => boolean): (RightReading & { first: string })[] {
+function mostShared(hashes: ReadonlyMap<string, string>, eligible: (nodeId: string) => boolean): (RightReading & { first: string })[] {
   const byCrc = new Map<string, string[]>();
   for (const [nodeId, crc] of hashes) byCrc.set(crc, [...(byCrc.get(crc) ?? []), nodeId]);
   let most: (RightReading & { first: string })[] = [];
