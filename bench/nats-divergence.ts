@@ -13,7 +13,7 @@
 // `--purge` also purges below the slowest reader every 500 ms, as the chaos bench's truncation does.
 // `--leader-reader` adds a fourth reader that asks the stream's leader for each message instead.
 // `--retry-ids new` gives each attempt to publish a write an id of its own, where the publishers retry with the
-// same id by default (as a gateway's append does): JetStream then never rejects a retry as a duplicate. A
+// same id by default (as a gateway's append did before 068d207): JetStream then never rejects a retry as a duplicate. A
 // rejected duplicate counts as a failed sequence on each server (`clfs`), which nats-server 2.9.10 does not
 // keep in step between servers across a change of leader (fixed in 2.9.21, nats-io/nats-server#4365).
 import { randomBytes, randomUUID } from 'node:crypto';
