@@ -81,11 +81,8 @@ export class LogPartings {
       remember(this.#recorded, to);
     }
     const partings = [];
-    for (const nodeId of nodes) {
-      const entry = await this.#kv.get(`${COMMANDS}.${to}.${nodeId}`);
-      if (entry === null || entry.operation !== 'PUT') continue;
-      // Copied into a buffer of its own (the value may be a view into a larger one, at any offset).
-      const parting = partingOf(from, mine, new Uint32Array(new Uint8Array(entry.value).buffer));
+    for (const [nodeId, theirs] of await this.recorded(from, to, nodes)) {
+      const parting = partingOf(from, mine, theirs);
       if (parting !== null) partings.push({ node: nodeId, ...parting });
     }
     if (partings.length === 0) return null;
@@ -103,6 +100,7 @@ export class LogPartings {
         continue;
       }
       const entry = await this.#kv.get(`${COMMANDS}.${to}.${nodeId}`);
+      // Copied into a buffer of its own (the value may be a view into a larger one, at any offset).
       if (entry !== null && entry.operation === 'PUT') commands.set(nodeId, new Uint32Array(new Uint8Array(entry.value).buffer));
     }
     return commands;
