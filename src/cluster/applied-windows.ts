@@ -91,6 +91,20 @@ export async function forgetAppliedWindows(store: Pick<Store, 'meta'>, to: numbe
 }
 
 /**
+ * Forgets every hash of the log this store applied (windows, commands, the window being applied): a detached
+ * store (detach.ts) that a new cluster adopts goes on at the new log's first sequences, where its old hashes
+ * would be recorded for windows of the new log and differ from every other node's.
+ */
+export async function forgetAppliedHashes(store: Pick<Store, 'env' | 'meta'>): Promise<void> {
+  await store.env.transaction(() => {
+    store.meta.remove(CHAIN);
+    for (const prefix of [WINDOW, COMMAND]) {
+      for (const key of store.meta.getKeys({ start: prefix, end: `${prefix}\uffff` })) store.meta.remove(key);
+    }
+  });
+}
+
+/**
  * The hash of the window being applied, from its first command to the last applied, or null (its first was
  * not applied here, or the last applied ended a whole window): the log's tail, compared once the log is
  * quiet, as a window may take long to fill.

@@ -1,13 +1,14 @@
 // `jvmlens cluster detach --data-dir DIR`: a stopped cluster node's data directory made a single node's. A
 // single node refuses a cluster node's directory (log-identity.ts clusterNodeData): started without
-// --cluster by mistake, it would take writes the cluster never sees. Detached, the directory follows no log
-// and holds no writes to append again; a cluster then refuses it, or adopts it, as any single node's.
+// --cluster by mistake, it would take writes the cluster never sees. Detached, the directory follows no log,
+// holds no writes to append again and nothing the log checks kept of the old log (hashes, findings); a
+// cluster then refuses it, or adopts it, as any single node's.
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { storedCodeGroup } from '../storage/code-groups.ts';
 import { openStore, otherProcesses } from '../storage/store.ts';
-import { forgetOddWindow } from './log-checks.ts';
+import { forgetLogChecks } from './log-checks.ts';
 import { followedLog, forgetLog } from './log-identity.ts';
 import { appliedSeq } from './replica.ts';
 import { ClusterShapeError } from './shards.ts';
@@ -42,7 +43,7 @@ export async function detachDataDir(dataDir: string): Promise<Detached> {
     if (unread > 0) throw new ClusterShapeError(`this node journaled ${unread} write(s) it has not read back in the cluster log (JetStream acknowledged them; the log may have lost them): start it once with --cluster so that it reads them back, appending again those the log lacks, stop it, then detach it`);
     const detached = { followed: followedLog(store) ?? null, applied: appliedSeq(store) };
     await forgetLog(store);
-    await forgetOddWindow(store);
+    await forgetLogChecks(store);
     // Empty (above): a single node never reads a journal, and a cluster it joins later must not append these.
     for (const name of [JOURNAL_FILE, `${JOURNAL_FILE}-lock`]) await rm(join(dataDir, name), { force: true });
     return detached;

@@ -7,7 +7,7 @@ import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.ts';
 import type { Store } from '../storage/store.ts';
-import { forgetAppliedWindows } from './applied-windows.ts';
+import { forgetAppliedHashes, forgetAppliedWindows } from './applied-windows.ts';
 import type { WindowHash } from './applied-windows.ts';
 import { bucketEntries, keptBucket, readBucket } from './buckets.ts';
 import { holdsMore, LogPartings } from './log-partings.ts';
@@ -158,9 +158,19 @@ export function storedOddWindow(store: Pick<Store, 'meta'>): OddWindow | null {
   return typeof odd === 'string' ? (JSON.parse(odd) as OddWindow) : null;
 }
 
-/** Drops the finding of an odd reading: a data directory detached from its cluster (detach.ts) follows no log. */
-export async function forgetOddWindow(store: Pick<Store, 'meta'>): Promise<void> {
+async function forgetOddWindow(store: Pick<Store, 'meta'>): Promise<void> {
   await store.meta.remove(ODD_WINDOW);
+}
+
+/**
+ * Drops what the checks kept of a log in a store (a finding, this node serving its own reading, the hashes of
+ * what it applied): a data directory detached from its cluster (detach.ts) follows no log, and a cluster that
+ * adopts it goes on with a new one.
+ */
+export async function forgetLogChecks(store: Pick<Store, 'env' | 'meta'>): Promise<void> {
+  await forgetOddWindow(store);
+  await store.meta.remove(OWN_READING);
+  await forgetAppliedHashes(store);
 }
 
 /** Every window hash the nodes recorded (none before any node did), as the chaos bench checks them. */

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { appliedCommands, appliedTail, appliedWindows, foldApplied } from '../../src/cluster/applied-windows.ts';
 import { followedLog } from '../../src/cluster/log-identity.ts';
 import { appliedSeq, recordAppliedSeq } from '../../src/cluster/replica.ts';
 import { JOURNAL_FILE, WriteJournal } from '../../src/cluster/write-journal.ts';
@@ -57,6 +58,34 @@ test('a node\'s directory with writes it has not read back is not detached until
   const again = await runCli(['cluster', 'detach', '--data-dir', dir]);
   assert.equal(again.code, 0, again.stderr);
   assert.match(again.stdout, /followed no cluster log: a single node's already/);
+});
+
+/** The hashes of the log the node at `dir` applied, as its log checks read them (windows of `every` commands). */
+async function appliedHashes(dir: string, every: number, last: number) {
+  const store = openStore(dir, { readOnly: true });
+  try {
+    return { windows: appliedWindows(store), tail: appliedTail(store, every), commands: [...appliedCommands(store, 1, last)].filter((crc) => crc !== 0).length };
+  } finally {
+    await store.close();
+  }
+}
+
+test('a detached directory forgets the hashes of the log it applied: adopted by a new cluster, they would stand for the new log\'s windows', async () => {
+  const dir = await clusterNodeDir();
+  const every = 4;
+  const store = openStore(dir);
+  await store.env.transaction(() => {
+    for (let seq = 1; seq <= 10; seq++) foldApplied(store, seq, new Uint8Array([seq, 1, 2]), every);
+  });
+  await store.close();
+  const before = await appliedHashes(dir, every, 10);
+  assert.deepEqual(before.windows.map((window) => window.to), [4, 8]);
+  assert.equal(before.tail?.to, 10);
+  assert.equal(before.commands, 10);
+
+  const detached = await runCli(['cluster', 'detach', '--data-dir', dir]);
+  assert.equal(detached.code, 0, detached.stderr);
+  assert.deepEqual(await appliedHashes(dir, every, 10), { windows: [], tail: null, commands: 0 });
 });
 
 test('one code group of several is not detached: a single node on it would miss the other groups\' classes', async () => {
