@@ -10,6 +10,7 @@ import { UsageError } from './args.ts';
 import { cveEventsCommand, CVE_EVENTS_USAGE } from './cve-events.ts';
 import { formatUsages } from './help.ts';
 import type { Usage } from './help.ts';
+import { writeProgress } from './output.ts';
 
 export const CVE_USAGE: readonly Usage[] = [
   { call: 'jvmlens cve import PATH...', does: 'import OSV JSON files, folders or zip archives', notes: ['with --cluster URLS instead of --data-dir: into a cluster'] },
@@ -70,7 +71,7 @@ async function importOsv(paths: string[], write: (records: Vulnerability[]) => P
     if (pending.length >= BATCH) await flush();
     if (Date.now() - lastProgress > 1000) {
       lastProgress = Date.now();
-      process.stderr.write(`cve import: ${counts.imported + pending.length} records…\r`);
+      writeProgress(`cve import: ${counts.imported + pending.length} records…`);
     }
   }
   await flush();

@@ -30,3 +30,11 @@ export function formatOption(parsed: ParsedArgs): Format {
   if (!(FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format takes ${FORMATS.join(', ')}, not '${format}'`);
   return format as Format;
 }
+
+/**
+ * A progress line on standard error: rewritten in place on a terminal; on a pipe or in a log file each on a
+ * line of its own (carriage returns there glue every update, and the final line, into one).
+ */
+export function writeProgress(text: string): void {
+  process.stderr.write(`${text}${process.stderr.isTTY ? '\r' : '\n'}`);
+}

@@ -10,6 +10,7 @@ import { openLocalStore } from './local-store.ts';
 import { integerOption, parseArgs, UsageError } from './args.ts';
 import { formatUsages } from './help.ts';
 import type { Usage } from './help.ts';
+import { writeProgress } from './output.ts';
 
 export const SEED_USAGE: readonly Usage[] = [
   {
@@ -46,7 +47,9 @@ function progress(spec: FleetSpec): (vmsDone: number, final?: boolean) => void {
     if (!final && now - last < 1000) return;
     last = now;
     const seconds = (now - started) / 1000;
-    process.stderr.write(`seed: ${vmsDone}/${spec.vms} VMs (${Math.round(vmsDone / Math.max(seconds, 0.001))} VMs/s)${final ? ` in ${seconds.toFixed(1)} s\n` : '\r'}`);
+    const line = `seed: ${vmsDone}/${spec.vms} VMs (${Math.round(vmsDone / Math.max(seconds, 0.001))} VMs/s)`;
+    if (final) process.stderr.write(`${line} in ${seconds.toFixed(1)} s\n`);
+    else writeProgress(line);
   };
 }
 
