@@ -1,4 +1,4 @@
-// The bench runner's command line: `npm run bench -- [--quick] [--filter NAME]... [--vms N] ... [--compare FILE] [--out FILE]`.
+// The bench runner's command line: `npm run bench -- [--quick] [--filter NAME]... [--vms N] ... [--compare FILE | --ab REF] [--out FILE]`.
 import { parseArgs } from 'node:util';
 import type { BenchOptions } from './harness.ts';
 
@@ -8,6 +8,12 @@ export interface RunnerArgs {
   compare?: string;
   /** Where to write the result file instead of bench/results/<timestamp>-<mode>.json. */
   out?: string;
+  /** A git commit (or branch, tag) whose bench runs in turn with this checkout's (bench/ab.ts). */
+  ab?: string;
+  /** Runs of each side with --ab. */
+  abRounds: number;
+  /** The options that choose what runs and on what data, as given: what each run of --ab is given. */
+  runArgs: string[];
   help: boolean;
 }
 
@@ -25,6 +31,10 @@ export const USAGE = `npm run bench -- [options]
   --runs N                 timed runs per engine after the first in the peers suite, the best counting
                            (default 3: reports of a fresh service warm up over their first few runs)
   --compare FILE           print each figure beside the one in a saved result file, with new/old
+  --ab REF                 run the same rows with the git commit, branch or tag REF (A, built in a
+                           temporary worktree) and with this checkout (B), each in processes of its
+                           own, in turn A B B A; print B/A of each pair of runs next to each other
+  --ab-rounds N            runs of each side with --ab (default 2)
   --out FILE               write the result JSON here instead of bench/results/<timestamp>-<mode>.json
   --help                   this text`;
 
@@ -54,6 +64,8 @@ export function parseRunnerArgs(argv: readonly string[]): RunnerArgs {
         methods: { type: 'string' },
         runs: { type: 'string' },
         compare: { type: 'string' },
+        ab: { type: 'string' },
+        'ab-rounds': { type: 'string' },
         out: { type: 'string' },
         help: { type: 'boolean', default: false },
       },
@@ -72,8 +84,16 @@ export function parseRunnerArgs(argv: readonly string[]): RunnerArgs {
   if (methods !== undefined) options.methods = methods;
   if (runs !== undefined) options.runs = runs;
   if (filter.length > 0) options.filter = filter;
-  const args: RunnerArgs = { options, help: values.help };
+  if (values.ab !== undefined && values.compare !== undefined) throw new ArgsError('--ab compares two commits run in turn; --compare a saved run: give one of them');
+  if (values['ab-rounds'] !== undefined && values.ab === undefined) throw new ArgsError('--ab-rounds goes with --ab REF');
+  const runArgs = [
+    ...(values.quick ? ['--quick'] : []),
+    ...values.filter.flatMap((value) => ['--filter', value]),
+    ...(['vms', 'components-per-vm', 'methods', 'runs'] as const).flatMap((name) => (values[name] === undefined ? [] : [`--${name}`, values[name]])),
+  ];
+  const args: RunnerArgs = { options, abRounds: count('ab-rounds', values['ab-rounds']) ?? 2, runArgs, help: values.help };
   if (values.compare !== undefined) args.compare = values.compare;
+  if (values.ab !== undefined) args.ab = values.ab;
   if (values.out !== undefined) args.out = values.out;
   return args;
 }

@@ -82,7 +82,8 @@ export function resultFileName(startedAt: Date, mode: ResultDocument['mode']): s
   return `${startedAt.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')}-${mode}.json`;
 }
 
-export function saveResult(document: ResultDocument, file: string): void {
+/** Writes a run's result (or an A/B run's, bench/ab.ts) as indented JSON, making its folder. */
+export function saveResult(document: object, file: string): void {
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, JSON.stringify(document, null, 2) + '\n');
 }

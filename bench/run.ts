@@ -1,7 +1,9 @@
-// `npm run bench`: runs every suite in bench/suites, prints a table, saves the run as JSON, optionally compares with a saved run.
+// `npm run bench`: runs every suite in bench/suites, prints a table, saves the run as JSON, optionally compares with a
+// saved run; or, with --ab REF, runs them in turn with another commit (bench/ab.ts).
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { runAb } from './ab.ts';
 import { ArgsError, parseRunnerArgs, USAGE } from './args.ts';
 import type { RunnerArgs } from './args.ts';
 import { compareRows, formatComparison } from './compare.ts';
@@ -56,6 +58,14 @@ async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const root = repositoryRoot();
+  if (args.ab !== undefined) {
+    try {
+      return await runAb({ ...args, ab: args.ab }, root, fileURLToPath(import.meta.url));
+    } catch (error) {
+      process.stderr.write(`bench: ${(error as Error).message}\n`);
+      return 1;
+    }
+  }
   const startedAt = new Date();
   const { commit, dirty } = gitState(root);
   const host = machine();

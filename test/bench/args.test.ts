@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { ArgsError, parseRunnerArgs } from '../../bench/args.ts';
 
 test('no flags: a full run of every suite', () => {
-  assert.deepEqual(parseRunnerArgs([]), { options: { quick: false }, help: false });
+  assert.deepEqual(parseRunnerArgs([]), { options: { quick: false }, abRounds: 2, runArgs: [], help: false });
 });
 
 test('every flag', () => {
@@ -16,8 +16,18 @@ test('every flag', () => {
     options: { quick: true, vms: 2000, componentsPerVm: 50, methods: 9000, runs: 10, filter: ['http', 'parser', 'vuln'] },
     compare: 'old.json',
     out: 'new.json',
+    abRounds: 2,
+    runArgs: ['--quick', '--filter', 'http', '--filter', 'parser,vuln', '--vms', '2000', '--components-per-vm', '50', '--methods', '9000', '--runs', '10'],
     help: false,
   });
+});
+
+test('--ab: the commit, the runs of each side, and the options each run is given as given', () => {
+  const args = parseRunnerArgs(['--ab', 'main~3', '--ab-rounds', '3', '--filter', 'cluster: ingestion, NDJSON batches of 10,000', '--quick', '--out', 'ab.json']);
+  assert.equal(args.ab, 'main~3');
+  assert.equal(args.abRounds, 3);
+  assert.equal(args.out, 'ab.json');
+  assert.deepEqual(args.runArgs, ['--quick', '--filter', 'cluster: ingestion, NDJSON batches of 10,000']);
 });
 
 test('empty filter terms are dropped', () => {
@@ -43,6 +53,9 @@ for (const [argv, message] of [
   [['--vms'], /--vms/],
   [['--fast'], /--fast/],
   [['suite-name'], /suite-name/],
+  [['--ab', 'HEAD~1', '--compare', 'old.json'], /give one of them/],
+  [['--ab-rounds', '2'], /--ab-rounds goes with --ab REF/],
+  [['--ab', 'HEAD~1', '--ab-rounds', '0'], /--ab-rounds must be a whole number of at least 1/],
 ] as const) {
   test(`rejects ${argv.join(' ')}`, () => {
     assert.throws(() => parseRunnerArgs(argv), (error: unknown) => error instanceof ArgsError && message.test(error.message));
