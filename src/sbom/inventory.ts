@@ -4,6 +4,7 @@ import type { Dictionary } from '../storage/dictionary.ts';
 import type { ComponentCve, VmRecord } from '../storage/records.ts';
 import type { Store } from '../storage/store.ts';
 import { uint32View } from '../storage/store.ts';
+import { vmRecords } from '../storage/vm-scan.ts';
 import { vmState } from '../storage/vm-state.ts';
 import type { VmState } from '../storage/vm-state.ts';
 import { readTags } from '../storage/vm-tags.ts';
@@ -67,12 +68,12 @@ export function vmInventory(store: Store, dict: Dictionary, record: VmRecord, no
 /** The VMs whose tags hold every given (key, value), in row order. */
 export function selectVms(store: Store, dict: Dictionary, tags: readonly [string, string][]): VmRecord[] {
   const selected: VmRecord[] = [];
-  for (const { value } of store.vms.getRange()) {
+  for (const record of vmRecords(store, dict)) {
     if (tags.length > 0) {
-      const own = readTags(store, dict, value.row);
+      const own = readTags(store, dict, record.row);
       if (!tags.every(([key, wanted]) => own.get(key) === wanted)) continue;
     }
-    selected.push(value);
+    selected.push(record);
   }
   return selected;
 }

@@ -9,7 +9,7 @@ import type { Store } from './store.ts';
 import { readTags, writeTags } from './vm-tags.ts';
 import { isTerminated } from './vm-state.ts';
 import { sortedHas } from '../typed-arrays.ts';
-import { encodeScanRow } from './vm-scan.ts';
+import { encodeScanRow, readVmRecord } from './vm-scan.ts';
 
 export interface IngestResult {
   accepted: number;
@@ -152,7 +152,7 @@ class BatchState {
     if (record === undefined) {
       const row = this.#rows.get(vmId) ?? this.#store.vmRows.get(vmId);
       if (row === undefined) return undefined;
-      record = { ...this.#store.vms.get(row)! };
+      record = readVmRecord(this.#store, row, vmId)!;
       this.vms.set(vmId, record);
     }
     return record;
@@ -289,10 +289,7 @@ function applyEvent(store: Store, dict: Dictionary, components: ComponentIds, ba
 
 function writeBatch(store: Store, dict: Dictionary, batch: BatchState): void {
   batch.code.write();
-  for (const record of batch.vms.values()) {
-    store.vms.put(record.row, record);
-    store.vmScan.put(record.row, encodeScanRow(record, dict.intern(record.vmId)));
-  }
+  for (const record of batch.vms.values()) store.vmScan.put(record.row, encodeScanRow(record, dict.intern(record.vmId)));
   for (const row of batch.componentsChanged) {
     const set = batch.components.get(row)!;
     const ids = [...set.keys()].sort((a, b) => a - b);

@@ -8,14 +8,17 @@ import { classCodeEncoder, fleetClassCodeEncoder } from './class-code.ts';
 import { migrateToFleetCode } from './fleet-code-migration.ts';
 import { PageFiles } from './page-files.ts';
 import { migrateReportPagesToFiles } from './report-pages-migration.ts';
-import type { Annotation, ApiKeyRecord, ClassCode, ComponentCve, ComponentRecord, FleetClassCode, VmDetails, VmRecord } from './records.ts';
+import { migrateVmRecordsToScanRows } from './vm-records-migration.ts';
+import type { Annotation, ApiKeyRecord, ClassCode, ComponentCve, ComponentRecord, FleetClassCode, VmDetails } from './records.ts';
 
 /**
  * 2: code times moved out of the class records into slot blocks (`codeTimes`); class records in bytes (class-code.ts).
  * 3: fleet-wide class records (`fleetCode`), built from the AppEnv ones at the first open (fleet-code-migration.ts).
  * 4: report pages in files (page-files.ts), moved out of LMDB at the first open (report-pages-migration.ts).
+ * 5: a VM's record in its scan row only (vm-scan.ts), its msgpack copy (`vms`) dropped at the first open
+ *    (vm-records-migration.ts).
  */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** lmdb-js takes a custom encoder for a database, though its types do not say so. */
 const CODE_OPTIONS: DatabaseOptions & { name: string; encoder: typeof classCodeEncoder } = { name: 'code', encoder: classCodeEncoder };
@@ -32,8 +35,7 @@ export interface Store {
   dictIds: Database<number, string>;
   dictStrings: Database<string, number>;
   vmRows: Database<number, string>;
-  vms: Database<VmRecord, number>;
-  /** Per VM row: the fixed-width binary row of vm-scan.ts, what report scans read. */
+  /** Per VM row: its record as the fixed-width binary row of vm-scan.ts, what report scans read. */
   vmScan: Database<Buffer, number>;
   vmDetails: Database<VmDetails, number>;
   /** Uint32 pairs [keyId, valueId, …] sorted by key string. */
@@ -105,7 +107,6 @@ export function openStore(dataDir: string, options: { readOnly?: boolean; wholeM
     dictIds: msgpack('dictIds'),
     dictStrings: msgpack('dictStrings', 'uint32'),
     vmRows: msgpack('vmRows'),
-    vms: msgpack('vms', 'uint32'),
     vmScan: binary('vmScan', 'uint32'),
     vmDetails: msgpack('vmDetails', 'uint32'),
     tags: binary('tags', 'uint32'),
@@ -134,12 +135,13 @@ export function openStore(dataDir: string, options: { readOnly?: boolean; wholeM
     const progress = (line: string) => process.stderr.write(`jvmlens: ${line}\n`);
     if (store.meta.get('schemaVersion') === 2) migrateToFleetCode(store, progress);
     if (store.meta.get('schemaVersion') === 3) migrateReportPagesToFiles(store, progress);
+    if (store.meta.get('schemaVersion') === 4) migrateVmRecordsToScanRows(store, progress);
   }
   const version = store.meta.get('schemaVersion');
   if (version !== undefined && version !== SCHEMA_VERSION) {
     // Closed first: the process may open the directory again (a cluster node looks before it restores).
     void env.close();
-    throw new Error(`data directory ${dataDir} has schema version ${version}; this jvmlens reads version ${SCHEMA_VERSION}, and migrates versions 2 and 3 when it opens it for writing`);
+    throw new Error(`data directory ${dataDir} has schema version ${version}; this jvmlens reads version ${SCHEMA_VERSION}, and migrates versions 2 to 4 when it opens it for writing`);
   }
   return store;
 }

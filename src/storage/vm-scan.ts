@@ -1,4 +1,6 @@
-// A VM as a fixed-width binary row (3 float64 times, then uint32 dictionary ids): what report scans read.
+// A VM as a fixed-width binary row (3 float64 times, then uint32 dictionary ids): its stored record, which
+// report scans read as columns and ingestion and the explorer as a VmRecord.
+import type { Dictionary } from './dictionary.ts';
 import type { VmRecord } from './records.ts';
 import type { Store } from './store.ts';
 
@@ -17,6 +19,29 @@ export function encodeScanRow(record: VmRecord, vmIdId: number): Buffer {
   buffer.writeDoubleLE(record.stopTime ?? Number.NaN, 16);
   SCAN_STRING_FIELDS.forEach((field, k) => buffer.writeUInt32LE(field === 'vmId' ? vmIdId : record[field], TIMES * 8 + k * 4));
   return buffer;
+}
+
+/** The record a scan row holds, for the VM at `row` whose vmId the caller knows (the row holds its dictionary id). */
+export function decodeVmRecord(buffer: Buffer, row: number, vmId: string): VmRecord {
+  const stopTime = buffer.readDoubleLE(16);
+  const record: VmRecord = {
+    row, vmId, agentVersion: 0, agentRevision: 0, mailbox: 0, hostName: 0, mainMethod: 0, javaVersion: 0, javaVendor: 0, osName: 0, osArch: 0,
+    startTime: buffer.readDoubleLE(0), lastHeardTime: buffer.readDoubleLE(8), stopTime: Number.isNaN(stopTime) ? null : stopTime,
+  };
+  // From 1: the vmId comes first.
+  for (let k = 1; k < SCAN_STRING_FIELDS.length; k++) record[SCAN_STRING_FIELDS[k] as Exclude<ScanStringField, 'vmId'>] = buffer.readUInt32LE(TIMES * 8 + k * 4);
+  return record;
+}
+
+/** The record of the VM `vmId` at `row`, or undefined where no row is stored. */
+export function readVmRecord(store: Store, row: number, vmId: string): VmRecord | undefined {
+  const buffer = store.vmScan.getBinaryFast(row);
+  return buffer === undefined ? undefined : decodeVmRecord(buffer, row, vmId);
+}
+
+/** Every VM's record, in row order. */
+export function* vmRecords(store: Store, dict: Dictionary): Generator<VmRecord> {
+  for (const { key, value } of store.vmScan.getRange()) yield decodeVmRecord(value, key, dict.lookup(value.readUInt32LE(TIMES * 8))!);
 }
 
 /** Columns of many scan rows, filled row by row. */

@@ -4,6 +4,7 @@ import type { Dictionary } from './dictionary.ts';
 import type { Annotation, VmDetails, VmRecord } from './records.ts';
 import type { Store } from './store.ts';
 import { countWrite } from './store.ts';
+import { readVmRecord } from './vm-scan.ts';
 import { readTags, writeTags } from './vm-tags.ts';
 
 export interface TagRecord {
@@ -15,7 +16,7 @@ export interface TagRecord {
 export function findVm(store: Store, vmId: string): VmRecord | undefined {
   // An id no agent could have sent is not looked up: a key past LMDB's limit would throw.
   const row = isVmId(vmId) ? store.vmRows.get(vmId) : undefined;
-  return row === undefined ? undefined : store.vms.get(row);
+  return row === undefined ? undefined : readVmRecord(store, row, vmId);
 }
 
 /** The VM's details as stored (inventory, jvmInfo). */

@@ -151,7 +151,7 @@ test('a node of one group is given that group\'s code items and every VM-side fa
   }
   // The VMs, and the sourceNames each loaded code from, are every store's.
   for (const { store, dict } of [group0, group1]) {
-    assert.equal(store.vms.getKeysCount(), all.store.vms.getKeysCount());
+    assert.equal(store.vmScan.getKeysCount(), all.store.vmScan.getKeysCount());
     for (let row = 0; row < 6; row++) {
       const sources = (opened: Opened) => [...new Uint32Array(Uint8Array.from(opened.store.usedSources.getBinary(row)!).buffer)].map((id) => opened.dict.lookup(id)).sort();
       assert.deepEqual(sources({ store, dict }), sources(all));

@@ -222,5 +222,5 @@ test('a data directory of a schema version this jvmlens cannot migrate is refuse
   const store = openStore(dataDir);
   await store.meta.put('schemaVersion', 1);
   await store.close();
-  assert.throws(() => openStore(dataDir), new RegExp(`schema version 1; this jvmlens reads version ${SCHEMA_VERSION}, and migrates versions 2 and 3`));
+  assert.throws(() => openStore(dataDir), new RegExp(`schema version 1; this jvmlens reads version ${SCHEMA_VERSION}, and migrates versions 2 to 4`));
 });

@@ -10,6 +10,7 @@ import { validateEvents } from '../../src/ingest/events.ts';
 import { Dictionary } from '../../src/storage/dictionary.ts';
 import { Ingestor } from '../../src/storage/ingest.ts';
 import { openStore } from '../../src/storage/store.ts';
+import { findVm } from '../../src/storage/vms.ts';
 import { tempDir } from '../helpers/service.ts';
 
 const NOW = Date.UTC(2026, 10, 27, 12, 0, 0);
@@ -37,11 +38,11 @@ test('a batch that fails while it applies leaves the batches after it in its tra
   assert.equal(results[1].status, 'fulfilled', String((results[1] as PromiseRejectedResult).reason));
 
   assert.equal(store.vmRows.get('vm-failing'), undefined, 'the failed batch stored nothing');
-  const record = store.vms.get(store.vmRows.get('vm-after')!)!;
+  const record = findVm(store, 'vm-after')!;
   // Read through a dictionary without caches: what any other reader of the store sees.
   assert.equal(new Dictionary(store).lookup(record.hostName), 'host-first-seen');
   // And the next string gets an id of its own.
   await ingestor.ingest(() => validateEvents([vmStart('vm-next', 'host-next')], NOW), NOW);
-  const next = store.vms.get(store.vmRows.get('vm-next')!)!;
+  const next = findVm(store, 'vm-next')!;
   assert.equal(new Dictionary(store).lookup(next.hostName), 'host-next');
 });

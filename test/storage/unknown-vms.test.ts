@@ -8,6 +8,7 @@ import { validateEvents } from '../../src/ingest/events.ts';
 import { Dictionary } from '../../src/storage/dictionary.ts';
 import { Ingestor, UnknownVmsError } from '../../src/storage/ingest.ts';
 import { openStore } from '../../src/storage/store.ts';
+import { findVm } from '../../src/storage/vms.ts';
 import { tempDir } from '../helpers/service.ts';
 
 const NOW = Date.UTC(2026, 10, 29, 12, 0, 0);
@@ -46,7 +47,7 @@ test('a batch with an event of a VM nothing started is rejected whole, or skippe
   assert.deepEqual(hooked, ['unknown stranger,other'], 'each unknown VM named once; nothing written');
   assert.equal(store.meta.get('test.skipped-batch-seq'), 7, 'what the caller wrote in the transaction commits');
   assert.equal(store.meta.get('test.kept-batch'), 'kept', 'what the hook wrote in the transaction commits');
-  assert.equal(store.vms.get(store.vmRows.get('known')!)!.lastHeardTime, NOW - 5_000, 'the known VM\'s event was not stored either');
+  assert.equal(findVm(store, 'known')!.lastHeardTime, NOW - 5_000, 'the known VM\'s event was not stored either');
   assert.equal(store.vmRows.get('stranger'), undefined);
 
   hooked.length = 0;
@@ -55,5 +56,5 @@ test('a batch with an event of a VM nothing started is rejected whole, or skippe
   assert.deepEqual(hooked, ['written']);
   assert.equal(applied.accepted, 3);
   assert.deepEqual(applied.touched.map((record) => [record.vmId, record.lastHeardTime]).sort(), [['known', NOW - 1_000], ['new', NOW - 800]]);
-  assert.equal(store.vms.get(store.vmRows.get('known')!)!.lastHeardTime, NOW - 1_000);
+  assert.equal(findVm(store, 'known')!.lastHeardTime, NOW - 1_000);
 });
