@@ -47,16 +47,23 @@ function matchSegments(segments: readonly string[], parts: readonly string[]): R
     const segment = segments[i];
     if (segment.startsWith(':')) {
       if (parts[i] === '') return null;
-      let value: string;
-      try {
-        value = decodeURIComponent(parts[i]);
-      } catch {
-        return null;
-      }
-      (params ??= {})[segment.slice(1)] = value;
+      (params ??= {})[segment.slice(1)] = decoded(parts[i]);
     } else if (segment !== parts[i]) {
       return null;
     }
   }
   return params ?? {};
+}
+
+/**
+ * A path parameter as sent, percent-decoded. One that does not decode (a stray `%`, an escape of invalid
+ * UTF-8) is taken as written: no stored id is such text, so the route answers its own documented 404
+ * (VM_NOT_FOUND, REPORT_NOT_FOUND) rather than a 404 for a route that exists.
+ */
+function decoded(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
 }

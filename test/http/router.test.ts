@@ -24,10 +24,17 @@ test('HEAD matches GET routes; other methods list what is allowed', () => {
   assert.deepEqual(router.match('PUT', '/public/instance/a/tags'), { kind: 'wrongMethod', allowed: ['GET', 'POST', 'HEAD'] });
 });
 
-test('unknown paths, empty parameters and bad escapes do not match', () => {
+test('unknown paths and empty parameters do not match', () => {
   assert.equal(router.match('GET', '/public/instance').kind, 'none');
   assert.equal(router.match('GET', '/public/instance/').kind, 'none');
-  assert.equal(router.match('GET', '/public/instance/%E0%A4%A').kind, 'none');
   assert.equal(router.match('GET', '/public/instance/a/b/c/d').kind, 'none');
   assert.equal(router.match('GET', '/public/instance/a/tags/').kind, 'found');
+});
+
+test('a parameter that does not percent-decode is taken as written: its route answers, not a 404 for no route', () => {
+  for (const raw of ['%E0%A4%A', '%ED%A0%80', 'a%zz', '%']) {
+    const match = router.match('GET', `/public/instance/${raw}/tags`);
+    assert.equal(match.kind, 'found', raw);
+    assert.deepEqual(match.kind === 'found' && match.params, { vmId: raw });
+  }
 });
