@@ -27,7 +27,8 @@ function validate(schemaPointer: string, value: unknown, label: string): void {
 
 /** Checks one response against the document; an unknown path or method must still answer the error body. */
 export function checkResponse(method: string, url: string, status: number, contentType: string, text: string): void {
-  const path = decodeURIComponent(new URL(url).pathname);
+  // As the router reads it (router.ts): segment by segment, undecoded, a trailing slash dropped.
+  const path = new URL(url).pathname.replace(/(.)\/$/, '$1');
   const label = `${method} ${path} → ${status}`;
   const template = templates.find((candidate) => candidate.pattern.test(path) && (document.paths as Json)[candidate.path][method.toLowerCase()] !== undefined)
     ?? templates.find((candidate) => candidate.pattern.test(path));
