@@ -10,6 +10,7 @@ import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import { codeEvent, componentsEvent, GROUP, startEvent, walkEvents, writeAdvisories, CVSS, cveImport } from '../helpers/cve.ts';
 import type { EventQuery, SyntheticCve } from '../helpers/cve.ts';
+import { fuzzApi } from '../helpers/api-fuzz.ts';
 import { ingest } from '../helpers/events.ts';
 import { createReport, runReport, waitFinal } from '../helpers/reports.ts';
 import type { Family } from '../helpers/reports.ts';
@@ -465,6 +466,17 @@ test('without a JetStream majority a write is refused with 503 and Retry-After, 
     }
     assert.equal((await request(`${node.gatewayUrl}/opthub-health`)).status, 200, `${node.gatewayUrl} health is UP again`);
   }
+});
+
+test('random requests through every node: no 5xx, each answer as documented, and the nodes still answer alike', { skip: missing && 'nats-server is not installed' }, async () => {
+  // After the tests that compare with the single node: these requests write (tags, VMs) to the cluster only.
+  const vmIds = [0, 1, 2, 3].map((index) => (fleetBatch(index)[0] as { vmId: string }).vmId);
+  const reports = await Promise.all((['jvmInventory', 'component'] as const).map((family) => createReport(nodes[0], family, {})));
+  const statuses = await fuzzApi(nodes, { vmIds, reportIds: reports.map((report) => report.body.reportId), tokens: [] }, 450, 0xc1a5);
+  assert.ok((statuses.get(200) ?? 0) > 45, JSON.stringify([...statuses]));
+  const answers = await Promise.all(nodes.map((node) => runReport(node, 'jvmInventory', { from: '30d' })));
+  for (const answer of answers.slice(1)) assert.deepEqual(answer.items, answers[0].items);
+  for (const node of nodes) assert.equal((await request(`${node.gatewayUrl}/opthub-health`)).status, 200, node.gatewayUrl);
 });
 
 test('the deployment\'s nats-server configurations are valid', { skip: missing && 'nats-server is not installed' }, () => {
