@@ -113,13 +113,26 @@ describe('agent outages', { skip }, () => {
     assert.equal(run.vmId, vmId);
   });
 
-  test('a short-lived JVM with no gateway prints one line at exit, not a promise to retry', async () => {
+  // What a JVM with no gateway says at exit: what stayed undelivered, never a promise to retry as its last word.
+  const UNDELIVERED = /could not deliver to http:\/\/127\.0\.0\.1:\d+\/agent\/v1\/events \(unreachable\): [1-9]\d* batch\(es\) undelivered at exit/;
+
+  test('a short-lived JVM with no gateway ends with one line at exit, not a promise to retry', async () => {
     const port = await freePort();
     const run = await runApp(`http://127.0.0.1:${port}`, 'k', 0);
     assert.equal(run.code, 0, run.stderr);
     const lines = run.agentLines.filter((line) => !line.includes('vmId='));
-    assert.equal(lines.length, 1, lines.join('\n'));
-    assert.match(lines[0], /could not deliver to http:\/\/127\.0\.0\.1:\d+\/agent\/v1\/events \(unreachable\): \d+ batch\(es\) undelivered at exit/);
-    assert.ok(!lines[0].includes('retrying'));
+    // Its classes load in about 2 s: on a busy machine the outage lasts 2 s first, and is said once.
+    assert.ok(lines.length === 1 || (lines.length === 2 && lines[0].includes('; retrying every few seconds')), lines.join('\n'));
+    assert.match(lines.at(-1) ?? '', UNDELIVERED);
+  });
+
+  test('a JVM that outlives 2 s of the outage says so once, then at exit what stayed undelivered', async () => {
+    const port = await freePort();
+    const run = await runApp(`http://127.0.0.1:${port}`, 'k', 3000);
+    assert.equal(run.code, 0, run.stderr);
+    const lines = run.agentLines.filter((line) => !line.includes('vmId='));
+    assert.equal(lines.length, 2, lines.join('\n'));
+    assert.match(lines[0], /cannot deliver to .*: java\.net\.ConnectException.*; retrying every few seconds/);
+    assert.match(lines[1], UNDELIVERED);
   });
 });

@@ -286,9 +286,10 @@ describe('agent protocol', { skip }, () => {
     assert.equal(run.code, 3, 'the application keeps its exit status');
     assert.equal(run.stdout, 'started demo1\ndone\n');
     // A JVM this short says it once, at exit: what stayed undelivered, and how much of the code the full
-    // outbox (maxBatches=1) dropped; no promise to retry.
-    assert.equal(run.agentLines.length, 2, run.stderr);
-    assert.match(run.agentLines[1], new RegExp(`^jvmlens agent: could not deliver to http://127.0.0.1:${port}/agent/v1/events \\(unreachable\\): [1-9]\\d* batch\\(es\\) undelivered at exit, [1-9]\\d* dropped$`));
+    // outbox (maxBatches=1) dropped; no promise to retry (on a busy machine one may come first, after 2 s).
+    const lines = run.agentLines.slice(1);
+    assert.ok(lines.length === 1 || (lines.length === 2 && lines[0].includes('; retrying every few seconds')), run.stderr);
+    assert.match(lines.at(-1) ?? '', new RegExp(`^jvmlens agent: could not deliver to http://127.0.0.1:${port}/agent/v1/events \\(unreachable\\): [1-9]\\d* batch\\(es\\) undelivered at exit, [1-9]\\d* dropped$`));
   });
 
   test('a refused API key is reported once, with what to check', async () => {
@@ -297,8 +298,10 @@ describe('agent protocol', { skip }, () => {
       const run = await runJava([javaagent({ gateway: gateway.url, apiKey: 'wrong', flushMs: 20, stopWaitMs: 20000 }), '-cp', demoJar, 'demo.Demo', '100'], {});
       assert.equal(run.code, 0, run.stderr);
       const refused = run.agentLines.filter((line) => line.includes('HTTP 401'));
-      assert.equal(refused.length, 1, run.stderr);
+      // Once as it happens, with the hint, not at every retry; and at exit, what stayed undelivered.
+      assert.equal(refused.length, 2, run.stderr);
       assert.match(refused[0], /HTTP 401 \(check apiKeyFile \/ JVMLENS_AGENT_API_KEY\)/);
+      assert.match(refused[1], /\(HTTP 401\): [1-9]\d* batch\(es\) undelivered at exit$/);
       assert.ok(gateway.requests.every((request) => request.apiKey === 'wrong'));
     } finally {
       await gateway.close();

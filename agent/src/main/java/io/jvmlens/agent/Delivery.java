@@ -76,8 +76,9 @@ final class Delivery {
             LockSupport.parkNanos(this, pause * 1_000_000L);
             delivered = deliver(deadline);
         }
-        // One line per outage: a JVM that already said delivery stopped says nothing more at exit.
-        if (!delivered && !outageLogged) {
+        // An outage ends with one line, as when delivery resumes: here, what stayed undelivered (a JVM that
+        // said it was retrying is not any more).
+        if (!delivered) {
             String why = lastStatus == 0 ? "unreachable" : "HTTP " + lastStatus;
             AgentLog.line("could not deliver to " + options.eventsUrl() + " (" + why + "): " + outbox.size()
                     + " batch(es) undelivered at exit" + (outbox.dropped() > 0 ? ", " + outbox.dropped() + " dropped" : ""));
