@@ -3,24 +3,8 @@ import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import type { BenchOptions } from './harness.ts';
 import { round1, Samples } from './stats.ts';
+import type { LoadResult, LoadSpec } from './load-spec.ts';
 import { runWrk, wrkAvailable } from './wrk.ts';
-
-export interface LoadSpec {
-  /** Paths requested in turn by every connection. */
-  paths: readonly string[];
-  headers: Record<string, string>;
-  connections: number;
-  seconds: number;
-}
-
-export interface LoadResult {
-  requests: number;
-  seconds: number;
-  /** Latencies in ms: wrk's µs histogram (corrected for coordinated omission), or autocannon's per-response event (its histogram keeps whole ms only). */
-  latencies: Samples;
-  /** Share of the machine's CPU time the hypervisor gave to other guests during the run (null without /proc/stat). */
-  stealPercent: number | null;
-}
 
 export interface LoadPlan {
   connections: number;

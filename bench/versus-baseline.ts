@@ -2,7 +2,8 @@
 import { mirrorResponses, startBaseline } from './baseline.ts';
 import type { BenchRow } from './harness.ts';
 import { loadNote, runLoad } from './load.ts';
-import type { LoadPlan, LoadResult } from './load.ts';
+import type { LoadResult } from './load-spec.ts';
+import type { LoadPlan } from './load.ts';
 import { processCpuSeconds, processRssMb } from './service.ts';
 import { Samples, summarize } from './stats.ts';
 

@@ -3,7 +3,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { LoadResult, LoadSpec } from './load.ts';
+import type { LoadResult, LoadSpec } from './load-spec.ts';
 import { Samples } from './stats.ts';
 
 /** The line the script's done() prints, after wrk's own report. */

@@ -15,7 +15,7 @@ import type { FleetSize } from '../fleet.ts';
 import { newBench, progress, runTinybench, wanted } from '../harness.ts';
 import type { BenchOptions, BenchRow, Suite } from '../harness.ts';
 import { loadNote, loadPlan, runLoad } from '../load.ts';
-import type { LoadResult } from '../load.ts';
+import type { LoadResult } from '../load-spec.ts';
 import { MAIN, processCpuSeconds, processRssMb, SERVICE_WORKERS, spawnChild, startJvmlens, waitForLine } from '../service.ts';
 import type { Child, JvmlensService } from '../service.ts';
 import { round1, Samples, summarize } from '../stats.ts';
