@@ -57,8 +57,8 @@ function matchSegments(segments: readonly string[], parts: readonly string[]): R
 
 /**
  * A path parameter as sent, percent-decoded. One that does not decode (a stray `%`, an escape of invalid
- * UTF-8) is taken as written: no stored id is such text, so the route answers its own documented 404
- * (VM_NOT_FOUND, REPORT_NOT_FOUND) rather than a 404 for a route that exists.
+ * UTF-8) is taken as written: the route looks it up and answers as documented (VM_NOT_FOUND,
+ * REPORT_NOT_FOUND when nothing has that id) rather than a 404 for a route that exists.
  */
 function decoded(part: string): string {
   try {
