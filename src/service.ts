@@ -183,6 +183,11 @@ export async function startService(config: Config, logger: Logger, options: Star
   };
   process.on('unhandledRejection', onUnhandled);
 
+  /** The shutdown once it began: a start-up it cuts short stops where it is, and is not ready. */
+  let stopping: Promise<void> | null = null;
+  const goingOn = (): void => {
+    if (stopping !== null) throw new Error('the service shut down while it started');
+  };
   const ready = (async () => {
     // The replay applies ingestion and report records before report jobs start.
     if (cluster !== null) await cluster.start(jobs, { pool, fleetView }, { gatewayPort, apiPort }, () => vulnerabilities.rematchNow());
@@ -191,19 +196,25 @@ export async function startService(config: Config, logger: Logger, options: Star
     const fleetNow = fleetView();
     const fansOut = clustered && fleetNow.rows >= config.reportFanOutVms;
     const workers = pool.warmUp(config.workers, fansOut ? { kind: 'ping', shards: { fleet: fleetNow, count: config.vmShards } } : undefined).then(async () => {
+      // The jobs a shutdown already stopped must not start again.
+      goingOn();
       await jobs.expire();
       await jobs.start();
       readiness.done('workers');
     });
-    await vulnerabilities.start();
-    readiness.done('vulnerabilities');
-    await workers;
+    // Both awaited at once: a shutdown meanwhile (a cluster node restarting to rebuild itself) destroys the
+    // pool, and its rejection, unhandled while the vulnerabilities step went on, ended the process.
+    await Promise.all([vulnerabilities.start().then(() => readiness.done('vulnerabilities')), workers]);
+    goingOn();
     if (config.readyDelayMs > 0) {
       await new Promise((resolve) => setTimeout(resolve, config.readyDelayMs));
       readiness.done('test delay');
     }
   })();
-  ready.catch((error: Error) => logger.error('start-up failed', { stack: error.stack }));
+  ready.catch((error: Error) => {
+    // A shutdown cuts the start-up short (its pool destroyed, its store closed): that is no failure.
+    if (stopping === null) logger.error('start-up failed', { stack: error.stack });
+  });
 
   // decisions §3: DOWN while storage cannot be written.
   const watch = setInterval(() => {
@@ -220,7 +231,6 @@ export async function startService(config: Config, logger: Logger, options: Star
   }, EXPIRY_MS);
   expiry.unref();
 
-  let stopping: Promise<void> | null = null;
   const shutdown = (why?: string): Promise<void> => {
     stopping ??= (async () => {
       readiness.shutDown(why);

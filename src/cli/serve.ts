@@ -40,7 +40,7 @@ export async function serveCommand(config: Config): Promise<void> {
     void Promise.race([failed?.shutdown().catch(() => undefined), bounded]).then(() => process.exit(1));
   };
   const watch = (running: RunningService): void => {
-    // Shut down to be started again: a start-up it cuts short is not a failure to start.
+    // Shut down to be started again, or stopped by a signal: a start-up either cuts short is not a failure to start.
     let replaced = false;
     running.ready.then(
       () => {
@@ -48,7 +48,7 @@ export async function serveCommand(config: Config): Promise<void> {
         logger.info('ready', { gatewayPort: running.gatewayPort, apiPort: running.apiPort, stepsDoneAtMs: running.readiness.timings });
       },
       (error: Error) => {
-        if (!replaced) cannotStart(running, error);
+        if (!replaced && !stopping) cannotStart(running, error);
       },
     );
     // A cluster node that read another history of the log than the one taken as right starts again, on the

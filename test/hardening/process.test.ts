@@ -1,7 +1,8 @@
 // The process around the service (issue: hardening): ports it cannot have, flags it does not know, a key
-// kept out of the process list.
+// kept out of the process list, a signal while it starts.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -70,4 +71,30 @@ test('--api-key-file and JVMLENS_API_KEY_FILE take the key from a file, never fr
   const missing = await runCli(['serve', '--api-key-file', join(dir, 'absent'), '--data-dir', dir]);
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /--api-key-file/);
+});
+
+test('a signal while the service starts stops it cleanly: exit 0, no start-up failure said', async () => {
+  // A fleet large enough that its start-up (report threads, the CVE events index) is under way at the signal.
+  const dataDir = tempDir();
+  const seeded = await runCli(['seed', '--vms', '3000', '--data-dir', dataDir]);
+  assert.equal(seeded.code, 0, seeded.stderr);
+  for (let run = 0; run < 3; run++) {
+    const child = spawn(process.execPath, [MAIN, 'serve', '--data-dir', dataDir, '--gateway-port', '0', '--api-port', '0', '--shutdown-grace-ms', '0', '--api-key', 'k_0123456789'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let signalled = false;
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      // Its ports are open and its signals handled a moment later: the start-up steps after them are running.
+      if (!signalled && stdout.includes('jvmlens: api')) {
+        signalled = true;
+        setTimeout(() => child.kill('SIGTERM'), 20);
+      }
+    });
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.equal(code, 0, stderr);
+    assert.match(stderr, /"message":"shutting down","signal":"SIGTERM"/);
+    assert.doesNotMatch(stderr, /start-up failed|cannot start|Terminating worker thread/, stderr);
+  }
 });
