@@ -128,7 +128,8 @@ describe('agent outages', { skip }, () => {
 
   test('a JVM that outlives 2 s of the outage says so once, then at exit what stayed undelivered', async () => {
     const port = await freePort();
-    const run = await runApp(`http://127.0.0.1:${port}`, 'k', 3000);
+    // Its retries back off from 50 ms: the one that says so comes about 3 to 4 s into the outage.
+    const run = await runApp(`http://127.0.0.1:${port}`, 'k', 5000);
     assert.equal(run.code, 0, run.stderr);
     const lines = run.agentLines.filter((line) => !line.includes('vmId='));
     assert.equal(lines.length, 2, lines.join('\n'));
