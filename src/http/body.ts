@@ -1,6 +1,6 @@
 // JSON request bodies of the public API: content type, size and syntax checked at the edge.
 import { ApiError } from '../errors.ts';
-import { decodeUtf8 } from '../ingest/events.ts';
+import { decodeUtf8, parseJsonBody } from '../ingest/events.ts';
 import type { ApiRequest } from './types.ts';
 
 export function isJsonContentType(contentType: string | undefined): boolean {
@@ -15,10 +15,5 @@ export function readJson(request: ApiRequest): unknown {
   if (!isJsonContentType(request.headers['content-type'])) {
     throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `content type '${request.headers['content-type']}' is not accepted; send application/json`);
   }
-  const text = decodeUtf8(request.body);
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new ApiError('MALFORMED_JSON', `body is not valid JSON: ${(error as Error).message}`);
-  }
+  return parseJsonBody(decodeUtf8(request.body));
 }

@@ -1,6 +1,8 @@
 // Agent events (decisions §4): decoding of the four body formats and validation of every event.
 import { Unpackr } from 'msgpackr';
 import { ApiError } from '../errors.ts';
+import { parseJson } from '../json-text.ts';
+import type { JsonSyntaxError } from '../json-text.ts';
 import { EARLIEST_TIME, FUTURE_SLACK_MS, fitsBytes, MAX_BYTES, MAX_DEPTH, MAX_METHODS_PER_CLASS } from './limits.ts';
 import { validateTagKey, validateTagValue } from './tag-rules.ts';
 
@@ -82,6 +84,16 @@ export function decodeUtf8(body: Uint8Array): string {
   }
 }
 
+/** A JSON body's value; JSON that does not parse is a 400 that says where, as `details` do too. */
+export function parseJsonBody(text: string): unknown {
+  try {
+    return parseJson(text);
+  } catch (error) {
+    const { line, column, offset, message } = error as JsonSyntaxError;
+    throw new ApiError('MALFORMED_JSON', `body is not valid JSON at line ${line}, column ${column}: ${message}`, [{ line, column, offset }]);
+  }
+}
+
 /** Decodes a request body into raw events, by content type (decisions §4). */
 export function decodeEventBody(body: Buffer, contentType: string): unknown[] {
   const type = contentType.split(';')[0].trim().toLowerCase();
@@ -102,20 +114,16 @@ export function decodeEventBody(body: Buffer, contentType: string): unknown[] {
       lineNo++;
       if (line.trim() === '') continue;
       try {
-        events.push(JSON.parse(line));
+        events.push(parseJson(line));
       } catch (error) {
-        throw new ApiError('MALFORMED_BODY', `line ${lineNo} is not valid JSON: ${(error as Error).message}`, [{ line: lineNo }]);
+        const { column, message } = error as JsonSyntaxError;
+        throw new ApiError('MALFORMED_BODY', `line ${lineNo} is not valid JSON at column ${column}: ${message}`, [{ line: lineNo, column }]);
       }
     }
     return events;
   }
   if (type === 'application/json' || type === '') {
-    let value: unknown;
-    try {
-      value = JSON.parse(decodeUtf8(body));
-    } catch (error) {
-      throw new ApiError('MALFORMED_JSON', `body is not valid JSON: ${(error as Error).message}`);
-    }
+    const value = parseJsonBody(decodeUtf8(body));
     return Array.isArray(value) ? value : [value];
   }
   throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `content type '${type}' is not accepted here; send application/json, application/x-ndjson or application/msgpack`);

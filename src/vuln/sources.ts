@@ -1,6 +1,8 @@
 // OSV records from the paths `jvmlens cve import` is given: JSON files, directories of them, zip archives.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parseJson } from '../json-text.ts';
+import type { JsonSyntaxError } from '../json-text.ts';
 import { readZip } from './zip.ts';
 
 /** One record (parsed JSON, not yet validated), or why a file or entry gave none. */
@@ -19,9 +21,10 @@ function message(error: unknown): string {
 function* recordsOf(file: string, text: string): Generator<OsvSourceItem> {
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = parseJson(text);
   } catch (error) {
-    yield { file, error: `invalid JSON: ${message(error)}` };
+    const { line, column } = error as JsonSyntaxError;
+    yield { file, error: `invalid JSON at line ${line}, column ${column}: ${message(error)}` };
     return;
   }
   if (Array.isArray(json)) {

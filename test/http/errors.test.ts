@@ -22,9 +22,23 @@ function assertError(response: { status: number; body: any; headers: Headers }, 
   assert.ok(response.body.message.length > 0);
 }
 
-test('malformed JSON → 400 MALFORMED_JSON', async () => {
-  assertError(await request(`${service.apiUrl}/public/instance/vm-e/tags`, { method: 'POST', key: service.apiKey, rawBody: '{"key": ' }), 400, 'MALFORMED_JSON');
-  assertError(await request(`${service.gatewayUrl}/agent/v1/events`, { method: 'POST', key: service.apiKey, rawBody: '[{' }), 400, 'MALFORMED_JSON');
+test('malformed JSON → 400 MALFORMED_JSON, saying where the body breaks', async () => {
+  const tags = await request(`${service.apiUrl}/public/instance/vm-e/tags`, { method: 'POST', key: service.apiKey, rawBody: '{"key": ' });
+  assertError(tags, 400, 'MALFORMED_JSON');
+  assert.deepEqual(tags.body.details, [{ line: 1, column: 9, offset: 8 }]);
+  // V8 names no position for an unexpected token; the answer still does.
+  const events = await request(`${service.gatewayUrl}/agent/v1/events`, { method: 'POST', key: service.apiKey, rawBody: '[\n  {"type": "vm.heartbeat"},,\n]' });
+  assertError(events, 400, 'MALFORMED_JSON');
+  assert.deepEqual(events.body.details, [{ line: 2, column: 28, offset: 29 }]);
+  assert.match(events.body.message, /^body is not valid JSON at line 2, column 28: /);
+});
+
+test('an NDJSON line that is not JSON → 400 MALFORMED_BODY naming the line and column', async () => {
+  const body = `${JSON.stringify(vmStart('vm-e', Date.now()))}\n{"type": "vm.heartbeat", "vmId": 'vm-e'}\n`;
+  const response = await request(`${service.gatewayUrl}/agent/v1/events`, { method: 'POST', key: service.apiKey, rawBody: body, contentType: 'application/x-ndjson' });
+  assertError(response, 400, 'MALFORMED_BODY');
+  assert.deepEqual(response.body.details, [{ line: 2, column: 34 }]);
+  assert.match(response.body.message, /^line 2 is not valid JSON at column 34: /);
 });
 
 test('a body that is not JSON → 415', async () => {

@@ -122,6 +122,8 @@ describe('readOsvSources', () => {
       '<tmp>/tree/sub/broken.json ERROR',
       '<tmp>/tree/sub/deeper/c.JSON C',
     ]);
+    const broken = (await collect([join(root, 'tree', 'sub', 'broken.json')]))[0];
+    assert.match(broken.error ?? '', /^invalid JSON at line 1, column 8: /);
   });
 
   it('reads stored and deflated zip entries, skips directories and other files, and reports a corrupt entry', async () => {
