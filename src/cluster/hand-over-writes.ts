@@ -10,7 +10,7 @@ import type { Logger } from '../log.ts';
 import { LOST_PAST } from './acknowledged-writes.ts';
 import type { AcknowledgedWrite, AcknowledgedWrites, ReadIds } from './acknowledged-writes.ts';
 import { decodeMessage, encodeMessage } from './commands.ts';
-import type { OddWindow } from './log-checks.ts';
+import type { OddWindow } from './right-reading.ts';
 import { respond } from './replies.ts';
 
 const SUBJECT = 'jvmlens.read-ids';

@@ -28,7 +28,7 @@ import { CatchUpHealth } from './catch-up.ts';
 import { compactionRoundMs, LogCompaction, recordedPositions } from './compaction.ts';
 import { CHECKING_HAND_OVER, handOverOwnWrites, serveReadIds, writesToHandOver } from './hand-over-writes.ts';
 import { CHECK_EVERY, LogChecks } from './log-checks.ts';
-import type { OddWindow } from './log-checks.ts';
+import type { OddWindow } from './right-reading.ts';
 import type { WindowHash } from './applied-windows.ts';
 import { followedLog, holdLog, replacedLog } from './log-identity.ts';
 import { ClusterLog, CommandTooLargeError, describeNatsError, LogUnavailableError } from './log.ts';

@@ -10,7 +10,7 @@ import type { Logger } from '../log.ts';
 import { openStore, PAGES_DIR, STORE_FILE } from '../storage/store.ts';
 import { ClusterLog } from './log.ts';
 import { forgetWindows, readersOfRight, storedOddWindow } from './log-checks.ts';
-import type { OddWindow } from './log-checks.ts';
+import type { OddWindow } from './right-reading.ts';
 import { singleNodeData } from './log-identity.ts';
 import { answersFor, liveNodes } from './membership.ts';
 import { appliedSeq } from './replica.ts';
