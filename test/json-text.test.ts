@@ -38,3 +38,32 @@ test('a text that does not parse says where it breaks, by offset, line and colum
   ];
   for (const [text, offset, line, column] of table) assert.deepEqual(breakOf(text), { offset, line, column }, JSON.stringify(text));
 });
+
+test('every mangled text that does not parse gets a position inside it, its line and column agreeing with it', () => {
+  const valid = JSON.stringify({ type: 'code', vmId: 'vm-1', items: [{ sourceName: 'a.jar', className: 'A', methodNames: ['m', 'n'] }], tags: { env: 'prod' }, n: -1.5e3, ok: true, none: null }, null, 1);
+  let seed = 7;
+  const random = (below: number) => (seed = (seed * 48271) % 2147483647) % below;
+  let failed = 0;
+  for (let round = 0; round < 2_000; round++) {
+    const chars = [...valid];
+    for (let edits = 1 + random(3); edits > 0 && chars.length > 0; edits--) {
+      const at = random(chars.length);
+      const kind = random(3);
+      if (kind === 0) chars.splice(at, 1);
+      else if (kind === 1) chars.splice(at, 0, '{}[],:"\\x0 \n'[random(12)]);
+      else chars.length = at;
+    }
+    const text = chars.join('');
+    try {
+      JSON.parse(text);
+      continue;
+    } catch {
+      failed++;
+    }
+    const { offset, line, column } = breakOf(text);
+    assert.ok(offset >= 0 && offset <= text.length, JSON.stringify(text));
+    const before = text.slice(0, offset).split('\n');
+    assert.deepEqual([line, column], [before.length, before[before.length - 1].length + 1], JSON.stringify(text));
+  }
+  assert.ok(failed > 1_000, `${failed} of 2,000 mangled texts failed to parse`);
+});
