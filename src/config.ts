@@ -38,8 +38,8 @@ export interface Config {
   vmShards: number;
   /** Cluster mode: how many code groups the fleet's classes fall into, fixed when the cluster is created (src/storage/code-groups.ts). */
   codeGroups: number;
-  /** Cluster mode: the code group whose classes this node stores (0 to codeGroups - 1). */
-  codeGroup: number;
+  /** Cluster mode: the code group whose classes this node stores (0 to codeGroups - 1); null: the one its data directory records, else the one with the fewest live nodes at its first start (src/cluster/code-group-choice.ts). */
+  codeGroup: number | null;
   /** Cluster mode: a grouped report fans out over the live nodes from this many VMs on (src/cluster/fan-out.ts). */
   reportFanOutVms: number;
   /** Cluster mode: this node's store, which followed a log that is gone, adopts the servers' new, empty one (src/cluster/log-identity.ts). */
@@ -93,6 +93,11 @@ function natsUrls(raw: string): string[] {
   return urls;
 }
 
+/** A code group's number, or `auto` (null): chosen by the cluster at the node's first start. */
+function codeGroupChoice(raw: string): number | null {
+  return raw === 'auto' ? null : integer(0, 63)(raw);
+}
+
 /** Node ids appear in NATS subjects and KV keys: letters, digits, '-' and '_' only. */
 function nodeName(raw: string): string {
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(raw)) throw new Error(`a node id is 1 to 64 letters, digits, '-' or '_', got '${raw}'`);
@@ -121,7 +126,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'logRetentionMs', flag: '--log-retention-ms', env: 'JVMLENS_LOG_RETENTION_MS', parse: integer(1), describe: 'cluster: how long the log keeps commands every node has applied (a node restored from a copy of another\'s data directory must start within it)' },
   { key: 'vmShards', flag: '--vm-shards', env: 'JVMLENS_VM_SHARDS', parse: integer(1, 4096), describe: 'cluster: how many shards the VMs fall into; fixed when the cluster is created, and a node started with another count refuses to start' },
   { key: 'codeGroups', flag: '--code-groups', env: 'JVMLENS_CODE_GROUPS', parse: integer(1, 64), describe: 'cluster: how many groups the fleet\'s classes fall into, each node storing one group\'s code (1: every node stores all code); fixed when the cluster is created' },
-  { key: 'codeGroup', flag: '--code-group', env: 'JVMLENS_CODE_GROUP', parse: integer(0, 63), describe: 'cluster: the code group this node stores, 0 to --code-groups - 1 (give each group two nodes or more: a group with no live node leaves code reports PARTIALLY_FAILED)' },
+  { key: 'codeGroup', flag: '--code-group', env: 'JVMLENS_CODE_GROUP', parse: codeGroupChoice, describe: 'cluster: the code group this node stores, 0 to --code-groups - 1, or auto: the one its data directory records, else at its first start the one with the fewest live nodes (give each group two nodes or more: a group with no live node leaves code reports PARTIALLY_FAILED)' },
   { key: 'reportFanOutVms', flag: '--report-fan-out-vms', env: 'JVMLENS_REPORT_FAN_OUT_VMS', parse: integer(0), describe: 'cluster: a component report or a grouped JVM report fans out over the live nodes when the fleet has at least this many VMs (0: always); below, its coordinator generates it alone' },
   { key: 'adoptClusterLog', flag: '--adopt-cluster-log', env: 'JVMLENS_ADOPT_CLUSTER_LOG', parse: yesNo, describe: 'cluster: true once, after the NATS servers lost their data, or to take a single node\'s data directory into a new cluster: this node keeps its data and goes on with their new, empty log (the other nodes then copy its data); without it a node refuses a log other than the one its data came from, and a single node\'s data' },
   { key: 'apiFront', flag: '--api-front', env: 'JVMLENS_API_FRONT', parse: yesNo, describe: 'true: the API port answers HTTP/1.0 (nginx\'s default proxy_pass) and malformed requests too, as the gateway port does; costs about a third of its rate of small requests' },
@@ -152,7 +157,7 @@ export function defaultConfig(): Config {
     logRetentionMs: 3_600_000,
     vmShards: 64,
     codeGroups: 1,
-    codeGroup: 0,
+    codeGroup: null,
     reportFanOutVms: 250_000,
     adoptClusterLog: false,
   };

@@ -11,7 +11,7 @@ import type { RunningService } from '../service.ts';
 const FAILED_START_STOP_MS = 10_000;
 
 export async function serveCommand(config: Config): Promise<void> {
-  if (config.codeGroup >= config.codeGroups) throw new ConfigError(`--code-group ${config.codeGroup} is not one of the ${config.codeGroups} code groups (0 to ${config.codeGroups - 1})`);
+  if (config.codeGroup !== null && config.codeGroup >= config.codeGroups) throw new ConfigError(`--code-group ${config.codeGroup} is not one of the ${config.codeGroups} code groups (0 to ${config.codeGroups - 1})`);
   // A cluster's nodes log alike: each record names its node, for logs gathered from all of them.
   const logger = config.cluster.length > 0 ? loggerWith({ node: config.nodeId }) : plainLogger;
   let service = await startService(config, logger);

@@ -39,6 +39,7 @@ import { ReportFanOut } from './fan-out.ts';
 import type { FanOutCounts } from './fan-out.ts';
 import { agreeOnShape, ClusterShapeError } from './shards.ts';
 import { CodeReports } from './code-reports.ts';
+import { codeGroupOf, dropClaim } from './code-group-choice.ts';
 import { recordCodeGroup, storedCodeGroup } from '../storage/code-groups.ts';
 import type { CodeGroup } from '../storage/code-groups.ts';
 import { SnapshotSource } from './snapshot.ts';
@@ -132,6 +133,8 @@ export class ClusterNode {
   #log: ClusterLog | null = null;
   #replica: Replica | null = null;
   #membership: Membership | null = null;
+  /** The code group this node stores, once known (code-group-choice.ts). */
+  #codeGroup: number | null = null;
   #fanOut: ReportFanOut | null = null;
   /** Code reports over the cluster's code groups (code-reports.ts). */
   #codeReports: CodeReports | null = null;
@@ -312,13 +315,15 @@ export class ClusterNode {
     // Before this node shows up as a member: one that follows another log must not look live.
     if (this.#replica === null) await holdLog(store, log, { adopt: config.adoptClusterLog, codeGroups: config.codeGroups }, replicas, logger);
     await agreeOnShape(log.nc, replicas, { vmShards: config.vmShards, codeGroups: config.codeGroups });
-    const group: CodeGroup = { count: config.codeGroups, of: config.codeGroup };
+    const group: CodeGroup = { count: config.codeGroups, of: (this.#codeGroup ??= await codeGroupOf(config, storedCodeGroup(store), log.nc, replicas, logger)) };
     if (this.#membership === null) {
       await refuseOtherLogFormats(log.nc, config.nodeId);
       this.#membership = await Membership.join(log.nc, { nodeId: config.nodeId, ...ports, startedAt: Date.now(), codeGroup: group.of, logFormat: LOG_FORMAT }, replicas, logger);
     }
     if (this.#replica === null) {
       await holdCodeGroup(store, group);
+      // Its heartbeat counts for its group now.
+      if (config.codeGroup === null && config.codeGroups > 1) await dropClaim(log.nc, config.nodeId, replicas).catch((error: Error) => logger.warn('dropping this node\'s claim of its code group failed; it lapses within a minute', { reason: error.message }));
       this.reports.attach(jobs, this.#membership);
       const every = config.testLogCheckEvery || CHECK_EVERY;
       const journal = (this.#journal ??= WriteJournal.open(config.dataDir));

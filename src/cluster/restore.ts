@@ -7,7 +7,10 @@ import { readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
+import { storedCodeGroup } from '../storage/code-groups.ts';
+import type { CodeGroup } from '../storage/code-groups.ts';
 import { openStore, PAGES_DIR, STORE_FILE } from '../storage/store.ts';
+import { codeGroupOf } from './code-group-choice.ts';
 import { ClusterLog } from './log.ts';
 import { forgetWindows, readersOfRight, storedOddWindow } from './log-checks.ts';
 import type { OddWindow } from './right-reading.ts';
@@ -25,12 +28,12 @@ const INCOMING_DIR = 'restoring';
  * The log sequence the data directory's store has applied, and the window of the log it read otherwise than
  * the other nodes; null when it cannot be read (it is left alone then).
  */
-async function storedPlace(dataDir: string): Promise<{ applied: number; odd: OddWindow | null; single: boolean } | null> {
-  if (!existsSync(join(dataDir, STORE_FILE))) return { applied: 0, odd: null, single: false };
+async function storedPlace(dataDir: string): Promise<{ applied: number; odd: OddWindow | null; single: boolean; codeGroup: CodeGroup } | null> {
+  if (!existsSync(join(dataDir, STORE_FILE))) return { applied: 0, odd: null, single: false, codeGroup: { count: 1, of: 0 } };
   try {
     const store = openStore(dataDir, { readOnly: true });
     try {
-      return { applied: appliedSeq(store), odd: storedOddWindow(store), single: singleNodeData(store) !== null };
+      return { applied: appliedSeq(store), odd: storedOddWindow(store), single: singleNodeData(store) !== null, codeGroup: storedCodeGroup(store) };
     } finally {
       await store.close();
     }
@@ -93,8 +96,9 @@ export async function restoreIfNeeded(config: Config, logger: Logger): Promise<v
     if (await answersFor(log.nc, config.nodeId)) return;
     if (odd !== null) await finishHandOver(config, log, odd, logger);
     // A node of another code group stores other classes: only one of this node's group can give its data.
+    const codeGroup = await codeGroupOf(config, place.codeGroup, log.nc, log.replicas, logger);
     const listed = config.testFaults.includes('unlisted-peers') ? [] : await liveNodes(log.nc);
-    const group = listed.filter((node) => node.nodeId !== config.nodeId && node.codeGroup === config.codeGroup).map((node) => node.nodeId);
+    const group = listed.filter((node) => node.nodeId !== config.nodeId && node.codeGroup === codeGroup).map((node) => node.nodeId);
     // A node that read the odd history copies only one that read the right one (another node may have read
     // an odd one too and not know it yet): one the decision names, or one that recorded the window alike since
     // (with code groups, its group's other node may have). The membership, read through one server, can lack live nodes for
@@ -118,7 +122,7 @@ export async function restoreIfNeeded(config: Config, logger: Logger): Promise<v
         await rm(incoming, { recursive: true, force: true });
       }
     }
-    logger.error(`no live node of this node's code group gave a copy of its data; this node starts as it is and ${odd === null ? 'cannot follow the log' : 'stays DOWN'}`, { applied, codeGroup: config.codeGroup, peers });
+    logger.error(`no live node of this node's code group gave a copy of its data; this node starts as it is and ${odd === null ? 'cannot follow the log' : 'stays DOWN'}`, { applied, codeGroup, peers });
   } catch (error) {
     logger.warn('restoring this node from a live node failed; starting as it is', { reason: (error as Error).message });
   } finally {

@@ -1,0 +1,90 @@
+// A node started without --code-group (src/cluster/code-group-choice.ts) takes the group with the fewest live
+// nodes at its first start and keeps it: nodes started at once spread over the groups, a node started in
+// place of a stopped one fills its group, and a restarted node keeps the group its data directory records.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { connect } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { chooseCodeGroup, dropClaim, leastHeldGroup } from '../../src/cluster/code-group-choice.ts';
+import { liveNodes } from '../../src/cluster/membership.ts';
+import { startNatsServers } from '../../src/cluster/nats-servers.ts';
+import type { NatsServer } from '../../src/cluster/nats-servers.ts';
+import type { Logger } from '../../src/log.ts';
+import { natsMissing } from '../helpers/cluster.ts';
+import { startService, tempDir } from '../helpers/service.ts';
+import type { RunningService } from '../helpers/service.ts';
+
+const skip = natsMissing && 'nats-server is not installed';
+const quiet: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+const KEY = 'code-group-choice-key';
+let dir = '';
+let nats: NatsServer[] = [];
+let nc: NatsConnection | null = null;
+
+before(async () => {
+  if (natsMissing) return;
+  dir = tempDir('jvmlens-code-group-choice-');
+  nats = await startNatsServers(1, dir);
+  nc = await connect({ servers: nats[0].url });
+});
+
+after(async () => {
+  await Promise.all([...running.values()].map((service) => service.stop()));
+  await nc?.close();
+  await Promise.all(nats.map((server) => server.stop()));
+});
+
+test('the least held group: live nodes and claims of nodes not live yet count, a claim for a minute; ties go to the lowest', () => {
+  const now = 1_000_000;
+  assert.equal(leastHeldGroup(3, [], {}, now), 0);
+  assert.equal(leastHeldGroup(3, [{ nodeId: 'a', codeGroup: 0 }], {}, now), 1);
+  assert.equal(leastHeldGroup(3, [{ nodeId: 'a', codeGroup: 0 }], { b: { codeGroup: 1, at: now - 1_000 } }, now), 2);
+  assert.equal(leastHeldGroup(3, [{ nodeId: 'a', codeGroup: 0 }], { a: { codeGroup: 0, at: now }, b: { codeGroup: 1, at: now - 61_000 } }, now), 1, 'a counted once; b\'s claim lapsed');
+  assert.equal(leastHeldGroup(2, [{ nodeId: 'a', codeGroup: 1 }, { nodeId: 'b', codeGroup: 1 }, { nodeId: 'c', codeGroup: 0 }], {}, now), 0);
+});
+
+test('six nodes choosing at once over one nats-server take two of each of three groups; a node asking again gets its claim until it drops it', { skip }, async () => {
+  const ids = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'];
+  const chosen = await Promise.all(ids.map((nodeId) => chooseCodeGroup(nc!, nodeId, 3, 1, quiet)));
+  assert.deepEqual([...chosen].sort(), [0, 0, 1, 1, 2, 2]);
+  assert.equal(await chooseCodeGroup(nc!, 'p4', 3, 1, quiet), chosen[3]);
+  for (const nodeId of ids) await dropClaim(nc!, nodeId, 1);
+  assert.equal(await chooseCodeGroup(nc!, 'p7', 3, 1, quiet), 0, 'no claim counts after they were dropped');
+  await dropClaim(nc!, 'p7', 1);
+});
+
+async function groupsOfLiveNodes(): Promise<Record<string, number>> {
+  return Object.fromEntries((await liveNodes(nc!)).map((node) => [node.nodeId, node.codeGroup]));
+}
+
+const running = new Map<string, RunningService>();
+
+async function node(nodeId: string): Promise<void> {
+  running.set(nodeId, await startService({ noStaticKey: true, dataDir: `${dir}/${nodeId}`, args: ['--api-key', KEY, '--cluster', nats[0].url, '--node-id', nodeId, '--code-groups', '3'] }));
+}
+
+async function stop(nodeId: string, keepData = false): Promise<void> {
+  await running.get(nodeId)!.stop({ keepData });
+  running.delete(nodeId);
+}
+
+test('nodes started at once without --code-group spread over the groups; one started in place of a stopped node takes its group; a restarted node keeps its own', { skip }, async () => {
+  await Promise.all(['a', 'b', 'c'].map(node));
+  const first = await groupsOfLiveNodes();
+  assert.deepEqual(Object.values(first).sort(), [0, 1, 2], JSON.stringify(first));
+
+  // b stops for good; d, started in its place, takes its group.
+  await stop('b');
+  await node('d');
+  const second = await groupsOfLiveNodes();
+  assert.deepEqual(second, { a: first.a, c: first.c, d: first.b });
+
+  // The node of group 1 stops; the node of group 2 restarts on its data directory and stores group 2 still,
+  // where a node choosing now would take group 1.
+  const holder = (group: number) => Object.entries(second).find(([, held]) => held === group)![0];
+  const [one, two] = [holder(1), holder(2)];
+  await stop(one);
+  await stop(two, true);
+  await node(two);
+  assert.equal((await groupsOfLiveNodes())[two], 2);
+});
