@@ -24,18 +24,25 @@ interface Claim {
 
 type Claims = Record<string, Claim>;
 
-/** The group with the fewest nodes: each live node, and each claim of a node not live yet, counts; the lowest of those tied. */
-export function leastHeldGroup(codeGroups: number, live: readonly { nodeId: string; codeGroup: number }[], claims: Readonly<Claims>, now: number): number {
+/**
+ * The group with the fewest nodes: each live node, and each claim of a node not live yet, counts; the lowest of
+ * those tied. `toCopy`: among the groups a live node stores, where there are such (a node that must copy a
+ * live node's data could copy none of a group without one).
+ */
+export function leastHeldGroup(codeGroups: number, live: readonly { nodeId: string; codeGroup: number }[], claims: Readonly<Claims>, now: number, toCopy = false): number {
   const held = new Array<number>(codeGroups).fill(0);
-  const counted = new Set<string>();
+  const stored = new Set<number>();
   for (const node of live) {
-    if (node.codeGroup < codeGroups) held[node.codeGroup]++;
-    counted.add(node.nodeId);
+    if (node.codeGroup >= codeGroups) continue;
+    held[node.codeGroup]++;
+    stored.add(node.codeGroup);
   }
+  const counted = new Set(live.map((node) => node.nodeId));
   for (const [nodeId, claim] of Object.entries(claims)) {
     if (!counted.has(nodeId) && now - claim.at < CLAIM_COUNTS_MS && claim.codeGroup < codeGroups) held[claim.codeGroup]++;
   }
-  return held.indexOf(Math.min(...held));
+  const candidates = [...held.keys()].filter((group) => !toCopy || stored.size === 0 || stored.has(group));
+  return candidates.reduce((least, group) => (held[group] < held[least] ? group : least));
 }
 
 async function readClaims(kv: KV): Promise<{ claims: Claims; revision: number | null }> {
@@ -61,14 +68,14 @@ async function writeClaims(kv: KV, claims: Claims, revision: number | null): Pro
  * The code group of node `nodeId`, which holds none yet: the one it claimed before (it stopped before its
  * data directory recorded it), else the least held one, claimed now.
  */
-export async function chooseCodeGroup(nc: NatsConnection, nodeId: string, codeGroups: number, replicas: number, logger: Logger): Promise<number> {
+export async function chooseCodeGroup(nc: NatsConnection, nodeId: string, codeGroups: number, replicas: number, logger: Logger, toCopy = false): Promise<number> {
   const kv = await keptBucket(nc, BUCKET, { replicas });
   for (let attempt = 1; ; attempt++) {
     const { claims, revision } = await readClaims(kv);
     const earlier = claims[nodeId];
     if (earlier !== undefined && earlier.codeGroup < codeGroups) return earlier.codeGroup;
     const now = Date.now();
-    const codeGroup = leastHeldGroup(codeGroups, (await liveNodes(nc)).filter((node) => node.nodeId !== nodeId), claims, now);
+    const codeGroup = leastHeldGroup(codeGroups, (await liveNodes(nc)).filter((node) => node.nodeId !== nodeId), claims, now, toCopy);
     const kept = Object.fromEntries(Object.entries(claims).filter(([, claim]) => now - claim.at < CLAIM_COUNTS_MS));
     if (await writeClaims(kv, { ...kept, [nodeId]: { codeGroup, at: now } }, revision)) {
       logger.info('this node stores the code group with the fewest live nodes', { codeGroup, codeGroups });
@@ -92,11 +99,12 @@ export async function dropClaim(nc: NatsConnection, nodeId: string, replicas: nu
 
 /**
  * This node's code group: the one given (`--code-group`), else the one its data directory records (`held`),
- * else the one chosen now. Without code groups, group 0: every class.
+ * else the one chosen now (`toCopy`: by a node that must copy a live node's data first, restore.ts). Without
+ * code groups, group 0: every class.
  */
-export async function codeGroupOf(config: Pick<Config, 'codeGroup' | 'codeGroups' | 'nodeId'>, held: CodeGroup, nc: NatsConnection, replicas: number, logger: Logger): Promise<number> {
+export async function codeGroupOf(config: Pick<Config, 'codeGroup' | 'codeGroups' | 'nodeId'>, held: CodeGroup, nc: NatsConnection, replicas: number, logger: Logger, toCopy = false): Promise<number> {
   if (config.codeGroup !== null) return config.codeGroup;
   if (config.codeGroups === 1) return 0;
   if (held.count === config.codeGroups) return held.of;
-  return chooseCodeGroup(nc, config.nodeId, config.codeGroups, replicas, logger);
+  return chooseCodeGroup(nc, config.nodeId, config.codeGroups, replicas, logger, toCopy);
 }

@@ -96,7 +96,7 @@ export async function restoreIfNeeded(config: Config, logger: Logger): Promise<v
     if (await answersFor(log.nc, config.nodeId)) return;
     if (odd !== null) await finishHandOver(config, log, odd, logger);
     // A node of another code group stores other classes: only one of this node's group can give its data.
-    const codeGroup = await codeGroupOf(config, place.codeGroup, log.nc, log.replicas, logger);
+    const codeGroup = await codeGroupOf(config, place.codeGroup, log.nc, log.replicas, logger, true);
     const listed = config.testFaults.includes('unlisted-peers') ? [] : await liveNodes(log.nc);
     const group = listed.filter((node) => node.nodeId !== config.nodeId && node.codeGroup === codeGroup).map((node) => node.nodeId);
     // A node that read the odd history copies only one that read the right one (another node may have read

@@ -41,6 +41,11 @@ test('the least held group: live nodes and claims of nodes not live yet count, a
   assert.equal(leastHeldGroup(3, [{ nodeId: 'a', codeGroup: 0 }], { b: { codeGroup: 1, at: now - 1_000 } }, now), 2);
   assert.equal(leastHeldGroup(3, [{ nodeId: 'a', codeGroup: 0 }], { a: { codeGroup: 0, at: now }, b: { codeGroup: 1, at: now - 61_000 } }, now), 1, 'a counted once; b\'s claim lapsed');
   assert.equal(leastHeldGroup(2, [{ nodeId: 'a', codeGroup: 1 }, { nodeId: 'b', codeGroup: 1 }, { nodeId: 'c', codeGroup: 0 }], {}, now), 0);
+  // A node that must copy a live node's data first takes a group a live node stores.
+  const twoInOne = [{ nodeId: 'a', codeGroup: 1 }, { nodeId: 'b', codeGroup: 1 }, { nodeId: 'c', codeGroup: 2 }];
+  assert.equal(leastHeldGroup(3, twoInOne, {}, now), 0);
+  assert.equal(leastHeldGroup(3, twoInOne, {}, now, true), 2);
+  assert.equal(leastHeldGroup(3, [], { b: { codeGroup: 0, at: now } }, now, true), 1, 'no live node: any group');
 });
 
 test('six nodes choosing at once over one nats-server take two of each of three groups; a node asking again gets its claim until it drops it', { skip }, async () => {
