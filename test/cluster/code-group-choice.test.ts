@@ -5,13 +5,16 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { STREAM } from '../../src/cluster/commands.ts';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { chooseCodeGroup, dropClaim, leastHeldGroup } from '../../src/cluster/code-group-choice.ts';
 import { liveNodes } from '../../src/cluster/membership.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import type { Logger } from '../../src/log.ts';
 import { natsMissing } from '../helpers/cluster.ts';
-import { startService, tempDir } from '../helpers/service.ts';
+import { ingest, vmStart } from '../helpers/events.ts';
+import { request, runCli, startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
 
 const skip = natsMissing && 'nats-server is not installed';
@@ -65,7 +68,9 @@ async function groupsOfLiveNodes(): Promise<Record<string, number>> {
 const running = new Map<string, RunningService>();
 
 async function node(nodeId: string): Promise<void> {
-  running.set(nodeId, await startService({ noStaticKey: true, dataDir: `${dir}/${nodeId}`, args: ['--api-key', KEY, '--cluster', nats[0].url, '--node-id', nodeId, '--code-groups', '3'] }));
+  // A retention of a second: the last test's node finds the log truncated.
+  const args = ['--api-key', KEY, '--cluster', nats[0].url, '--node-id', nodeId, '--code-groups', '3', '--log-retention-ms', '1000'];
+  running.set(nodeId, await startService({ noStaticKey: true, dataDir: `${dir}/${nodeId}`, args }));
 }
 
 async function stop(nodeId: string, keepData = false): Promise<void> {
@@ -92,4 +97,28 @@ test('nodes started at once without --code-group spread over the groups; one sta
   await stop(two, true);
   await node(two);
   assert.equal((await groupsOfLiveNodes())[two], 2);
+});
+
+test('a new node that must copy a live node\'s data first takes the least held group a live node stores', { skip }, async () => {
+  // Group 1 has no live node now: its data is nowhere to copy.
+  const live = await groupsOfLiveNodes();
+  assert.deepEqual(Object.values(live).sort(), [0, 2], JSON.stringify(live));
+  for (const gone of ['b', 'a', 'c', 'd'].filter((nodeId) => !(nodeId in live))) {
+    const forgot = await runCli(['cluster', 'forget', gone, '--cluster', nats[0].url]);
+    assert.equal(forgot.code, 0, forgot.stderr);
+  }
+  const [through] = [...running.values()];
+  const batch = await ingest(through.gatewayUrl, KEY, [vmStart('vm-before-copy', Date.now() - 1_000)]);
+  assert.equal(batch.status, 200, JSON.stringify(batch.body));
+  const jsm = await jetstreamManager(nc!);
+  const deadline = Date.now() + 30_000;
+  while ((await jsm.streams.info(STREAM)).state.messages > 0) {
+    assert.ok(Date.now() < deadline, 'the log is truncated');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+
+  await node('e');
+  assert.match(running.get('e')!.stderr(), /this node starts from a copy of a live node's data/);
+  assert.equal((await groupsOfLiveNodes()).e, 0, 'a node choosing without a copy to take would store group 1');
+  assert.equal((await request(`${running.get('e')!.apiUrl}/public/instance/vm-before-copy`, { key: KEY })).status, 200);
 });
