@@ -104,8 +104,9 @@ test('a new node that must copy a live node\'s data first takes the least held g
   const live = await groupsOfLiveNodes();
   assert.deepEqual(Object.values(live).sort(), [0, 2], JSON.stringify(live));
   for (const gone of ['b', 'a', 'c', 'd'].filter((nodeId) => !(nodeId in live))) {
+    // Their places would hold the log for them (one stopped before it recorded a place has none).
     const forgot = await runCli(['cluster', 'forget', gone, '--cluster', nats[0].url]);
-    assert.equal(forgot.code, 0, forgot.stderr);
+    assert.ok(forgot.code === 0 || /holds no place in the cluster log/.test(forgot.stderr), forgot.stderr);
   }
   const [through] = [...running.values()];
   const batch = await ingest(through.gatewayUrl, KEY, [vmStart('vm-before-copy', Date.now() - 1_000)]);
