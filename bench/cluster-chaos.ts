@@ -18,6 +18,7 @@ import { FINDING_NO_COPY, FOUND_ODD, FOUND_ODD_BY_LOG, FOUND_ODD_FULLEST, FOUND_
 import { PARTING } from '../src/cluster/log-partings.ts';
 import type { Parting } from '../src/cluster/log-partings.ts';
 import { untilAnswered } from '../src/cluster/log.ts';
+import { liveNodes } from '../src/cluster/membership.ts';
 import { APPLIED_AFTER_START, KEPT_UNTIL_START } from '../src/cluster/awaiting-start.ts';
 import { COPY_SKIPPED, READ_ONE_BY_ONE } from '../src/cluster/replica.ts';
 import { startNatsServers } from '../src/cluster/nats-servers.ts';
@@ -212,12 +213,27 @@ async function finalOutcome(node: JvmlensService, reportId: string): Promise<str
 }
 
 /**
- * How many jvmlens nodes, and in how many code groups: node n<i> stores group (i - 1) mod `codeGroups`, so
- * with 4 nodes in 2 groups each group has the two nodes it needs to rebuild one of them (README).
+ * How many jvmlens nodes, and in how many code groups. Started one after another without --code-group, each
+ * takes the least held group (src/cluster/code-group-choice.ts): node n<i> stores group (i - 1) mod
+ * `codeGroups`, so with 4 nodes in 2 groups each group has the two nodes it needs to rebuild one of them
+ * (README), and a node restarted after a kill keeps the group its data directory records.
  */
 export interface ChaosLayout {
   nodes: number;
   codeGroups: number;
+}
+
+/** The group each node took, as `n1:0 n2:1 …`; throws unless they are n<i>: (i - 1) mod codeGroups. */
+async function checkedGroups(urls: string, layout: ChaosLayout): Promise<string> {
+  const nc = await connect({ servers: urls.split(',') });
+  try {
+    const held = (await liveNodes(nc)).map((node) => `${node.nodeId}:${node.codeGroup}`).join(' ');
+    const wanted = Array.from({ length: layout.nodes }, (_, index) => `n${index + 1}:${index % layout.codeGroups}`).join(' ');
+    if (held !== wanted) throw new Error(`the nodes took the code groups ${held}, not ${wanted}`);
+    return held;
+  } finally {
+    await nc.close();
+  }
 }
 
 /** Three nats-servers, and the nodes of `layout`. */
@@ -228,7 +244,7 @@ export async function runClusterChaos(seconds: number, layout: ChaosLayout, log:
   const died: string[] = [];
   const nats = await startNatsServers(3, dir, { onExit: (server, how) => died.push(`nats-server ${server.name} ended by itself (${how})`) });
   const urls = nats.map((server) => server.url).join(',');
-  const groups = (index: number) => (codeGroups === 1 ? [] : ['--code-groups', String(codeGroups), '--code-group', String(index % codeGroups)]);
+  const groups = codeGroups === 1 ? [] : ['--code-groups', String(codeGroups)];
   const nodeLogs = join(dir, 'logs');
   mkdirSync(nodeLogs);
   /** The stretches each node read one by one, by node. */
@@ -260,7 +276,7 @@ export async function runClusterChaos(seconds: number, layout: ChaosLayout, log:
     }
     if (line.includes(NO_COPY_CAN_COME) || line.includes(FINDING_NO_COPY)) result.ownReadingsServed++;
   };
-  const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`, '--log-retention-ms', String(LOG_RETENTION_MS), ...groups(index)], onLog: (line) => {
+  const start = (index: number) => startJvmlens({ dataDir: `${dir}/n${index + 1}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index + 1}`, '--log-retention-ms', String(LOG_RETENTION_MS), ...groups], onLog: (line) => {
     countFromLog(line);
     appendFileSync(join(nodeLogs, `n${index + 1}.log`), `${line}\n`);
   } });
@@ -275,6 +291,7 @@ export async function runClusterChaos(seconds: number, layout: ChaosLayout, log:
   const editedBy = new Map<string, string>();
   try {
     for (let index = 0; index < layout.nodes; index++) nodes.push(await start(index));
+    if (codeGroups > 1) log(`code groups the nodes took: ${await checkedGroups(urls, layout)}`);
     let running = true;
     // A paused node is left out, as a load balancer whose probe it no longer answers leaves it out.
     const live = () => nodes.filter((node): node is JvmlensService => node !== null);
