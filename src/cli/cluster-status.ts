@@ -61,12 +61,21 @@ function sequences(commands: number, first: number, last: number): string {
   return last === 0 ? 'no command yet' : `all truncated, through ${last}`;
 }
 
+/** With code groups, the live nodes of each, so an operator sees a group left without one (or with one only). */
+function groups(status: ClusterStatus): string[] {
+  const { codeGroups } = status;
+  if (codeGroups === null || codeGroups <= 1) return [];
+  const held = Array.from({ length: codeGroups }, (_, group) => status.nodes.filter((node) => node.live && node.codeGroup === group).map((node) => node.nodeId));
+  return [`groups  ${held.map((nodeIds, group) => `${group}: ${nodeIds.length === 0 ? 'no live node' : nodeIds.join(' ')}`).join('; ')}`];
+}
+
 function text(status: ClusterStatus): string {
   const { log } = status;
   const replicas = log.replicas.map((replica) => `${replica.server} (${replica.state})`).join(', ');
   const lines = [
     `log     ${log.stream}: ${log.commands} command${log.commands === 1 ? '' : 's'}, ${(log.bytes / 1e6).toFixed(1)} MB, ${sequences(log.commands, log.firstSeq, log.lastSeq)}; leader ${log.leader ?? 'none (JetStream is electing one)'}${replicas === '' ? '' : `; other replicas ${replicas}`}`,
     `shards  ${status.vmShards === null ? 'not fixed yet (no node has started)' : `${status.vmShards} VM shards, ${status.codeGroups} code group${status.codeGroups === 1 ? '' : 's'}`}`,
+    ...groups(status),
     '',
   ];
   const rows = [['NODE', 'STATE', 'CODE GROUP', 'LOG FORMAT', 'GATEWAY', 'API', 'STARTED', 'APPLIED', 'LOG', 'PLACE KEPT UNTIL']];

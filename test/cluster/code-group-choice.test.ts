@@ -82,6 +82,10 @@ test('nodes started at once without --code-group spread over the groups; one sta
   await Promise.all(['a', 'b', 'c'].map(node));
   const first = await groupsOfLiveNodes();
   assert.deepEqual(Object.values(first).sort(), [0, 1, 2], JSON.stringify(first));
+  // The operator sees which group each took.
+  const byGroup = ['a', 'b', 'c'].sort((x, y) => first[x] - first[y]);
+  const shown = await runCli(['cluster', 'status', '--cluster', nats[0].url]);
+  assert.match(shown.stdout, new RegExp(`^groups +0: ${byGroup[0]}; 1: ${byGroup[1]}; 2: ${byGroup[2]}$`, 'm'), shown.stdout);
 
   // b stops for good; d, started in its place, takes its group.
   await stop('b');
@@ -97,6 +101,8 @@ test('nodes started at once without --code-group spread over the groups; one sta
   await stop(two, true);
   await node(two);
   assert.equal((await groupsOfLiveNodes())[two], 2);
+  const left = await runCli(['cluster', 'status', '--cluster', nats[0].url]);
+  assert.match(left.stdout, new RegExp(`^groups +0: ${holder(0)}; 1: no live node; 2: ${two}$`, 'm'), left.stdout);
 });
 
 test('a new node that must copy a live node\'s data first takes the least held group a live node stores', { skip }, async () => {
