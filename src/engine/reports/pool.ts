@@ -4,8 +4,16 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { PingTask, WorkerData, WorkerTask } from './tasks.ts';
 
+/** How long a shutdown waits for threads still loading their modules, or running a task, before it terminates them anyway. */
+const STOP_WAIT_MS = 20_000;
+
 export class WorkerPool {
   readonly #piscina: Piscina;
+  /** Settles once every thread has loaded its modules and answered a ping. */
+  readonly #loaded: Promise<unknown>;
+  /** Tasks given and not settled yet, and who waits for none to be left. */
+  #running = 0;
+  #idle: (() => void) | null = null;
 
   constructor(dataDir: string, threads: number) {
     // tsc rewrites only import specifiers: the worker file must follow this module's own extension (.ts under Deno, .js built).
@@ -18,6 +26,7 @@ export class WorkerPool {
       idleTimeout: Infinity,
       workerData,
     });
+    this.#loaded = this.warmUp(threads).catch(() => undefined);
   }
 
   /**
@@ -25,7 +34,10 @@ export class WorkerPool {
    * signal: Piscina terminates a busy thread on abort, which LMDB does not survive (see cancel-flag.ts).
    */
   run<T>(task: WorkerTask, transferList: ArrayBuffer[] = []): Promise<T> {
-    return this.#piscina.run(task, { transferList }) as Promise<T>;
+    this.#running++;
+    return (this.#piscina.run(task, { transferList }) as Promise<T>).finally(() => {
+      if (--this.#running === 0) this.#idle?.();
+    });
   }
 
   /** Resolves once every thread answered a ping: the pool is ready (decisions §3). */
@@ -37,7 +49,17 @@ export class WorkerPool {
     return this.#piscina.threads.length;
   }
 
-  destroy(): Promise<void> {
+  /**
+   * Terminates the threads once they have loaded their modules and finished their tasks (for STOP_WAIT_MS at
+   * most): Node aborts the whole process when a thread is terminated while it loads an ES module by require
+   * (`FATAL ERROR: v8::Module::IsGraphAsync`), or while it is in LMDB's native code (`napi_throw`), both seen
+   * when a SIGTERM came while the service started.
+   */
+  async destroy(): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const settled = Promise.all([this.#loaded, this.#running === 0 ? undefined : new Promise<void>((resolve) => (this.#idle = resolve))]);
+    await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS)))]);
+    clearTimeout(timer);
     return this.#piscina.destroy();
   }
 }
