@@ -14,7 +14,36 @@ export async function serveCommand(config: Config): Promise<void> {
   if (config.codeGroup !== null && config.codeGroup >= config.codeGroups) throw new ConfigError(`--code-group ${config.codeGroup} is not one of the ${config.codeGroups} code groups (0 to ${config.codeGroups - 1})`);
   // A cluster's nodes log alike: each record names its node, for logs gathered from all of them.
   const logger = config.cluster.length > 0 ? loggerWith({ node: config.nodeId }) : plainLogger;
-  let service = await startService(config, logger);
+  let stopping = false;
+  /** The service started last; null until the first start returns. */
+  let service: RunningService | null = null;
+  const shutDown = (running: RunningService): void => {
+    running.shutdown().then(
+      () => process.exit(0),
+      (error: Error) => {
+        logger.error('shutdown failed', { stack: error.stack });
+        process.exit(1);
+      },
+    );
+  };
+  // A repeated signal must not kill the process mid-shutdown: the first one already drains it. One that comes
+  // after the ports opened but before the start-up returned stops the service once it returns.
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutting down', { signal });
+    if (service !== null) shutDown(service);
+  };
+  // Handled from the moment the ports open: a signal then, with Node's default, ended the process without a
+  // graceful shutdown while the start-up still wrote (the first API key), and a supervisor saw a kill.
+  const handleSignals = async (): Promise<void> => {
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+    // The terminal it was started from closing (npm start in an SSH session): Node's default ended the process
+    // without draining requests or saying why.
+    process.on('SIGHUP', () => stop('SIGHUP'));
+  };
+  service = await startService(config, logger, { beforeListen: handleSignals });
   const shown = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
   const lines = [
     `jvmlens: gateway http://${shown}:${service.gatewayPort} (health: /opthub-health, agents: /agent/v1/events, /metrics)`,
@@ -31,7 +60,11 @@ export async function serveCommand(config: Config): Promise<void> {
   process.stdout.write(lines.join('\n') + '\n');
   const missing = missingServeFlags();
   if (missing.length > 0) logger.warn('Node was started without the flags jvmlens serve runs best with: ingestion costs more CPU (npm start passes them; README "Performance: the young generation")', { add: missing.join(' ') });
-  let stopping = false;
+  // Signalled while it started: its lines (a first API key among them) are shown, then it stops.
+  if (stopping) {
+    shutDown(service);
+    return;
+  }
   // A start-up that cannot go on (a cluster node id in use, say): say why and stop. Shut down first:
   // exiting while the report threads still load their native modules aborts the process instead.
   const cannotStart = (failed: { shutdown(): Promise<void> } | null, error: Error): void => {
@@ -73,26 +106,10 @@ export async function serveCommand(config: Config): Promise<void> {
         cannotStart(null, error as Error);
         return;
       }
-      watch(service);
+      // A signal while it started again shut down the service before it.
+      if (stopping) shutDown(service);
+      else watch(service);
     });
   };
   watch(service);
-  // A repeated signal must not kill the process mid-shutdown: the first one already drains it.
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info('shutting down', { signal });
-    service.shutdown().then(
-      () => process.exit(0),
-      (error: Error) => {
-        logger.error('shutdown failed', { stack: error.stack });
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
-  // The terminal it was started from closing (npm start in an SSH session): Node's default ended the process
-  // without draining requests or saying why.
-  process.on('SIGHUP', () => stop('SIGHUP'));
 }
