@@ -8,7 +8,8 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { CodeGroup } from '../storage/code-groups.ts';
 import { keptBucket } from './buckets.ts';
-import { liveNodes } from './membership.ts';
+import { goneNode, liveNodes } from './membership.ts';
+import type { NodeInfo } from './membership.ts';
 
 const BUCKET = 'jvmlens_code_group_claims';
 /** One key for every claim: each choice updates it only where nobody did since it was read, so two nodes starting at once choose in turn. */
@@ -64,6 +65,13 @@ async function writeClaims(kv: KV, claims: Claims, revision: number | null): Pro
   }
 }
 
+/** The other nodes whose heartbeats are live and whose process runs: one killed leaves its heartbeat for up to 15 s. */
+async function runningNodes(nc: NatsConnection, nodeId: string): Promise<NodeInfo[]> {
+  const listed = (await liveNodes(nc)).filter((node) => node.nodeId !== nodeId);
+  const gone = await Promise.all(listed.map((node) => goneNode(nc, node.nodeId)));
+  return listed.filter((_, index) => !gone[index]);
+}
+
 /**
  * The code group of node `nodeId`, which holds none yet: the one it claimed before (it stopped before its
  * data directory recorded it), else the least held one, claimed now.
@@ -75,7 +83,7 @@ export async function chooseCodeGroup(nc: NatsConnection, nodeId: string, codeGr
     const earlier = claims[nodeId];
     if (earlier !== undefined && earlier.codeGroup < codeGroups) return earlier.codeGroup;
     const now = Date.now();
-    const codeGroup = leastHeldGroup(codeGroups, (await liveNodes(nc)).filter((node) => node.nodeId !== nodeId), claims, now, toCopy);
+    const codeGroup = leastHeldGroup(codeGroups, await runningNodes(nc, nodeId), claims, now, toCopy);
     const kept = Object.fromEntries(Object.entries(claims).filter(([, claim]) => now - claim.at < CLAIM_COUNTS_MS));
     if (await writeClaims(kv, { ...kept, [nodeId]: { codeGroup, at: now } }, revision)) {
       logger.info('this node stores the code group with the fewest live nodes', { codeGroup, codeGroups });
