@@ -9,7 +9,11 @@ const STOP_WAIT_MS = 20_000;
 
 export class WorkerPool {
   readonly #piscina: Piscina;
-  /** Settles once every thread has loaded its modules and answered a ping. */
+  /**
+   * Settles once the threads answered one ping per thread: each from a thread that has loaded its modules,
+   * though a thread that loaded first may answer two while another still loads (Piscina gives a queued task to
+   * the first idle thread).
+   */
   readonly #loaded: Promise<unknown>;
   /** Tasks given and not settled yet, and who waits for none to be left. */
   #running = 0;
@@ -50,8 +54,8 @@ export class WorkerPool {
   }
 
   /**
-   * Terminates the threads once they have loaded their modules and finished their tasks (for STOP_WAIT_MS at
-   * most): Node aborts the whole process when a thread is terminated while it loads an ES module by require
+   * Terminates the threads once they have answered the first pings and finished their tasks (for STOP_WAIT_MS
+   * at most): Node aborts the whole process when a thread is terminated while it loads an ES module by require
    * (`FATAL ERROR: v8::Module::IsGraphAsync`), or while it is in LMDB's native code (`napi_throw`), both seen
    * when a SIGTERM came while the service started.
    */
