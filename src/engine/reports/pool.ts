@@ -1,19 +1,18 @@
 // The Piscina worker pool: report partitions and other heavy work run here, off the request thread.
 import { extname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { PingTask, WorkerData, WorkerTask } from './tasks.ts';
 
 /** How long a shutdown waits for threads still loading their modules, or running a task, before it terminates them anyway. */
 const STOP_WAIT_MS = 20_000;
+/** Between rounds of pings while a thread still loads its modules (a few hundred ms at a start). */
+const PING_AGAIN_MS = 10;
 
 export class WorkerPool {
   readonly #piscina: Piscina;
-  /**
-   * Settles once the threads answered one ping per thread: each from a thread that has loaded its modules,
-   * though a thread that loaded first may answer two while another still loads (Piscina gives a queued task to
-   * the first idle thread).
-   */
+  /** Settles once every thread has answered a ping: each has loaded its modules. */
   readonly #loaded: Promise<unknown>;
   /** Tasks given and not settled yet, and who waits for none to be left. */
   #running = 0;
@@ -44,9 +43,21 @@ export class WorkerPool {
     });
   }
 
-  /** Resolves once every thread answered a ping: the pool is ready (decisions §3). */
-  async warmUp(threads: number, ping: PingTask = { kind: 'ping' }): Promise<void> {
-    await Promise.all(Array.from({ length: threads }, () => this.run<string>(ping)));
+  /**
+   * Resolves, with the threads' ids, once every thread answered a ping: the pool is ready (decisions §3), and
+   * each thread did what `ping` asks. Piscina gives a task to the first idle thread that has loaded its
+   * modules, and queues it while none has: the thread that loaded first answered every ping of a start's
+   * round while the others still loaded. So the rounds go on until each thread answered one, each round a ping
+   * per thread: pings sent at once go one to each idle thread, and fewer would go to the same ones again.
+   */
+  async warmUp(threads: number, ping: PingTask = { kind: 'ping' }): Promise<Set<number>> {
+    const answered = new Set<number>();
+    for (;;) {
+      const ids = await Promise.all(Array.from({ length: threads }, () => this.run<number>(ping)));
+      for (const id of ids) answered.add(id);
+      if (answered.size >= threads) return answered;
+      await sleep(PING_AGAIN_MS);
+    }
   }
 
   get threads(): number {
@@ -54,7 +65,7 @@ export class WorkerPool {
   }
 
   /**
-   * Terminates the threads once they have answered the first pings and finished their tasks (for STOP_WAIT_MS
+   * Terminates the threads once each has answered a ping and they finished their tasks (for STOP_WAIT_MS
    * at most): Node aborts the whole process when a thread is terminated while it loads an ES module by require
    * (`FATAL ERROR: v8::Module::IsGraphAsync`), or while it is in LMDB's native code (`napi_throw`), both seen
    * when a SIGTERM came while the service started.

@@ -1,6 +1,6 @@
 // Entry point of a Piscina worker thread: runs report partitions and writes report pages.
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
-import { workerData } from 'node:worker_threads';
+import { threadId, workerData } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { Dictionary } from '../../storage/dictionary.ts';
 import { openStore } from '../../storage/store.ts';
@@ -265,7 +265,7 @@ async function runTask(task: WorkerTask): Promise<unknown> {
     case 'ping': {
       const { dict } = storeContext();
       if (task.shards !== undefined) rowShards.filter({ count: task.shards.count, of: [] }, task.shards.fleet, dict);
-      return 'pong';
+      return threadId;
     }
     case 'partition':
       return runPartition(task);
