@@ -1,5 +1,5 @@
 // `npm run cluster:local`: three nats-server processes and three jvmlens nodes on loopback, to try a cluster
-// on one machine (README "Running a cluster"). Ctrl-C stops them all; the data stays in the directory.
+// on one machine (README "Running a cluster"), in up to three code groups. Ctrl-C stops them all; the data stays in the directory.
 // A node or server that dies meanwhile (killed to see what the others do) is named, with the command that
 // starts it again.
 import { execFile, spawn } from 'node:child_process';
@@ -12,19 +12,24 @@ import { SERVE_NODE_FLAGS } from '../node-flags.ts';
 import { clusterKeyRecords } from './keys.ts';
 import { ClusterLog } from './log.ts';
 import { startNatsServers } from './nats-servers.ts';
+import { clusterShape } from './shards.ts';
+import type { ClusterShape } from './shards.ts';
 import type { NatsServer } from './nats-servers.ts';
 
-const USAGE = 'usage: npm run cluster:local -- [DIR] [--port N]   (DIR default ./cluster-local; N: the first node\'s gateway port, default 8080, its API N+10, the next node N+100; 0: any free ports)';
+const USAGE = 'usage: npm run cluster:local -- [DIR] [--port N] [--code-groups G]   (DIR default ./cluster-local; N: the first node\'s gateway port, default 8080, its API N+10, the next node N+100; 0: any free ports; G: 1 to 3, each node storing one group\'s code, fixed at the cluster\'s first start: default 1, or the count DIR\'s cluster was created with)';
 const MAIN = fileURLToPath(new URL('../main.js', import.meta.url));
 const NODES = 3;
 
-function options(): { dir: string; port: number } {
+function options(): { dir: string; port: number; codeGroups: number | null } {
   try {
-    const { values, positionals } = parseArgs({ options: { port: { type: 'string' } }, allowPositionals: true });
+    const { values, positionals } = parseArgs({ options: { port: { type: 'string' }, 'code-groups': { type: 'string' } }, allowPositionals: true });
     if (positionals.length > 1) throw new Error(`one directory at most, not ${positionals.length}`);
     const port = Number(values.port ?? 8080);
     if (!/^\d+$/.test(values.port ?? '8080') || port > 65535 - 100 * (NODES - 1) - 10) throw new Error(`--port ${values.port} is not a port that leaves room for ${NODES} nodes' ports`);
-    return { dir: resolve(positionals[0] ?? 'cluster-local'), port };
+    // More groups than nodes would leave a group with no node: its code would be stored nowhere.
+    const codeGroups = values['code-groups'] === undefined ? null : Number(values['code-groups']);
+    if (codeGroups !== null && (!/^[1-9]$/.test(values['code-groups']!) || codeGroups > NODES)) throw new Error(`--code-groups ${values['code-groups']} is not 1 to ${NODES}: each of the ${NODES} nodes stores one group's code`);
+    return { dir: resolve(positionals[0] ?? 'cluster-local'), port, codeGroups };
   } catch (error) {
     process.stderr.write(`cluster:local: ${(error as Error).message}\n${USAGE}\n`);
     process.exit(2);
@@ -56,15 +61,7 @@ function relay(stream: NodeJS.ReadableStream, prefix: string, onLine: (line: str
  * as a single node does: at the first start only. Started again on its data, the cluster keeps its keys.
  */
 async function firstKey(urls: string): Promise<string> {
-  const listed = await ClusterLog.open(urls.split(','), 'cluster-local', 'once')
-    .then(async (log) => {
-      try {
-        return (await clusterKeyRecords(log)).filter((record) => record.revokedAt === null).length;
-      } finally {
-        await log.close();
-      }
-    })
-    .catch((error: Error) => error);
+  const listed = await withLog(urls, async (log) => (await clusterKeyRecords(log)).filter((record) => record.revokedAt === null).length).catch((error: Error) => error);
   const another = shellLine(['jvmlens', 'keys', 'create', '--cluster', urls, '--user', 'ID']);
   // Not knowing whether there is one, create none: each start would otherwise risk another.
   if (listed instanceof Error) return `API keys: could not list this cluster's keys (${listed.message}); to create one: ${another}\n`;
@@ -73,13 +70,47 @@ async function firstKey(urls: string): Promise<string> {
   return `${created.stdout ?? ''}${created.stderr ?? ''}`;
 }
 
-const { dir, port } = options();
+/** `use` of the cluster's log, opened for it alone. */
+async function withLog<T>(urls: string, use: (log: ClusterLog) => Promise<T>): Promise<T> {
+  const log = await ClusterLog.open(urls.split(','), 'cluster-local', 'once');
+  try {
+    return await use(log);
+  } finally {
+    await log.close();
+  }
+}
+
+/** JetStream answers a few seconds after the servers start again on their data, while it elects the buckets' leaders. */
+const SHAPE_WAIT_MS = 20_000;
+
+/** The shape the cluster was created with, null before its first node started. */
+async function createdShape(urls: string): Promise<ClusterShape | null> {
+  const deadline = Date.now() + SHAPE_WAIT_MS;
+  for (;;) {
+    try {
+      return await withLog(urls, (log) => clusterShape(log.nc));
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
+/** With code groups, which node stores which group, as `jvmlens cluster status` shows it (each node chose its own at its first start). */
+async function groupsLine(urls: string): Promise<string> {
+  const status = await promisify(execFile)(process.execPath, [MAIN, 'cluster', 'status', '--cluster', urls]).catch((error: Error) => error);
+  if (status instanceof Error) return `code groups: could not read the cluster's status (${status.message}); see it with ${shellLine(['jvmlens', 'cluster', 'status', '--cluster', urls])}\n`;
+  const line = status.stdout.split('\n').find((text) => text.startsWith('groups '));
+  return `code ${line ?? 'groups: none shown by jvmlens cluster status'}\n`;
+}
+
+const { dir, port, codeGroups } = options();
 mkdirSync(dir, { recursive: true });
 let stopping = false;
 let servers: NatsServer[] = [];
 const nodes: ChildProcess[] = [];
 
-const stop = async (): Promise<void> => {
+const stop = async (exitCode = 0): Promise<void> => {
   if (stopping) return;
   stopping = true;
   await Promise.all(nodes.map((child) => new Promise((done) => {
@@ -88,7 +119,7 @@ const stop = async (): Promise<void> => {
     child.kill('SIGTERM');
   })));
   await Promise.all(servers.map((server) => server.stop()));
-  process.exit(0);
+  process.exit(exitCode);
 };
 process.on('SIGINT', () => void stop());
 process.on('SIGTERM', () => void stop());
@@ -102,11 +133,22 @@ const urls = servers.map((server) => server.url).join(',');
 for (const server of servers) process.stdout.write(`nats-server ${server.name} (pid ${server.pid}): ${server.url}\n`);
 process.stdout.write(`cluster: ${urls} (data in ${dir})\n`);
 
+// Started again on its directory, the cluster keeps the code groups it was created with.
+const created = await createdShape(urls).catch((error: Error) => {
+  process.stdout.write(`could not read how many code groups this cluster has (${error.message}); its nodes start with --code-groups ${codeGroups ?? 1}\n`);
+  return null;
+});
+if (created !== null && codeGroups !== null && created.codeGroups !== codeGroups) {
+  process.stderr.write(`cluster:local: the cluster in ${dir} was created with --code-groups ${created.codeGroups}, which cannot change: start it with --code-groups ${created.codeGroups} (or without the flag), or give another DIR\n`);
+  await stop(2);
+}
+const groups = codeGroups ?? created?.codeGroups ?? 1;
+
 /** Each node, and its gateway and API once it is ready. */
 const started = Array.from({ length: NODES }, (_, index) => {
   const id = `n${index + 1}`;
   const ports = port === 0 ? ['0', '0'] : [String(port + 100 * index), String(port + 10 + 100 * index)];
-  const args = [...SERVE_NODE_FLAGS, MAIN, 'serve', '--cluster', urls, '--node-id', id, '--data-dir', resolve(dir, id), '--gateway-port', ports[0], '--api-port', ports[1]];
+  const args = [...SERVE_NODE_FLAGS, MAIN, 'serve', '--cluster', urls, '--node-id', id, '--data-dir', resolve(dir, id), '--gateway-port', ports[0], '--api-port', ports[1], '--code-groups', String(groups)];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   nodes.push(child);
   child.once('exit', (code, signal) => {
@@ -132,4 +174,5 @@ for (const { id, child, ready } of started) {
   const serving = await ready;
   process.stdout.write(serving === null ? `node ${id} did not start\n` : `node ${id} (pid ${child.pid}): gateway ${serving.gateway}, API ${serving.api}\n`);
 }
+if (groups > 1) process.stdout.write(await groupsLine(urls));
 process.stdout.write('Ctrl-C stops everything.\n');

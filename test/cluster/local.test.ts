@@ -1,7 +1,8 @@
 // `npm run cluster:local`, as someone trying a cluster uses it: it starts three nats-servers and three nodes
 // and prints a key; a write through one node is read through another; every node's log records name the
 // node; a node or a server killed is named with the command that starts it again, which works; Ctrl-C stops
-// everything it started and keeps the data; started again on it, the cluster keeps its keys.
+// everything it started and keeps the data; started again on it, the cluster keeps its keys. With code groups,
+// each node takes one, and the cluster keeps them.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -126,4 +127,44 @@ test('npm run cluster:local starts a cluster to try, names what dies and how to 
   assert.equal(readAgain.status, 200, readAgain.text);
   restarted.kill('SIGINT');
   assert.equal(await new Promise((resolve) => restarted.once('exit', resolve)), 0);
+});
+
+test('npm run cluster:local --code-groups 3 gives each node a group, keeps them when started again, and refuses another count', { skip: missing && 'nats-server is not installed', timeout: 180_000 }, async () => {
+  const local = (args: readonly string[]): { child: ChildProcess; output: Output } => {
+    const child = spawn(process.execPath, [join(ROOT, 'dist/src/cluster/local.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    started.push(child);
+    return { child, output: new Output(child) };
+  };
+  const exited = (child: ChildProcess): Promise<number | null> => new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  const stderrOf = (child: ChildProcess): Promise<string> => new Promise((resolve) => {
+    let text = '';
+    child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    child.once('exit', () => resolve(text));
+  });
+
+  const tooMany = local([tempDir('jvmlens-local-'), '--code-groups', '4']);
+  const tooManyError = stderrOf(tooMany.child);
+  assert.equal(await exited(tooMany.child), 2);
+  assert.match(await tooManyError, /^cluster:local: --code-groups 4 is not 1 to 3: each of the 3 nodes stores one group's code$/m);
+
+  const dir = tempDir('jvmlens-local-');
+  const first = local([dir, '--port', '0', '--code-groups', '3']);
+  await first.output.line(/^Ctrl-C stops everything\.$/);
+  const [groupsLine, ...holders] = await first.output.line(/^code groups {2}0: (n\d); 1: (n\d); 2: (n\d)$/);
+  assert.deepEqual([...holders].sort(), ['n1', 'n2', 'n3'], groupsLine);
+  first.child.kill('SIGINT');
+  assert.equal(await exited(first.child), 0);
+
+  // Without the flag, the count the cluster was created with; each node keeps the group its directory records.
+  const again = local([dir, '--port', '0']);
+  await again.output.line(/^Ctrl-C stops everything\.$/);
+  assert.equal((await again.output.line(/^code groups .*$/))[0], groupsLine.trim());
+  again.child.kill('SIGINT');
+  assert.equal(await exited(again.child), 0);
+
+  const other = local([dir, '--port', '0', '--code-groups', '2']);
+  const otherError = stderrOf(other.child);
+  assert.equal(await exited(other.child), 2);
+  assert.match(await otherError, new RegExp(`^cluster:local: the cluster in ${dir} was created with --code-groups 3, which cannot change: start it with --code-groups 3 \\(or without the flag\\), or give another DIR$`, 'm'));
+  assert.doesNotMatch(other.output.text, /^node n\d/m, 'no node started');
 });
