@@ -195,7 +195,7 @@ export async function startService(config: Config, logger: Logger, options: Star
     // A cluster node's threads learn the rows' shards now when its reports fan out: the first would otherwise wait for it.
     const fleetNow = fleetView();
     const fansOut = clustered && fleetNow.rows >= config.reportFanOutVms;
-    const workers = pool.warmUp(config.workers, fansOut ? { kind: 'ping', shards: { fleet: fleetNow, count: config.vmShards } } : undefined).then(async () => {
+    const workers = pool.warmUp(fansOut ? { kind: 'ping', shards: { fleet: fleetNow, count: config.vmShards } } : undefined).then(async () => {
       // The jobs a shutdown already stopped must not start again.
       goingOn();
       await jobs.expire();

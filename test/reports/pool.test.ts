@@ -15,7 +15,7 @@ test('a warm-up resolves once every thread answered, however their loading inter
     await openStore(dataDir).close();
     const workers = new WorkerPool(dataDir, THREADS);
     try {
-      const ids = await workers.warmUp(THREADS);
+      const ids = await workers.warmUp();
       assert.equal(ids.size, THREADS, `threads that answered: ${[...ids].join(', ')}`);
     } finally {
       await workers.destroy();

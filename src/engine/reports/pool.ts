@@ -12,6 +12,7 @@ const PING_AGAIN_MS = 10;
 
 export class WorkerPool {
   readonly #piscina: Piscina;
+  readonly #threadCount: number;
   /** Settles once every thread has answered a ping: each has loaded its modules. */
   readonly #loaded: Promise<unknown>;
   /** Tasks given and not settled yet, and who waits for none to be left. */
@@ -29,7 +30,8 @@ export class WorkerPool {
       idleTimeout: Infinity,
       workerData,
     });
-    this.#loaded = this.warmUp(threads).catch(() => undefined);
+    this.#threadCount = threads;
+    this.#loaded = this.warmUp().catch(() => undefined);
   }
 
   /**
@@ -50,12 +52,12 @@ export class WorkerPool {
    * round while the others still loaded. So the rounds go on until each thread answered one, each round a ping
    * per thread: pings sent at once go one to each idle thread, and fewer would go to the same ones again.
    */
-  async warmUp(threads: number, ping: PingTask = { kind: 'ping' }): Promise<Set<number>> {
+  async warmUp(ping: PingTask = { kind: 'ping' }): Promise<Set<number>> {
     const answered = new Set<number>();
     for (;;) {
-      const ids = await Promise.all(Array.from({ length: threads }, () => this.run<number>(ping)));
+      const ids = await Promise.all(Array.from({ length: this.#threadCount }, () => this.run<number>(ping)));
       for (const id of ids) answered.add(id);
-      if (answered.size >= threads) return answered;
+      if (answered.size >= this.#threadCount) return answered;
       await sleep(PING_AGAIN_MS);
     }
   }
