@@ -382,13 +382,17 @@ async function cveRow(deployment: Deployment, size: FleetSize, pages: number): P
 /** The same page under concurrent load through the first node: the read barrier's round trips are shared. */
 async function cveLoadRow(deployment: Deployment, size: FleetSize, options: BenchOptions): Promise<BenchRow> {
   const plan = loadPlan(options);
+  const cpuBefore = deploymentCpu(deployment);
   const result = await runLoad(deployment.nodes[0].apiUrl, { paths: ['/public/cve/events?limit=100&tags.env=prod'], headers: { 'x-api-key': KEY }, connections: plan.connections, seconds: plan.seconds * plan.rounds });
+  const cpuAfter = deploymentCpu(deployment);
   const latency = summarize(result.latencies.values());
+  // What a read costs the nodes and the servers: the read barrier's questions are the servers' part.
+  const cpuUsPerRequest = (seconds: number) => round1((seconds / result.requests) * 1e6);
   return {
     suite: NAME, name: `${CVE_LOAD}, ${deployment.label}`, size: describeFleet(size),
     rate: result.requests / result.seconds, unit: 'req/s', meanMs: latency.mean, p50Ms: latency.p50, p99Ms: latency.p99,
     rssMb: processRssMb(deployment.nodes[0].pid),
-    extra: { load: loadNote(plan), stealPercent: result.stealPercent ?? 'unknown' },
+    extra: { load: loadNote(plan), stealPercent: result.stealPercent ?? 'unknown', jvmlensCpuUsPerRequest: cpuUsPerRequest(cpuAfter.nodes - cpuBefore.nodes), natsCpuUsPerRequest: cpuUsPerRequest(cpuAfter.nats - cpuBefore.nats) },
   };
 }
 
