@@ -2,7 +2,7 @@
 // cluster tests and the cluster benches. Production servers are configured from deploy/cluster/.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
@@ -72,6 +72,8 @@ const ATTEMPTS = 3;
  * attempt is stopped and made again on new ports.
  */
 export async function startNatsServers(count: number, dir: string, options: NatsServersOptions = {}): Promise<NatsServer[]> {
+  // Stores kept from an earlier start (`cluster:local` started again on its directory) hold the cluster's log.
+  const kept = new Set(Array.from({ length: count }, (_, index) => serverName(index)).filter((name) => existsSync(join(dir, name))));
   for (let attempt = 1; ; attempt++) {
     const servers = await natsServers(count, dir, options);
     try {
@@ -80,10 +82,15 @@ export async function startNatsServers(count: number, dir: string, options: Nats
       return servers;
     } catch (error) {
       await Promise.all(servers.map((server) => server.stop('SIGKILL')));
-      for (const server of servers) rmSync(join(dir, server.name), { recursive: true, force: true });
+      // A failed attempt's own stores go; kept ones stay, however the attempt failed.
+      for (const server of servers) if (!kept.has(server.name)) rmSync(join(dir, server.name), { recursive: true, force: true });
       if (attempt === ATTEMPTS) throw error;
     }
   }
+}
+
+function serverName(index: number): string {
+  return `s${index + 1}`;
 }
 
 /** Until every server names all of them as its cluster's (`connect_urls`, its own included). */
@@ -106,7 +113,7 @@ async function natsServers(count: number, dir: string, options: NatsServersOptio
   const ports = await Promise.all(Array.from({ length: count }, () => freePort()));
   const clusterPorts = await Promise.all(Array.from({ length: count }, () => freePort()));
   return ports.map((port, index) => {
-    const name = `s${index + 1}`;
+    const name = serverName(index);
     const configFile = join(dir, `${name}.conf`);
     const storeDir = join(dir, name);
     mkdirSync(storeDir, { recursive: true });
