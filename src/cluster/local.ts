@@ -81,7 +81,7 @@ async function withLog<T>(urls: string, use: (log: ClusterLog) => Promise<T>): P
 }
 
 /** JetStream answers a few seconds after the servers start again on their data, while it elects the buckets' leaders. */
-const SHAPE_WAIT_MS = 20_000;
+const SHAPE_WAIT_MS = 60_000;
 
 /** The shape the cluster was created with, null before its first node started. */
 async function createdShape(urls: string): Promise<ClusterShape | null> {
@@ -134,8 +134,10 @@ for (const server of servers) process.stdout.write(`nats-server ${server.name} (
 process.stdout.write(`cluster: ${urls} (data in ${dir})\n`);
 
 // Started again on its directory, the cluster keeps the code groups it was created with.
-const created = await createdShape(urls).catch((error: Error) => {
-  process.stdout.write(`could not read how many code groups this cluster has (${error.message}); its nodes start with --code-groups ${codeGroups ?? 1}\n`);
+// Not knowing the count, start no node: one started with another count than the cluster's would only refuse to join.
+const created = await createdShape(urls).catch(async (error: Error) => {
+  process.stderr.write(`cluster:local: could not read how many code groups the cluster in ${dir} has (${error.message}); nothing was started\n`);
+  await stop(1);
   return null;
 });
 if (created !== null && codeGroups !== null && created.codeGroups !== codeGroups) {

@@ -129,42 +129,50 @@ test('npm run cluster:local starts a cluster to try, names what dies and how to 
   assert.equal(await new Promise((resolve) => restarted.once('exit', resolve)), 0);
 });
 
-test('npm run cluster:local --code-groups 3 gives each node a group, keeps them when started again, and refuses another count', { skip: missing && 'nats-server is not installed', timeout: 180_000 }, async () => {
+test('npm run cluster:local --code-groups 3 gives each node a group, keeps them when started again, and refuses another count', { skip: missing && 'nats-server is not installed', timeout: 300_000 }, async () => {
   const local = (args: readonly string[]): { child: ChildProcess; output: Output } => {
     const child = spawn(process.execPath, [join(ROOT, 'dist/src/cluster/local.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     started.push(child);
     return { child, output: new Output(child) };
   };
-  const exited = (child: ChildProcess): Promise<number | null> => new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-  const stderrOf = (child: ChildProcess): Promise<string> => new Promise((resolve) => {
-    let text = '';
-    child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));
-    child.once('exit', () => resolve(text));
+  /** Its exit code and what it wrote to stderr; a run that does not end within 120 s fails with what it printed. */
+  const ended = ({ child, output }: { child: ChildProcess; output: Output }): Promise<{ code: number | null; stderr: string }> => new Promise((resolve, reject) => {
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const late = setTimeout(() => reject(new Error(`cluster:local did not end within 120 s; it printed:\n${output.text}\n${stderr}`)), 120_000);
+    child.once('exit', (code) => {
+      clearTimeout(late);
+      resolve({ code, stderr });
+    });
   });
 
   const tooMany = local([tempDir('jvmlens-local-'), '--code-groups', '4']);
-  const tooManyError = stderrOf(tooMany.child);
-  assert.equal(await exited(tooMany.child), 2);
-  assert.match(await tooManyError, /^cluster:local: --code-groups 4 is not 1 to 3: each of the 3 nodes stores one group's code$/m);
+  const refused = await ended(tooMany);
+  assert.equal(refused.code, 2);
+  assert.match(refused.stderr, /^cluster:local: --code-groups 4 is not 1 to 3: each of the 3 nodes stores one group's code$/m);
 
   const dir = tempDir('jvmlens-local-');
   const first = local([dir, '--port', '0', '--code-groups', '3']);
+  const firstEnded = ended(first);
   await first.output.line(/^Ctrl-C stops everything\.$/);
-  const [groupsLine, ...holders] = await first.output.line(/^code groups {2}0: (n\d); 1: (n\d); 2: (n\d)$/);
-  assert.deepEqual([...holders].sort(), ['n1', 'n2', 'n3'], groupsLine);
+  const groupsLine = (await first.output.line(/^code groups .*$/))[0];
+  const holders = /^code groups {2}0: (n\d); 1: (n\d); 2: (n\d)$/.exec(groupsLine);
+  assert.ok(holders !== null, groupsLine);
+  assert.deepEqual(holders.slice(1).sort(), ['n1', 'n2', 'n3'], groupsLine);
   first.child.kill('SIGINT');
-  assert.equal(await exited(first.child), 0);
+  assert.equal((await firstEnded).code, 0);
 
   // Without the flag, the count the cluster was created with; each node keeps the group its directory records.
   const again = local([dir, '--port', '0']);
+  const againEnded = ended(again);
   await again.output.line(/^Ctrl-C stops everything\.$/);
-  assert.equal((await again.output.line(/^code groups .*$/))[0], groupsLine.trim());
+  assert.equal((await again.output.line(/^code groups .*$/))[0], groupsLine);
   again.child.kill('SIGINT');
-  assert.equal(await exited(again.child), 0);
+  assert.equal((await againEnded).code, 0);
 
   const other = local([dir, '--port', '0', '--code-groups', '2']);
-  const otherError = stderrOf(other.child);
-  assert.equal(await exited(other.child), 2);
-  assert.match(await otherError, new RegExp(`^cluster:local: the cluster in ${dir} was created with --code-groups 3, which cannot change: start it with --code-groups 3 \\(or without the flag\\), or give another DIR$`, 'm'));
+  const otherEnded = await ended(other);
+  assert.equal(otherEnded.code, 2, `${other.output.text}\n${otherEnded.stderr}`);
+  assert.match(otherEnded.stderr, new RegExp(`^cluster:local: the cluster in ${dir} was created with --code-groups 3, which cannot change: start it with --code-groups 3 \\(or without the flag\\), or give another DIR$`, 'm'));
   assert.doesNotMatch(other.output.text, /^node n\d/m, 'no node started');
 });
