@@ -1,7 +1,7 @@
 // `npm run cluster:local`: three nats-server processes and three jvmlens nodes on loopback, to try a cluster
-// on one machine (README "Running a cluster"), in up to three code groups. Ctrl-C stops them all; the data stays in the directory.
-// A node or server that dies meanwhile (killed to see what the others do) is named, with the command that
-// starts it again.
+// on one machine (README "Running a cluster"), in up to three code groups. Ctrl-C stops them all; the data
+// stays in the directory. A node or server that dies meanwhile (killed to see what the others do) is named,
+// with the command that starts it again.
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -133,8 +133,8 @@ const urls = servers.map((server) => server.url).join(',');
 for (const server of servers) process.stdout.write(`nats-server ${server.name} (pid ${server.pid}): ${server.url}\n`);
 process.stdout.write(`cluster: ${urls} (data in ${dir})\n`);
 
-// Started again on its directory, the cluster keeps the code groups it was created with.
-// Not knowing the count, start no node: one started with another count than the cluster's would only refuse to join.
+// Started again on its directory, the cluster keeps the code groups it was created with. Not knowing the
+// count, start no node: one started with another count than the cluster's would only refuse to join.
 const created = await createdShape(urls).catch(async (error: Error) => {
   process.stderr.write(`cluster:local: could not read how many code groups the cluster in ${dir} has (${error.message}); nothing was started\n`);
   await stop(1);
