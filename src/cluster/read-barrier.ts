@@ -1,9 +1,8 @@
 // Read your writes: before a read, a node asks the log's last sequence and applies up to it. A question already
 // sent may have been answered before a read's write, so a read waits for one sent after it arrived; the reads
 // arriving in one turn of the event loop share one. With one question in flight at a time, a read arriving
-// just after a question was sent waited for it and then for the next: one and a half round trips on average,
-// most of a CVE page's time through a cluster under concurrent reads. A few in flight cut that to one, each
-// costing the servers one more answer.
+// in the turn that sent it, or while it was on its way, waited for it and then for the next one. A few in
+// flight let such a read have its own at once, each costing the servers one more answer.
 import { setImmediate as nextTurn } from 'node:timers';
 
 export class LastSeqQuestions {

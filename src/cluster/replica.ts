@@ -80,9 +80,9 @@ const APPLY_SLOW_MS = 30_000;
 /** How long a read waits for this node to catch up before answering 503. */
 const CATCH_UP_MS = 10_000;
 /**
- * Last-sequence questions in flight at most for reads (read-barrier.ts). CVE pages through a node of three
- * under 10 connections took 5,008-5,741 req/s with 1, 3 or 6 against 4,034-4,564 with one question in flight
- * and none shared by the reads of a turn (a throwaway A/B); 3 was at the top of that noise.
+ * Last-sequence questions in flight at most for reads (read-barrier.ts). In throwaway A/Bs of CVE pages
+ * through a node of three under 10 connections, 1, 3 and 6 gave alike (5.0-5.7k req/s), and 3 against the
+ * questions unshared gave 5,525 against 5,152 req/s on average (README "Measured").
  */
 const LAST_SEQ_QUESTIONS_IN_FLIGHT = 3;
 /**
