@@ -1,6 +1,8 @@
 // The bench runner's command line: `npm run bench -- [--quick] [--filter NAME]... [--vms N] ... [--compare FILE | --ab REF] [--out FILE]`.
 import { parseArgs } from 'node:util';
 import type { BenchOptions } from './harness.ts';
+import { METHOD_NAMES } from '../src/seed/fleet.ts';
+import type { MethodNames } from '../src/seed/fleet.ts';
 
 export interface RunnerArgs {
   options: BenchOptions;
@@ -28,6 +30,8 @@ export const USAGE = `npm run bench -- [options]
   --vms N                  fleet size the suites seed, instead of their default
   --components-per-vm N    components per VM of the seeded fleet
   --methods N              distinct application methods of the seeded fleet
+  --method-names NAMES     how its methods are named: repeated (ten names, the default, as every
+                           recorded figure before it) or realistic (mostly distinct, as real classes')
   --runs N                 timed runs per engine after the first in the peers suite, the best counting
                            (default 3: reports of a fresh service warm up over their first few runs)
   --compare FILE           print each figure beside the one in a saved result file, with new/old
@@ -49,6 +53,12 @@ function count(name: string, raw: string | undefined): number | undefined {
   return Number(raw);
 }
 
+function choice(name: string, raw: string, choices: readonly MethodNames[]): MethodNames {
+  const found = choices.find((candidate) => candidate === raw);
+  if (found === undefined) throw new ArgsError(`--${name} must be one of ${choices.join(', ')}, got '${raw}'`);
+  return found;
+}
+
 export function parseRunnerArgs(argv: readonly string[]): RunnerArgs {
   let values;
   try {
@@ -62,6 +72,7 @@ export function parseRunnerArgs(argv: readonly string[]): RunnerArgs {
         vms: { type: 'string' },
         'components-per-vm': { type: 'string' },
         methods: { type: 'string' },
+        'method-names': { type: 'string' },
         runs: { type: 'string' },
         compare: { type: 'string' },
         ab: { type: 'string' },
@@ -83,13 +94,15 @@ export function parseRunnerArgs(argv: readonly string[]): RunnerArgs {
   if (componentsPerVm !== undefined) options.componentsPerVm = componentsPerVm;
   if (methods !== undefined) options.methods = methods;
   if (runs !== undefined) options.runs = runs;
+  const methodNames = values['method-names'];
+  if (methodNames !== undefined) options.methodNames = choice('method-names', methodNames, METHOD_NAMES);
   if (filter.length > 0) options.filter = filter;
   if (values.ab !== undefined && values.compare !== undefined) throw new ArgsError('--ab compares two commits run in turn; --compare a saved run: give one of them');
   if (values['ab-rounds'] !== undefined && values.ab === undefined) throw new ArgsError('--ab-rounds goes with --ab REF');
   const runArgs = [
     ...(values.quick ? ['--quick'] : []),
     ...values.filter.flatMap((value) => ['--filter', value]),
-    ...(['vms', 'components-per-vm', 'methods', 'runs'] as const).flatMap((name) => (values[name] === undefined ? [] : [`--${name}`, values[name]])),
+    ...(['vms', 'components-per-vm', 'methods', 'method-names', 'runs'] as const).flatMap((name) => (values[name] === undefined ? [] : [`--${name}`, values[name]])),
   ];
   const args: RunnerArgs = { options, abRounds: count('ab-rounds', values['ab-rounds']) ?? 2, runArgs, help: values.help };
   if (values.compare !== undefined) args.compare = values.compare;

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_FLEET, fleetBatches } from '../src/seed/fleet.ts';
-import type { FleetSpec } from '../src/seed/fleet.ts';
+import type { FleetSpec, MethodNames } from '../src/seed/fleet.ts';
 import type { BenchOptions } from './harness.ts';
 import { progress } from './harness.ts';
 import { MAIN, spawnChild } from './service.ts';
@@ -12,6 +12,8 @@ export interface FleetSize {
   vms: number;
   componentsPerVm: number;
   methods: number;
+  /** DEFAULT_FLEET's naming when absent. */
+  methodNames?: MethodNames;
 }
 
 /**
@@ -26,13 +28,14 @@ export const STANDARD_FLEET = {
 /** The seed the fleet is generated from: the same data on every run and machine. */
 export const FLEET_SEED = 1;
 
-/** A suite's default size for the mode, with the --vms, --components-per-vm and --methods overrides applied. */
+/** A suite's default size for the mode, with the --vms, --components-per-vm, --methods and --method-names overrides applied. */
 export function fleetSize(options: BenchOptions, defaults: Record<'quick' | 'full', FleetSize> = STANDARD_FLEET): FleetSize {
   const base = options.quick ? defaults.quick : defaults.full;
   return {
     vms: options.vms ?? base.vms,
     componentsPerVm: options.componentsPerVm ?? base.componentsPerVm,
     methods: options.methods ?? base.methods,
+    ...(options.methodNames === undefined ? {} : { methodNames: options.methodNames }),
   };
 }
 
@@ -44,7 +47,8 @@ function count(n: number): string {
 
 /** "100k VMs x 100 components, 20k methods": the `size` of a row. */
 export function describeFleet(size: FleetSize): string {
-  return `${count(size.vms)} VMs x ${count(size.componentsPerVm)} components, ${count(size.methods)} methods`;
+  const names = size.methodNames === undefined || size.methodNames === DEFAULT_FLEET.methodNames ? '' : ` (${size.methodNames} names)`;
+  return `${count(size.vms)} VMs x ${count(size.componentsPerVm)} components, ${count(size.methods)} methods${names}`;
 }
 
 /** The generator spec `jvmlens seed` uses for this size (its defaults for everything the bench does not set). */
@@ -57,6 +61,14 @@ export function sampleVmIds(size: FleetSize, count: number): string[] {
   const first = fleetBatches(fleetSpec(size), Math.min(count, size.vms)).next();
   if (first.done === true) return [];
   return first.value.filter((event) => event.type === 'vm.start').map((event) => String(event.vmId));
+}
+
+/** `jvmlens seed`'s flags for the fleet of this size. */
+export function seedFlags(size: FleetSize): string[] {
+  return [
+    '--vms', String(size.vms), '--components-per-vm', String(size.componentsPerVm), '--methods', String(size.methods),
+    '--method-names', size.methodNames ?? DEFAULT_FLEET.methodNames, '--seed', String(FLEET_SEED),
+  ];
 }
 
 let root: string | null = null;
@@ -77,10 +89,7 @@ async function seed(size: FleetSize): Promise<string> {
   const dataDir = temporaryDir('fleet-');
   progress(`seeding ${describeFleet(size)} with jvmlens seed`);
   const started = performance.now();
-  const child = spawnChild(process.execPath, [
-    MAIN, 'seed', '--data-dir', dataDir, '--vms', String(size.vms), '--components-per-vm', String(size.componentsPerVm),
-    '--methods', String(size.methods), '--seed', String(FLEET_SEED),
-  ]);
+  const child = spawnChild(process.execPath, [MAIN, 'seed', '--data-dir', dataDir, ...seedFlags(size)]);
   const code = await child.exited;
   if (code !== 0) throw new Error(`jvmlens seed exited with ${code}:\n${child.output()}`);
   progress(`seeded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
@@ -92,7 +101,7 @@ async function seed(size: FleetSize): Promise<string> {
  * but must not ingest into it: the next suite expects the fleet as seeded.
  */
 export function seededDataDir(size: FleetSize): Promise<string> {
-  const key = `${size.vms}/${size.componentsPerVm}/${size.methods}`;
+  const key = `${size.vms}/${size.componentsPerVm}/${size.methods}/${size.methodNames ?? DEFAULT_FLEET.methodNames}`;
   let dataDir = seeded.get(key);
   if (dataDir === undefined) {
     dataDir = seed(size);

@@ -1,5 +1,6 @@
 // The contract between bench suites and the runner: a suite returns result rows, the runner prints and saves them.
 import { Bench } from 'tinybench';
+import type { MethodNames } from '../src/seed/fleet.ts';
 
 export interface BenchOptions {
   /** Small data, short runs: every suite in about a minute (CI runs this). */
@@ -8,6 +9,8 @@ export interface BenchOptions {
   vms?: number;
   componentsPerVm?: number;
   methods?: number;
+  /** How the seeded fleet's methods are named (src/seed/fleet.ts METHOD_NAMES). */
+  methodNames?: MethodNames;
   /** Timed runs per engine after the first where a suite compares engines (peers: the best counts). */
   runs?: number;
   /**

@@ -10,7 +10,7 @@ import type { Command } from '../../src/cluster/commands.ts';
 import type { AgentEvent } from '../../src/ingest/events.ts';
 import { batchEvents } from '../../src/writes.ts';
 import type { AgentBatch } from '../../src/writes.ts';
-import { describeFleet, fleetSpec, temporaryDir } from '../fleet.ts';
+import { describeFleet, fleetSize, fleetSpec, temporaryDir } from '../fleet.ts';
 import type { FleetSize } from '../fleet.ts';
 import { newBench, runTinybench, wanted } from '../harness.ts';
 import type { BenchOptions, BenchRow, Suite } from '../harness.ts';
@@ -42,7 +42,7 @@ export const suite: Suite = {
   name: NAME,
   rows: [PARSE, ENCODE, DECODE, JOURNAL, APPLY, APPLY_VM_SIDE],
   async run(options: BenchOptions): Promise<BenchRow[]> {
-    const size = options.quick ? FLEET.quick : FLEET.full;
+    const size = fleetSize(options, FLEET);
     const now = Date.now();
     const payloads = buildIngestPayloads(fleetSpec(size), ITEMS, options.quick ? 4 : 20);
     const { bodies } = payloads;

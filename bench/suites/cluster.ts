@@ -9,7 +9,7 @@ import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { describeFleet, fleetSize, fleetSpec, FLEET_SEED, temporaryDir } from '../fleet.ts';
+import { describeFleet, fleetSize, fleetSpec, seedFlags, temporaryDir } from '../fleet.ts';
 import type { FleetSize } from '../fleet.ts';
 import { progress, wanted } from '../harness.ts';
 import type { BenchOptions, BenchRow, Suite } from '../harness.ts';
@@ -282,7 +282,7 @@ async function applyAloneRow(deployment: Deployment, size: FleetSize, send: () =
 async function seedFleet(deployment: Deployment, size: FleetSize): Promise<void> {
   progress(`${NAME}: seeding ${describeFleet(size)} into the ${deployment.label} through its gateway`);
   const started = performance.now();
-  const child = spawnChild(process.execPath, [MAIN, 'seed', '--gateway', deployment.nodes[0].gatewayUrl, '--key', KEY, '--vms', String(size.vms), '--components-per-vm', String(size.componentsPerVm), '--methods', String(size.methods), '--seed', String(FLEET_SEED)]);
+  const child = spawnChild(process.execPath, [MAIN, 'seed', '--gateway', deployment.nodes[0].gatewayUrl, '--key', KEY, ...seedFlags(size)]);
   const code = await child.exited;
   if (code !== 0) throw new Error(`jvmlens seed exited with ${code}:\n${child.output()}`);
   await Promise.all(deployment.nodes.map((node) => caughtUp(node)));

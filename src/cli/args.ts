@@ -42,6 +42,15 @@ export function parseArgs(args: readonly string[], known: readonly string[], fla
   return { options, repeated, positional };
 }
 
+/** The option's value, one of `choices`; `fallback` when it is not given. */
+export function choiceOption<T extends string>(args: ParsedArgs, name: string, choices: readonly T[], fallback: T): T {
+  const raw = args.options.get(name);
+  if (raw === undefined) return fallback;
+  const choice = choices.find((candidate) => candidate === raw);
+  if (choice === undefined) throw new UsageError(`--${name} must be one of ${choices.join(', ')}, not '${raw}'`);
+  return choice;
+}
+
 export function integerOption(args: ParsedArgs, name: string, fallback: number, min = 0): number {
   const raw = args.options.get(name);
   if (raw === undefined) return fallback;

@@ -1,25 +1,25 @@
 // `jvmlens seed`: fills a data directory (or a running gateway) with a synthetic fleet through the ingestion path.
 import type { Config } from '../config.ts';
 import { validateEvents } from '../ingest/events.ts';
-import { DEFAULT_FLEET, fleetBatches } from '../seed/fleet.ts';
+import { DEFAULT_FLEET, fleetBatches, METHOD_NAMES } from '../seed/fleet.ts';
 import type { FleetSpec } from '../seed/fleet.ts';
 import { Dictionary } from '../storage/dictionary.ts';
 import { Ingestor } from '../storage/ingest.ts';
 import { ServiceError, UnreachableError } from './client.ts';
 import { openLocalStore } from './local-store.ts';
-import { integerOption, parseArgs, UsageError } from './args.ts';
+import { choiceOption, integerOption, parseArgs, UsageError } from './args.ts';
 import { formatUsages } from './help.ts';
 import type { Usage } from './help.ts';
 import { writeProgress } from './output.ts';
 
 export const SEED_USAGE: readonly Usage[] = [
   {
-    call: 'jvmlens seed [--vms N] [--components-per-vm N] [--methods N] [--app-envs N] [--tags N] [--seed N] [--days N] [--gateway URL --key KEY]',
+    call: 'jvmlens seed [--vms N] [--components-per-vm N] [--methods N] [--method-names repeated|realistic] [--app-envs N] [--tags N] [--seed N] [--days N] [--gateway URL --key KEY]',
     does: 'generate a deterministic synthetic fleet',
   },
 ];
 
-const OPTIONS = ['vms', 'components-per-vm', 'methods', 'app-envs', 'tags', 'seed', 'days', 'gateway', 'key'];
+const OPTIONS = ['vms', 'components-per-vm', 'methods', 'method-names', 'app-envs', 'tags', 'seed', 'days', 'gateway', 'key'];
 
 export function fleetSpecFromArgs(args: readonly string[], now: number): FleetSpec & { gateway?: string; key?: string } {
   const parsed = parseArgs(args, OPTIONS);
@@ -28,6 +28,7 @@ export function fleetSpecFromArgs(args: readonly string[], now: number): FleetSp
     vms: integerOption(parsed, 'vms', DEFAULT_FLEET.vms, 1),
     componentsPerVm: integerOption(parsed, 'components-per-vm', DEFAULT_FLEET.componentsPerVm),
     methods: integerOption(parsed, 'methods', DEFAULT_FLEET.methods),
+    methodNames: choiceOption(parsed, 'method-names', METHOD_NAMES, DEFAULT_FLEET.methodNames),
     appEnvs: integerOption(parsed, 'app-envs', DEFAULT_FLEET.appEnvs, 1),
     tags: integerOption(parsed, 'tags', DEFAULT_FLEET.tags),
     seed: integerOption(parsed, 'seed', DEFAULT_FLEET.seed),

@@ -9,15 +9,15 @@ test('no flags: a full run of every suite', () => {
 
 test('every flag', () => {
   const args = parseRunnerArgs([
-    '--quick', '--filter', 'http', '--filter=parser,vuln', '--vms', '2000', '--components-per-vm=50', '--methods', '9000', '--runs', '10',
-    '--compare', 'old.json', '--out', 'new.json',
+    '--quick', '--filter', 'http', '--filter=parser,vuln', '--vms', '2000', '--components-per-vm=50', '--methods', '9000', '--method-names', 'realistic',
+    '--runs', '10', '--compare', 'old.json', '--out', 'new.json',
   ]);
   assert.deepEqual(args, {
-    options: { quick: true, vms: 2000, componentsPerVm: 50, methods: 9000, runs: 10, filter: ['http', 'parser', 'vuln'] },
+    options: { quick: true, vms: 2000, componentsPerVm: 50, methods: 9000, methodNames: 'realistic', runs: 10, filter: ['http', 'parser', 'vuln'] },
     compare: 'old.json',
     out: 'new.json',
     abRounds: 2,
-    runArgs: ['--quick', '--filter', 'http', '--filter', 'parser,vuln', '--vms', '2000', '--components-per-vm', '50', '--methods', '9000', '--runs', '10'],
+    runArgs: ['--quick', '--filter', 'http', '--filter', 'parser,vuln', '--vms', '2000', '--components-per-vm', '50', '--methods', '9000', '--method-names', 'realistic', '--runs', '10'],
     help: false,
   });
 });
@@ -50,6 +50,7 @@ for (const [argv, message] of [
   [['--vms', '1e5'], /--vms must be a whole number/],
   [['--methods', '-3'], /methods/],
   [['--runs', '0'], /runs/],
+  [['--method-names', 'unique'], /--method-names must be one of repeated, realistic, got 'unique'/],
   [['--vms'], /--vms/],
   [['--fast'], /--fast/],
   [['suite-name'], /suite-name/],
