@@ -21,19 +21,26 @@ export interface PostLoadSpec {
 }
 
 export interface PostLoadResult {
+  /** Bodies acknowledged. */
   requests: number;
+  /** Answers 503 with Retry-After, each waited out before the body went again. */
+  refused: number;
   items: number;
   /** From the first request to the last answer. */
   seconds: number;
   latencies: Samples;
 }
 
-function post(agent: Agent, url: URL, headers: Record<string, string>, body: Buffer): Promise<{ status: number; text: string }> {
+/** How long a body refused with 503 and Retry-After is sent again for before the run fails: a service stuck refusing. */
+const REFUSED_FOR_MS = 60_000;
+
+function post(agent: Agent, url: URL, headers: Record<string, string>, body: Buffer): Promise<{ status: number; text: string; retryAfterS: number | null }> {
   return new Promise((resolve, reject) => {
     const outgoing = request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': String(body.byteLength) } }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+      const retryAfter = Number(response.headers['retry-after'] ?? Number.NaN);
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString(), retryAfterS: Number.isFinite(retryAfter) ? retryAfter : null }));
       response.on('error', reject);
     });
     outgoing.on('error', reject);
@@ -41,7 +48,11 @@ function post(agent: Agent, url: URL, headers: Record<string, string>, body: Buf
   });
 }
 
-/** Every answer must be 200: a benchmark of rejected batches would measure the error path. */
+/**
+ * Every body must be acknowledged (200): a benchmark of rejected batches would measure the error path. A 503
+ * with Retry-After is the service asking the sender to wait, as a cluster node catching up does: the body
+ * goes again after that long, as an agent's would, and its latency runs from its first send.
+ */
 export async function runPostLoad(spec: PostLoadSpec): Promise<PostLoadResult> {
   if (spec.seconds === undefined && spec.requests === undefined) throw new Error('runPostLoad needs seconds or requests');
   const agent = new Agent({ keepAlive: true, maxSockets: spec.connections });
@@ -52,14 +63,20 @@ export async function runPostLoad(spec: PostLoadSpec): Promise<PostLoadResult> {
   const limit = spec.requests ?? Number.POSITIVE_INFINITY;
   let sent = 0;
   let items = 0;
+  let refused = 0;
   let failed = false;
   const connection = async () => {
     try {
       while (!failed && sent < limit && performance.now() < deadline) {
         const body = spec.next(sent++);
         const begun = performance.now();
-        const { status, text } = await post(agent, url, spec.headers, body.bytes);
-        if (status !== 200) throw new Error(`POST ${spec.url} answered ${status}: ${text.slice(0, 2000)}`);
+        for (;;) {
+          const { status, text, retryAfterS } = await post(agent, url, spec.headers, body.bytes);
+          if (status === 200) break;
+          if (status !== 503 || retryAfterS === null || performance.now() - begun > REFUSED_FOR_MS) throw new Error(`POST ${spec.url} answered ${status}: ${text.slice(0, 2000)}`);
+          refused++;
+          await new Promise((resolve) => setTimeout(resolve, retryAfterS * 1000));
+        }
         latencies.add(performance.now() - begun);
         items += body.items;
       }
@@ -73,5 +90,5 @@ export async function runPostLoad(spec: PostLoadSpec): Promise<PostLoadResult> {
   agent.destroy();
   const failure = outcomes.find((outcome) => outcome.status === 'rejected');
   if (failure !== undefined) throw failure.reason;
-  return { requests: latencies.count, items, seconds: (performance.now() - started) / 1000, latencies };
+  return { requests: latencies.count, refused, items, seconds: (performance.now() - started) / 1000, latencies };
 }

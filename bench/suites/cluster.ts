@@ -187,6 +187,7 @@ async function ingestRow(deployment: Deployment, name: string, size: string, loa
       meanMs: latencies.mean, p50Ms: latencies.p50, p99Ms: latencies.p99, rssMb: largestRssMb(deployment),
       extra: {
         items, appliedOnEveryNodeItemsPerS: Math.round(items / appliedSeconds), applyLagS: round1(appliedSeconds - loadSeconds),
+        refusedWith503: results.reduce((sum, result) => sum + result.refused, 0),
         jvmlensCpuUsPerItem: cpuPerItem(cpuAfter.nodes - cpuBefore.nodes), natsCpuUsPerItem: cpuPerItem(cpuAfter.nats - cpuBefore.nats),
         load: `node:http, ${CONNECTIONS} connections over ${deployment.nodes.length} gateway(s)`,
       },

@@ -56,7 +56,7 @@ function row(name: string, size: string, result: PostLoadResult, rssMb: number, 
     p50Ms: latency.p50,
     p99Ms: latency.p99,
     rssMb,
-    extra: { batches: result.requests, batchesPerSecond: round1(result.requests / result.seconds), ...extra },
+    extra: { batches: result.requests, batchesPerSecond: round1(result.requests / result.seconds), refusedWith503: result.refused, ...extra },
   };
 }
 
