@@ -23,7 +23,7 @@ export interface FleetSpec {
  * 10,000 items, the fleet every recorded figure before the choice was measured on. `realistic`: what real
  * classes declare, a constructor, then names of a verb and a noun with parameters of the JDK's and the servlet
  * API's types; about 60 % of the names of such a batch are distinct, as in batches of Tomcat's, log4j's and
- * Maven's classes (63 to 74 %). Names repeated flatter whatever packs, compresses or caches strings.
+ * Maven's classes (63 to 74 %). Names repeated flatter whatever packs or compresses strings (the cluster's log).
  */
 export const METHOD_NAMES = ['repeated', 'realistic'] as const;
 export type MethodNames = (typeof METHOD_NAMES)[number];
