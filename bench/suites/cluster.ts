@@ -8,7 +8,10 @@ import { STREAM } from '../../src/cluster/commands.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import { readdirSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { cpuQuota } from '../cpu-quota.ts';
+import type { CpuQuota } from '../cpu-quota.ts';
 import { describeFleet, fleetSize, fleetSpec, seedFlags, temporaryDir } from '../fleet.ts';
 import type { FleetSize } from '../fleet.ts';
 import { progress, wanted } from '../harness.ts';
@@ -40,6 +43,14 @@ const INGEST = 'cluster: ingestion, NDJSON batches of 10,000 code items already 
  * what such a cluster acknowledges (a gateway takes a batch once its node applied the log so far).
  */
 const APPLY_ALONE = 'cluster: known code applied by one node alone from the log, paused while the others took it';
+/**
+ * The same two ingestion rows with each node, and a nats-server, under a CPU quota of MACHINE_CORES: a
+ * single node on a machine against three nodes on three machines like it, which this one machine emulates.
+ */
+const MACHINES_FIRST = 'cluster: machines of equal CPU: ingestion, NDJSON batches of 10,000 code items first seen, acknowledged';
+const MACHINES_KNOWN = 'cluster: machines of equal CPU: ingestion, NDJSON batches of 10,000 code items already known, acknowledged';
+/** Cores of each emulated machine: three machines and the load generator share this one's. */
+const MACHINE_CORES = availableParallelism() / 4;
 /** Read your writes has a price while writes stream in: a read waits until its node applied every acknowledged write. */
 const READ_DURING_INGEST = 'cluster: an instance read while the known-code ingestion runs';
 const REPORT = 'cluster: component report, groupBy tags.env: POST to SUCCEEDED';
@@ -128,6 +139,43 @@ async function threeNodes(codeGroups = 1): Promise<Deployment> {
   };
 }
 
+/**
+ * `start`'s deployment with each node, and the nats-server of the same index, under a CPU quota of `cores`
+ * of its own: as on machines of that size, which the quota rows compare. Null, said why, where this machine
+ * allows no quota (cgroups need root or a delegated group).
+ */
+async function onMachines(cores: number, start: () => Promise<Deployment>): Promise<Deployment | null> {
+  const probe = cpuQuota(`jvmlens-bench-${process.pid}-probe`, cores);
+  if (probe instanceof Error) {
+    progress(`${NAME}: the rows on machines of equal CPU are skipped: ${probe.message}`);
+    return null;
+  }
+  probe.remove();
+  const deployment = await start();
+  const machines: CpuQuota[] = [];
+  const stop = async () => {
+    await deployment.stop();
+    for (const machine of machines) machine.remove();
+  };
+  for (const [index, node] of deployment.nodes.entries()) {
+    const machine = cpuQuota(`jvmlens-bench-${process.pid}-${index}`, cores);
+    if (machine instanceof Error) {
+      await stop();
+      throw machine;
+    }
+    machines.push(machine);
+    machine.add(node.pid);
+    const server = deployment.nats[index];
+    if (server !== undefined) machine.add(server.pid!);
+  }
+  const what = deployment.nats.length === 0 ? 'the node' : 'each node with a nats-server';
+  return {
+    ...deployment,
+    label: `${deployment.label}, ${what} on a machine of ${cores} cores (CPU quota)`,
+    stop,
+  };
+}
+
 /** A VM no fleet of the bench has. */
 const NO_SUCH_VM = '00000000-0000-4000-8000-000000000000';
 
@@ -211,7 +259,15 @@ function postThrough(gateways: readonly string[], next: () => PostBody, limit: {
   })));
 }
 
-async function ingestRows(deployment: Deployment, size: FleetSize, plan: (typeof PLAN)['quick']): Promise<BenchRow[]> {
+/** The rows an ingestion run gives: the two loads', and where named, a read during the second and a node applying alone. */
+interface IngestNames {
+  first: string;
+  known: string;
+  read?: string;
+  applyAlone?: string;
+}
+
+async function ingestRows(deployment: Deployment, size: FleetSize, plan: (typeof PLAN)['quick'], names: IngestNames): Promise<[name: string, row: BenchRow][]> {
   const payloads = buildIngestPayloads(fleetSpec(size), 10_000, plan.bodies);
   const gateways = deployment.nodes.map((node) => `${node.gatewayUrl}/agent/v1/events`);
   for (const setup of payloads.setup) {
@@ -227,38 +283,48 @@ async function ingestRows(deployment: Deployment, size: FleetSize, plan: (typeof
     return { bytes: stampTime(body, clock), items: body.items };
   };
   const bodies = payloads.bodies.length;
-  const first = await ingestRow(deployment, INGEST_FIRST, `${describeFleet(size)}, each of ${bodies} bodies once`, () => postThrough(gateways, send, { requests: bodies }));
+  const first = await ingestRow(deployment, names.first, `${describeFleet(size)}, each of ${bodies} bodies once`, () => postThrough(gateways, send, { requests: bodies }));
   let loading = true;
-  const reader = readWhile(deployment.nodes[deployment.nodes.length - 1], (JSON.parse(payloads.setup[0]) as { vmId: string }[])[0].vmId, () => !loading);
-  const known = await ingestRow(deployment, INGEST, `${describeFleet(size)}, the same ${bodies} bodies again for ${plan.seconds} s`, async () => {
+  const reader = names.read === undefined ? null : readWhile(deployment.nodes[deployment.nodes.length - 1], (JSON.parse(payloads.setup[0]) as { vmId: string }[])[0].vmId, () => !loading);
+  const known = await ingestRow(deployment, names.known, `${describeFleet(size)}, the same ${bodies} bodies again for ${plan.seconds} s`, async () => {
     try {
       return await postThrough(gateways, send, { seconds: plan.seconds });
     } finally {
       loading = false;
     }
   });
-  const reads = summarize(await reader);
-  const read: BenchRow = {
-    suite: NAME, name: `${READ_DURING_INGEST}, ${deployment.label}`, size: `${reads.count} reads during the ingestion above`,
-    rate: reads.count / known.loadSeconds, unit: 'ops/s', meanMs: reads.mean, p50Ms: reads.p50, p99Ms: reads.p99, rssMb: 0,
-    extra: { maxMs: round1(reads.max), note: 'one reader on the last node, a read every 50 ms' },
-  };
-  if (deployment.nats.length === 0) return [first.row, known.row, read];
-  return [first.row, known.row, read, await applyAloneRow(deployment, size, send, bodies * plan.missedRounds)];
+  const rows: [string, BenchRow][] = [[names.first, first.row], [names.known, known.row]];
+  if (reader !== null && names.read !== undefined) {
+    const reads = summarize(await reader);
+    rows.push([names.read, {
+      suite: NAME, name: `${names.read}, ${deployment.label}`, size: `${reads.count} reads during the ingestion above`,
+      rate: reads.count / known.loadSeconds, unit: 'ops/s', meanMs: reads.mean, p50Ms: reads.p50, p99Ms: reads.p99, rssMb: 0,
+      extra: { maxMs: round1(reads.max), note: 'one reader on the last node, a read every 50 ms' },
+    }]);
+  }
+  if (names.applyAlone !== undefined && deployment.nats.length > 0) {
+    rows.push([names.applyAlone, await applyAloneRow(deployment, size, send, bodies * plan.missedRounds, names.applyAlone)]);
+  }
+  return rows;
 }
 
-/** The rows ingestRows gives, in its order (a single node has no APPLY_ALONE). */
+/** The rows of the ingestion deployments (a single node has no APPLY_ALONE). */
+const INGEST_NAMES: IngestNames = { first: INGEST_FIRST, known: INGEST, read: READ_DURING_INGEST, applyAlone: APPLY_ALONE };
 const INGEST_ROWS = [INGEST_FIRST, INGEST, READ_DURING_INGEST, APPLY_ALONE];
+const MACHINES_NAMES: IngestNames = { first: MACHINES_FIRST, known: MACHINES_KNOWN };
+const MACHINES_ROWS = [MACHINES_FIRST, MACHINES_KNOWN];
 
 /** The deployments the ingestion rows compare: code groups are the cluster's way to apply a share of the code each. */
 const INGEST_DEPLOYMENTS = [singleNode, () => threeNodes(1), () => threeNodes(3), () => threeNodes(2)];
+/** A single node against the cluster's fastest ingestion, each node on a machine of MACHINE_CORES. */
+const MACHINES_DEPLOYMENTS = [() => onMachines(MACHINE_CORES, singleNode), () => onMachines(MACHINE_CORES, () => threeNodes(3))];
 
 /**
  * The last node is paused (SIGSTOP) while the others take `batches` of `send`'s bodies, then resumed to
  * apply them alone: paused rather than restarted, it keeps the caches a running node has (a restarted one
  * first reads every method it meets back from LMDB).
  */
-async function applyAloneRow(deployment: Deployment, size: FleetSize, send: () => PostBody, batches: number): Promise<BenchRow> {
+async function applyAloneRow(deployment: Deployment, size: FleetSize, send: () => PostBody, batches: number, name: string): Promise<BenchRow> {
   const last = deployment.nodes[deployment.nodes.length - 1];
   await caughtUp(last);
   process.kill(last.pid, 'SIGSTOP');
@@ -274,7 +340,7 @@ async function applyAloneRow(deployment: Deployment, size: FleetSize, send: () =
   await caughtUp(last);
   const applyMs = performance.now() - resumed;
   return {
-    suite: NAME, name: `${APPLY_ALONE}, ${deployment.label}`, size: `${items.toLocaleString('en-US')} code items in ${batches} batches (${describeFleet(size)})`,
+    suite: NAME, name: `${name}, ${deployment.label}`, size: `${items.toLocaleString('en-US')} code items in ${batches} batches (${describeFleet(size)})`,
     rate: items / (applyMs / 1000), unit: 'items/s', meanMs: applyMs, p50Ms: applyMs, p99Ms: applyMs, rssMb: processRssMb(last.pid),
     extra: { jvmlensCpuUsPerItem: round1((((processCpuSeconds(last.pid) ?? Number.NaN) - cpuBefore) / items) * 1e6), note: 'resumed (SIGCONT) until it answers a read: applied every acknowledged batch' },
   };
@@ -561,7 +627,7 @@ async function pauseRows(deployment: Deployment): Promise<BenchRow[]> {
 
 export const suite: Suite = {
   name: NAME,
-  rows: [...INGEST_ROWS, CODE_REPORT, REPORT, REPORT_BY_HOST, CVE, CVE_LOAD, TAKEOVER, REJOIN, NEW_NODE, PAUSE, READ_PAUSE],
+  rows: [...INGEST_ROWS, ...MACHINES_ROWS, CODE_REPORT, REPORT, REPORT_BY_HOST, CVE, CVE_LOAD, TAKEOVER, REJOIN, NEW_NODE, PAUSE, READ_PAUSE],
   async run(options: BenchOptions) {
     const plan = options.quick ? PLAN.quick : PLAN.full;
     const rows: BenchRow[] = [];
@@ -571,9 +637,20 @@ export const suite: Suite = {
       for (const start of INGEST_DEPLOYMENTS) {
         const deployment = await start();
         try {
-          // In the order ingestRows gives them.
-          rows.push(...(await ingestRows(deployment, size, plan)).filter((_, index) => want(INGEST_ROWS[index])));
+          rows.push(...(await ingestRows(deployment, size, plan, INGEST_NAMES)).filter(([name]) => want(name)).map(([, row]) => row));
           if (want(CODE_REPORT)) rows.push(await reportRow(deployment, size, plan.reportRuns, CODE_REPORT));
+        } finally {
+          await deployment.stop();
+        }
+      }
+    }
+    if (MACHINES_ROWS.some(want)) {
+      const size = fleetSize(options, INGEST_FLEET);
+      for (const start of MACHINES_DEPLOYMENTS) {
+        const deployment = await start();
+        if (deployment === null) break;
+        try {
+          rows.push(...(await ingestRows(deployment, size, plan, MACHINES_NAMES)).filter(([name]) => want(name)).map(([, row]) => row));
         } finally {
           await deployment.stop();
         }
