@@ -157,16 +157,19 @@ async function onMachines(cores: number, start: () => Promise<Deployment>): Prom
     await deployment.stop();
     for (const machine of machines) machine.remove();
   };
-  for (const [index, node] of deployment.nodes.entries()) {
-    const machine = cpuQuota(`jvmlens-bench-${process.pid}-${index}`, cores);
-    if (machine instanceof Error) {
-      await stop();
-      throw machine;
+  try {
+    for (const [index, node] of deployment.nodes.entries()) {
+      const machine = cpuQuota(`jvmlens-bench-${process.pid}-${index}`, cores);
+      if (machine instanceof Error) throw machine;
+      machines.push(machine);
+      machine.add(node.pid);
+      const server = deployment.nats[index];
+      if (server !== undefined) machine.add(server.pid!);
     }
-    machines.push(machine);
-    machine.add(node.pid);
-    const server = deployment.nats[index];
-    if (server !== undefined) machine.add(server.pid!);
+  } catch (error) {
+    await stop();
+    progress(`${NAME}: the rows on machines of equal CPU are skipped: ${(error as Error).message}`);
+    return null;
   }
   const what = deployment.nats.length === 0 ? 'the node' : 'each node with a nats-server';
   return {
