@@ -56,5 +56,7 @@ test('a quota removed while its process still runs moves the process out first',
     assert.equal(busy.exitCode, null, 'the process still runs');
   } finally {
     busy.kill('SIGKILL');
+    await new Promise((resolve) => busy.once('exit', resolve));
+    quota.remove();
   }
 });
