@@ -158,12 +158,6 @@ export class StorageWriteError extends Error {
 }
 
 /**
- * Recognises lmdb-js's failed commit: it rejects every write of the transaction with an error whose
- * `commitError` promise rejects too (with the I/O error, which lmdb-js also prints). Nothing else handles
- * that promise, and an unhandled rejection would end the process, so it is handled here. Returns null for
- * any other error.
- */
-/**
  * The other processes that have this store open now (LMDB's reader table, its slots of dead processes
  * cleared first): a running service, or a command reading beside it.
  */
@@ -173,6 +167,12 @@ export function otherProcesses(store: Store): number[] {
   return [...new Set(pids.filter((pid) => Number.isInteger(pid) && pid > 0 && pid !== process.pid))];
 }
 
+/**
+ * Recognises lmdb-js's failed commit: it rejects every write of the transaction with an error whose
+ * `commitError` promise rejects too (with the I/O error, which lmdb-js also prints). Nothing else handles
+ * that promise, and an unhandled rejection would end the process, so it is handled here. Returns null for
+ * any other error.
+ */
 export function storageWriteFailure(error: unknown): StorageWriteError | null {
   if (error instanceof StorageWriteError) return error;
   const commitError = (error as { commitError?: unknown } | null)?.commitError;
