@@ -115,7 +115,6 @@ async function waitFor(client: ApiClient, kind: Family, reportId: string): Promi
   }
 }
 
-/** The fields of a JVM report's items when it groups nothing: one VM each. */
 /** An ungrouped item's fields, from the API's schemas (a grouped code item adds the count). */
 const JVM_FIELDS = propertyNames((SCHEMAS.JvmItem.anyOf as Schema[])[0]);
 const CODE_FIELDS = propertyNames(SCHEMAS.CodeItem).filter((field) => field !== 'count');

@@ -19,7 +19,6 @@ import type { KeptRecords, RecordCollector } from './class-records.ts';
 import { TimedClassesBuilder } from './timed-classes.ts';
 import type { TimedClasses } from './timed-classes.ts';
 
-/** The methods of one class that passed the filter and the window, merged across AppEnvs. */
 /** Caches a condition's outcome for the last value: sourceName and className repeat over consecutive records. */
 function lastValueTest(condition: Condition): (value: string | null) => boolean {
   let last: string | null | undefined;

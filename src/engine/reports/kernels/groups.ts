@@ -6,10 +6,6 @@ import { bucketTuple } from '../time-buckets.ts';
 
 const DAY = 86_400_000;
 
-/**
- * Numbers the groups of one slice. A group id is `vmGroup * bucketCount + bucket`: VM-field tuples are
- * numbered as met, time buckets are the distinct tuples of the time fields over the window's days.
- */
 /** The catalogue's fields for the groupBy names of a plan (validated at the edge: a lookup, no parsing). */
 export function groupFields(names: readonly string[], catalog: FieldCatalog): FieldDef[] {
   return names.map((name) => {
@@ -19,6 +15,10 @@ export function groupFields(names: readonly string[], catalog: FieldCatalog): Fi
   });
 }
 
+/**
+ * Numbers the groups of one slice. A group id is `vmGroup * bucketCount + bucket`: VM-field tuples are
+ * numbered as met, time buckets are the distinct tuples of the time fields over the window's days.
+ */
 export class Grouper {
   readonly #slice: FleetSlice;
   readonly #fields: readonly FieldDef[];
