@@ -168,8 +168,20 @@ export async function startService(config: Config, logger: Logger, options: Star
   const gateway = new HttpServer({ ...common, routes: gatewayRoutes, bodyLimit: 16 * MIB, front: true, otherPort: { name: 'API', routes: apiRoutes, port: () => ports.api } });
   const api = new HttpServer({ ...common, routes: apiRoutes, bodyLimit: 1 * MIB, front: config.apiFront, otherPort: { name: 'gateway', routes: gatewayRoutes, port: () => ports.gateway } });
   await options.beforeListen?.();
-  const gatewayPort = (ports.gateway = await gateway.listen(config.host, config.gatewayPort));
-  const apiPort = (ports.api = await api.listen(config.host, config.apiPort));
+  let gatewayPort: number;
+  let apiPort: number;
+  try {
+    gatewayPort = ports.gateway = await gateway.listen(config.host, config.gatewayPort);
+    apiPort = ports.api = await api.listen(config.host, config.apiPort);
+  } catch (error) {
+    // A port in use: what started is stopped before the caller exits. Exiting while the report threads still
+    // loaded their native modules aborted the process now and then (a signal, not the exit status that says why).
+    await Promise.all([gateway.close(), api.close()]);
+    await cluster?.stop();
+    await pool.destroy();
+    await store.close();
+    throw error;
+  }
   // A cluster's keys are created through the log (`jvmlens keys create --cluster`): nodes would each make one.
   const createdAdminKey = cluster === null ? await ensureAdminKey(store, config, clock) : null;
 

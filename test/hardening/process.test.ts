@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { MAIN, request, runCli, startService, tempDir } from '../helpers/service.ts';
 
 /** Runs `jvmlens ARGS` until it exits (or kills it after `timeoutMs`), with its output. */
-function runUntilExit(args: string[], timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runUntilExit(args: string[], timeoutMs = 30_000): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -17,9 +17,9 @@ function runUntilExit(args: string[], timeoutMs = 30_000): Promise<{ code: numbe
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('exit', (code) => {
+    child.once('exit', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, stdout, stderr });
+      resolve({ code, signal, stdout, stderr });
     });
   });
 }
@@ -28,10 +28,13 @@ test('a second service on ports in use says so and exits non-zero, leaving the f
   const first = await startService();
   try {
     const gatewayPort = new URL(first.gatewayUrl).port;
-    const second = await runUntilExit(['serve', '--gateway-port', gatewayPort, '--api-port', '0', '--data-dir', tempDir(), '--api-key', 'k2']);
-    assert.notEqual(second.code, 0);
-    assert.notEqual(second.code, null, 'the second service kept running');
-    assert.match(second.stderr, /address in use/);
+    // Several at once: one exiting while its report threads still loaded their native modules died by a signal
+    // now and then (a full suite's run) instead of exiting with the status that says why.
+    const seconds = await Promise.all(Array.from({ length: 4 }, () => runUntilExit(['serve', '--gateway-port', gatewayPort, '--api-port', '0', '--data-dir', tempDir(), '--api-key', 'k2'])));
+    for (const second of seconds) {
+      assert.equal(second.code, 1, `exit ${second.code}, signal ${second.signal}: ${second.stderr.slice(-500)}`);
+      assert.match(second.stderr, /address in use/);
+    }
     const apiPort = new URL(first.apiUrl).port;
     const third = await runUntilExit(['serve', '--gateway-port', '0', '--api-port', apiPort, '--data-dir', tempDir(), '--api-key', 'k3']);
     assert.notEqual(third.code, 0);
