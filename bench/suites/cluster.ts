@@ -313,9 +313,9 @@ async function ingestRows(deployment: Deployment, size: FleetSize, plan: (typeof
 
 /** The rows of the ingestion deployments (a single node has no APPLY_ALONE). */
 const INGEST_NAMES: IngestNames = { first: INGEST_FIRST, known: INGEST, read: READ_DURING_INGEST, applyAlone: APPLY_ALONE };
-const INGEST_ROWS = [INGEST_FIRST, INGEST, READ_DURING_INGEST, APPLY_ALONE];
+const INGEST_ROWS = Object.values(INGEST_NAMES);
 const MACHINES_NAMES: IngestNames = { first: MACHINES_FIRST, known: MACHINES_KNOWN };
-const MACHINES_ROWS = [MACHINES_FIRST, MACHINES_KNOWN];
+const MACHINES_ROWS = Object.values(MACHINES_NAMES);
 
 /** The deployments the ingestion rows compare: code groups are the cluster's way to apply a share of the code each. */
 const INGEST_DEPLOYMENTS = [singleNode, () => threeNodes(1), () => threeNodes(3), () => threeNodes(2)];
