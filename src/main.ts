@@ -15,6 +15,7 @@ import { sbomCommand, SBOM_USAGE } from './cli/sbom.ts';
 import { seedCommand, SEED_USAGE } from './cli/seed.ts';
 import { serveCommand } from './cli/serve.ts';
 import { ListenError } from './http/server.ts';
+import { StorageWriteError } from './storage/store.ts';
 import { SERVICE_VERSION } from './version.ts';
 
 const SERVE_USAGE: readonly Usage[] = [{ call: 'jvmlens serve [settings]', does: 'run the service' }];
@@ -110,7 +111,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     process.stderr.write(`jvmlens: ${error.message}\n`);
     process.exit(4);
   }
-  if (error instanceof ListenError) {
+  if (error instanceof ListenError || error instanceof StorageWriteError) {
     process.stderr.write(`jvmlens: ${error.message}\n`);
     process.exit(1);
   }

@@ -28,7 +28,7 @@ import { Ingestor } from './storage/ingest.ts';
 import { createKey, listKeys } from './storage/keys.ts';
 import { Liveness } from './storage/liveness.ts';
 import { SCOPES } from './storage/records.ts';
-import { openStore, storageWriteFailure, writeSeq } from './storage/store.ts';
+import { openStore, storageWriteFailure, StorageWriteError, writeSeq } from './storage/store.ts';
 import { FleetColumns } from './storage/fleet-columns.ts';
 import { InstanceCache } from './http/routes/instance-body.ts';
 import type { Store } from './storage/store.ts';
@@ -77,9 +77,21 @@ export async function startService(config: Config, logger: Logger, options: Star
   // A node the cluster's log was truncated past, or that read another history of it, starts from a copy of a live node's data.
   if (clustered) await restoreIfNeeded(config, logger);
   const store = openStore(config.dataDir);
+  // lmdb-js rejects every pending write of a failed commit, including writes whose promise no caller keeps
+  // (writes inside a transaction callback): those rejections are the storage failure the request already
+  // answered with 507 (or the start-up reports), not a fault of this process. Any other unhandled rejection still
+  // ends it. From the store's opening on: the start-up writes too (the first API key).
+  const onUnhandled = (reason: unknown): void => {
+    const failure = storageWriteFailure(reason);
+    if (failure === null) throw reason;
+    readiness.storageWritable(failure.message);
+  };
+  process.on('unhandledRejection', onUnhandled);
+
   // A cluster node's directory started without --cluster by mistake: the writes it took would never reach the cluster.
   const clusterNode = clustered ? null : clusterNodeData(store);
   if (clusterNode !== null) {
+    process.off('unhandledRejection', onUnhandled);
     await store.close();
     throw new ConfigError(`cannot start: ${clusterNode}: a single node on it would take writes the cluster never sees. Start it with --cluster URLS and its --node-id; to run it as a single node instead, stop it and detach it first: jvmlens cluster detach --data-dir DIR`);
   }
@@ -170,30 +182,27 @@ export async function startService(config: Config, logger: Logger, options: Star
   await options.beforeListen?.();
   let gatewayPort: number;
   let apiPort: number;
+  let createdAdminKey: string | null;
   try {
     gatewayPort = ports.gateway = await gateway.listen(config.host, config.gatewayPort);
     apiPort = ports.api = await api.listen(config.host, config.apiPort);
+    // A cluster's keys are created through the log (`jvmlens keys create --cluster`): nodes would each make one.
+    createdAdminKey = cluster === null ? await ensureAdminKey(store, config, clock) : null;
   } catch (error) {
-    // A port in use: what started is stopped before the caller exits. Exiting while the report threads still
-    // loaded their native modules aborted the process now and then (a signal, not the exit status that says why).
+    // At once: it handles a failed commit's own rejection, which would end the process meanwhile.
+    const failure = storageWriteFailure(error);
+    // A port in use, a first key that cannot be written: what started is stopped before the caller exits.
+    // Exiting while the report threads still loaded their native modules aborted the process now and then
+    // (a signal, not the exit status that says why).
     await Promise.all([gateway.close(), api.close()]);
     await cluster?.stop();
     await pool.destroy();
-    await store.close();
-    throw error;
+    // lmdb-js's close never settles after a failed commit (the process then ended with status 0, saying
+    // nothing); the caller exits next, and LMDB stays whole without it.
+    if (failure === null) await store.close();
+    process.off('unhandledRejection', onUnhandled);
+    throw failure === null ? error : new StorageWriteError(`${config.dataDir} cannot be written: ${failure.message}`);
   }
-  // A cluster's keys are created through the log (`jvmlens keys create --cluster`): nodes would each make one.
-  const createdAdminKey = cluster === null ? await ensureAdminKey(store, config, clock) : null;
-
-  // lmdb-js rejects every pending write of a failed commit, including writes whose promise no caller keeps
-  // (writes inside a transaction callback): those rejections are the storage failure the request already
-  // answered with 507, not a fault of this process. Any other unhandled rejection still ends it.
-  const onUnhandled = (reason: unknown): void => {
-    const failure = storageWriteFailure(reason);
-    if (failure === null) throw reason;
-    readiness.storageWritable(failure.message);
-  };
-  process.on('unhandledRejection', onUnhandled);
 
   /** The shutdown once it began: a start-up it cuts short stops where it is, and is not ready. */
   let stopping: Promise<void> | null = null;

@@ -7,7 +7,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ingest, vmStart } from '../helpers/events.ts';
-import { request, startService, tempDir, waitForHealth } from '../helpers/service.ts';
+import { request, runCli, startService, tempDir, waitForHealth } from '../helpers/service.ts';
 
 function mountTmpfs(dir: string, size: string): boolean {
   try {
@@ -81,3 +81,28 @@ test('a full disk: 507 and health DOWN, the process stays up, and it recovers wh
     rmSync(mountPoint, { recursive: true, force: true });
   }
 });
+
+test('a first start on a full disk: exit 1, saying which directory cannot be written, no stack', async (t) => {
+  const mountPoint = tempDir('jvmlens-full-disk-');
+  if (!mountTmpfs(mountPoint, '2m')) {
+    t.skip('needs root to mount a tmpfs');
+    return;
+  }
+  try {
+    const dataDir = join(mountPoint, 'data');
+    mkdirSync(dataDir);
+    // Room for the store's first pages, not for the first API key's write.
+    const free = Number(execFileSync('df', ['--output=avail', '-B1', mountPoint]).toString().split('\n')[1]);
+    writeFileSync(join(mountPoint, 'filler'), Buffer.alloc(Math.max(0, free - 40 * 1024)));
+    const started = await runCli(['serve', '--gateway-port', '0', '--api-port', '0', '--data-dir', dataDir], {}, 30_000);
+    assert.equal(started.code, 1, started.stderr);
+    assert.match(started.stderr, new RegExp(`jvmlens: ${dataDir} cannot be written: commit failed \\(disk full or I/O error\\)`));
+    // lmdb-js prints the I/O error itself; jvmlens adds no stack of its own.
+    assert.doesNotMatch(started.stderr, /Commit failed|at .*service\.js/);
+    assert.doesNotMatch(started.stdout, /created the first API key/);
+  } finally {
+    execFileSync('umount', [mountPoint]);
+    rmSync(mountPoint, { recursive: true, force: true });
+  }
+});
+
