@@ -1,5 +1,6 @@
 // A full disk (issue: hardening): ingestion answers 507 with Retry-After, health turns DOWN with a note, the
-// process stays up, and once space is freed it recovers by itself with every acknowledged batch intact.
+// process stays up, and once space is freed it recovers by itself with every acknowledged batch intact; a first
+// start that cannot write its first API key says so and exits 1.
 // Runs on a small tmpfs, so it needs root (CI runs as root; elsewhere it is skipped unless CI=true).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -105,4 +106,3 @@ test('a first start on a full disk: exit 1, saying which directory cannot be wri
     rmSync(mountPoint, { recursive: true, force: true });
   }
 });
-
