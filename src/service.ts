@@ -63,6 +63,15 @@ async function ensureAdminKey(store: Store, config: Config, clock: () => number)
   return key;
 }
 
+/**
+ * A start-up's error, a failed commit told as what it means: the data directory cannot be written. Called at
+ * once, it also handles the commit's own rejection, which would otherwise end the process meanwhile.
+ */
+function startUpError(error: unknown, dataDir: string): unknown {
+  const failure = storageWriteFailure(error);
+  return failure === null || failure === error ? error : new StorageWriteError(`${dataDir} cannot be written: ${failure.message}`);
+}
+
 export interface StartOptions {
   clock?: () => number;
   /** Called just before the service listens on its ports (a rebuilding node's placeholder lets them go). */
@@ -189,8 +198,7 @@ export async function startService(config: Config, logger: Logger, options: Star
     // A cluster's keys are created through the log (`jvmlens keys create --cluster`): nodes would each make one.
     createdAdminKey = cluster === null ? await ensureAdminKey(store, config, clock) : null;
   } catch (error) {
-    // At once: it handles a failed commit's own rejection, which would end the process meanwhile.
-    const failure = storageWriteFailure(error);
+    const failure = startUpError(error, config.dataDir);
     // A port in use, a first key that cannot be written: what started is stopped before the caller exits.
     // Exiting while the report threads still loaded their native modules aborted the process now and then
     // (a signal, not the exit status that says why).
@@ -199,9 +207,9 @@ export async function startService(config: Config, logger: Logger, options: Star
     await pool.destroy();
     // lmdb-js's close never settles after a failed commit (the process then ended with status 0, saying
     // nothing); the caller exits next, and LMDB stays whole without it.
-    if (failure === null) await store.close();
+    if (!(failure instanceof StorageWriteError)) await store.close();
     process.off('unhandledRejection', onUnhandled);
-    throw failure === null ? error : new StorageWriteError(`${config.dataDir} cannot be written: ${failure.message}`);
+    throw failure;
   }
 
   /** The shutdown once it began: a start-up it cuts short stops where it is, and is not ready. */
@@ -231,10 +239,15 @@ export async function startService(config: Config, logger: Logger, options: Star
       await new Promise((resolve) => setTimeout(resolve, config.readyDelayMs));
       readiness.done('test delay');
     }
-  })();
+  })().catch((error: unknown) => {
+    const failure = startUpError(error, config.dataDir);
+    if (failure instanceof StorageWriteError) readiness.storageWritable(failure.message);
+    throw failure;
+  });
   ready.catch((error: Error) => {
     // A shutdown cuts the start-up short (its pool destroyed, its store closed): that is no failure.
-    if (stopping === null) logger.error('start-up failed', { stack: error.stack });
+    // A full disk is no fault of the code: its message says all.
+    if (stopping === null) logger.error('start-up failed', error instanceof StorageWriteError ? { reason: error.message } : { stack: error.stack });
   });
 
   // decisions §3: DOWN while storage cannot be written.
@@ -262,7 +275,8 @@ export async function startService(config: Config, logger: Logger, options: Star
       await jobs.stop();
       await cluster?.stop();
       await pool.destroy();
-      await store.close();
+      // lmdb-js's close never settles after a failed commit; LMDB stays whole without it.
+      if (!readiness.storageFailing) await store.close();
       process.off('unhandledRejection', onUnhandled);
     })();
     return stopping;

@@ -28,6 +28,11 @@ export class Readiness {
     this.#storageProblem = problem;
   }
 
+  /** Whether the last write tried failed to commit (a full disk). */
+  get storageFailing(): boolean {
+    return this.#storageProblem !== null;
+  }
+
   /** A condition asked at every probe (cluster mode: joining, the NATS connection). */
   addCheck(check: () => string | null): void {
     this.#checks.push(check);
