@@ -38,7 +38,6 @@ function hierarchy(): Hierarchy | null {
 }
 
 export interface CpuQuota {
-  readonly cores: number;
   /** Moves a running process, every thread of it, under the quota. */
   add(pid: number): void;
   /** Moves what still runs under it back out, and removes it. */
@@ -61,7 +60,6 @@ export function cpuQuota(name: string, cores: number): CpuQuota | Error {
     return new Error(`cannot set a CPU quota in ${tree.root}: ${(error as Error).message}`);
   }
   return {
-    cores,
     add: (pid) => writeFileSync(join(dir, 'cgroup.procs'), String(pid)),
     remove() {
       if (!existsSync(dir)) return;

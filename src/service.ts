@@ -63,15 +63,6 @@ async function ensureAdminKey(store: Store, config: Config, clock: () => number)
   return key;
 }
 
-/**
- * A start-up's error, a failed commit told as what it means: the data directory cannot be written. Called at
- * once, it also handles the commit's own rejection, which would otherwise end the process meanwhile.
- */
-function startUpError(error: unknown, dataDir: string): unknown {
-  const failure = storageWriteFailure(error);
-  return failure === null || failure === error ? error : new StorageWriteError(`${dataDir} cannot be written: ${failure.message}`);
-}
-
 export interface StartOptions {
   clock?: () => number;
   /** Called just before the service listens on its ports (a rebuilding node's placeholder lets them go). */
@@ -96,6 +87,17 @@ export async function startService(config: Config, logger: Logger, options: Star
     readiness.storageWritable(failure.message);
   };
   process.on('unhandledRejection', onUnhandled);
+  /**
+   * A start-up's error, a failed commit told as what it means: the data directory cannot be written (storage
+   * DOWN from then on). Called at once, it also handles the commit's own rejection, which would otherwise end
+   * the process meanwhile.
+   */
+  const startUpError = (error: unknown): unknown => {
+    const failure = storageWriteFailure(error);
+    if (failure === null) return error;
+    readiness.storageWritable(failure.message);
+    return failure === error ? error : new StorageWriteError(`${config.dataDir} cannot be written: ${failure.message}`);
+  };
 
   // A cluster node's directory started without --cluster by mistake: the writes it took would never reach the cluster.
   const clusterNode = clustered ? null : clusterNodeData(store);
@@ -198,7 +200,7 @@ export async function startService(config: Config, logger: Logger, options: Star
     // A cluster's keys are created through the log (`jvmlens keys create --cluster`): nodes would each make one.
     createdAdminKey = cluster === null ? await ensureAdminKey(store, config, clock) : null;
   } catch (error) {
-    const failure = startUpError(error, config.dataDir);
+    const failure = startUpError(error);
     // A port in use, a first key that cannot be written: what started is stopped before the caller exits.
     // Exiting while the report threads still loaded their native modules aborted the process now and then
     // (a signal, not the exit status that says why).
@@ -207,7 +209,7 @@ export async function startService(config: Config, logger: Logger, options: Star
     await pool.destroy();
     // lmdb-js's close never settles after a failed commit (the process then ended with status 0, saying
     // nothing); the caller exits next, and LMDB stays whole without it.
-    if (!(failure instanceof StorageWriteError)) await store.close();
+    if (!readiness.storageFailing) await store.close();
     process.off('unhandledRejection', onUnhandled);
     throw failure;
   }
@@ -240,9 +242,7 @@ export async function startService(config: Config, logger: Logger, options: Star
       readiness.done('test delay');
     }
   })().catch((error: unknown) => {
-    const failure = startUpError(error, config.dataDir);
-    if (failure instanceof StorageWriteError) readiness.storageWritable(failure.message);
-    throw failure;
+    throw startUpError(error);
   });
   ready.catch((error: Error) => {
     // A shutdown cuts the start-up short (its pool destroyed, its store closed): that is no failure.
@@ -275,7 +275,7 @@ export async function startService(config: Config, logger: Logger, options: Star
       await jobs.stop();
       await cluster?.stop();
       await pool.destroy();
-      // lmdb-js's close never settles after a failed commit; LMDB stays whole without it.
+      // As after a failed start: lmdb-js's close would never settle.
       if (!readiness.storageFailing) await store.close();
       process.off('unhandledRejection', onUnhandled);
     })();

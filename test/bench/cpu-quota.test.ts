@@ -1,6 +1,6 @@
 // The cluster bench's emulated machines: a process put under a quota of a quarter core gets about that much
-// CPU, whatever its threads ask for, and removing the quota moves what still runs out of it. Skipped where this machine allows
-// no quota (cgroups need root or a delegated group).
+// CPU, whatever its threads ask for, and removing the quota moves what still runs out of it. Skipped where this
+// machine allows no quota (cgroups need root or a delegated group).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
