@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import { detachDataDir } from '../cluster/detach.ts';
 import { ClusterShapeError } from '../cluster/shards.ts';
 import { UsageError } from './args.ts';
+import { exitOnFailedCommit } from './local-store.ts';
 import { formatUsages } from './help.ts';
 import type { Usage } from './help.ts';
 
@@ -13,6 +14,7 @@ export const DETACH_USAGE: Usage = {
 
 export async function detachCommand(config: Config, args: readonly string[]): Promise<void> {
   if (args.length > 0) throw new UsageError(`usage:\n${formatUsages([DETACH_USAGE])}`);
+  exitOnFailedCommit(config.dataDir);
   const { followed, applied } = await detachDataDir(config.dataDir).catch((error: unknown) => {
     throw error instanceof ClusterShapeError ? new UsageError(`cannot detach ${config.dataDir}: ${error.message}`) : error;
   });

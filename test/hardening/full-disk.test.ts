@@ -1,12 +1,13 @@
 // A full disk (issue: hardening): ingestion answers 507 with Retry-After, health turns DOWN with a note, the
 // process stays up, and once space is freed it recovers by itself with every acknowledged batch intact; a first
-// start that cannot write its first API key says so and exits 1.
+// start that cannot write its first API key says so and exits 1, as do the commands that write a data directory.
 // Runs on a small tmpfs, so it needs root (CI runs as root; elsewhere it is skipped unless CI=true).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { CVSS, GROUP, writeAdvisories } from '../helpers/cve.ts';
 import { ingest, vmStart } from '../helpers/events.ts';
 import { request, runCli, startService, tempDir, waitForHealth } from '../helpers/service.ts';
 
@@ -107,5 +108,35 @@ test('a first start on a full disk: exit 1, saying which directory cannot be wri
   } finally {
     execFileSync('umount', [mountPoint]);
     rmSync(mountPoint, { recursive: true, force: true });
+  }
+});
+
+test('commands that write a full data directory: exit 1, saying which directory cannot be written, no stack', async (t) => {
+  const mountPoint = tempDir('jvmlens-full-disk-');
+  if (!mountTmpfs(mountPoint, '2m')) {
+    t.skip('needs root to mount a tmpfs');
+    return;
+  }
+  const osv = writeAdvisories([{ osvId: 'GHSA-full-disk', cveId: 'CVE-2026-0001', groupId: GROUP, artifactId: 'full-disk', versions: ['1.0'], severity: CVSS.score75 }]);
+  try {
+    const dataDir = join(mountPoint, 'data');
+    mkdirSync(dataDir);
+    // The store's first pages, written by a command that only reads, then no room for any write.
+    assert.equal((await runCli(['keys', 'list', '--data-dir', dataDir])).code, 0);
+    const free = Number(execFileSync('df', ['--output=avail', '-B1', mountPoint]).toString().split('\n')[1]);
+    writeFileSync(join(mountPoint, 'filler'), Buffer.alloc(free));
+    for (const command of [['keys', 'create', '--user', 'ops'], ['cve', 'import', osv], ['seed', '--vms', '20']]) {
+      const run = await runCli([...command, '--data-dir', dataDir], {}, 30_000);
+      const label = `jvmlens ${command.join(' ')}: ${run.stderr}`;
+      // Before, the process died on lmdb-js's unhandled rejection (status 1 with its stack), or ended with 0.
+      assert.equal(run.code, 1, label);
+      assert.match(run.stderr, new RegExp(`jvmlens: ${dataDir} cannot be written: commit failed \\(disk full or I/O error\\)\n$`), label);
+      assert.doesNotMatch(run.stderr, /Commit failed/, label);
+    }
+    assert.doesNotMatch((await runCli(['keys', 'list', '--data-dir', dataDir])).stdout, /ops/);
+  } finally {
+    execFileSync('umount', [mountPoint]);
+    rmSync(mountPoint, { recursive: true, force: true });
+    rmSync(osv, { recursive: true, force: true });
   }
 });
