@@ -1,8 +1,9 @@
 // Cluster mode (issue 15) beside a single node in the same run: three nats-server processes (JetStream, R3)
 // and three jvmlens nodes on this one machine, storing every class or in code groups. Ingestion acknowledged
 // and applied (and a read meanwhile), a code report over what it sent, component reports (fanned
-// out over the nodes by VM shard), CVE event pages, a killed node back UP, a new node copying a live node's
-// data once the log was truncated, and the write pause when a NATS server dies.
+// out over the nodes by VM shard from --report-fan-out-vms), CVE event pages, a killed node back UP, a new
+// node copying a live node's data once the log was truncated, and the write pause when a NATS server dies.
+// Ingestion, component reports and CVE pages also run with each node under a CPU quota: machines of equal CPU.
 import { ClusterLog } from '../../src/cluster/log.ts';
 import { STREAM } from '../../src/cluster/commands.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
@@ -22,7 +23,7 @@ import { runPostLoad } from '../post-load.ts';
 import type { PostBody, PostLoadResult } from '../post-load.ts';
 import { MAIN, processCpuSeconds, processRssMb, spawnChild, startJvmlens } from '../service.ts';
 import type { JvmlensService } from '../service.ts';
-import { round1, summarize } from '../stats.ts';
+import { round1, Samples, summarize } from '../stats.ts';
 
 /** The resident size of the deployment's largest node. */
 function largestRssMb(deployment: Deployment): number {
@@ -49,6 +50,15 @@ const APPLY_ALONE = 'cluster: known code applied by one node alone from the log,
  */
 const MACHINES_FIRST = 'cluster: machines of equal CPU: ingestion, NDJSON batches of 10,000 code items first seen, acknowledged';
 const MACHINES_KNOWN = 'cluster: machines of equal CPU: ingestion, NDJSON batches of 10,000 code items already known, acknowledged';
+/**
+ * Reads on such machines: the component reports of REPORT and REPORT_BY_HOST, and CVE pages under load spread
+ * over every node, on the report fleet seeded before the quotas (at a quarter of this machine, seeding would
+ * take most of the run).
+ */
+const MACHINES_REPORT = 'cluster: machines of equal CPU: component report, groupBy tags.env: POST to SUCCEEDED';
+const MACHINES_REPORT_BY_HOST = 'cluster: machines of equal CPU: component report, log4j-core by hostName: POST to SUCCEEDED';
+const MACHINES_CVE_LOAD = 'cluster: machines of equal CPU: CVE events page of 100, tag filter, 10 connections spread over every node';
+const MACHINES_READ_ROWS = [MACHINES_REPORT, MACHINES_REPORT_BY_HOST, MACHINES_CVE_LOAD];
 /** Cores of each emulated machine: three machines and the load generator share this one's. */
 const MACHINE_CORES = availableParallelism() / 4;
 /** Read your writes has a price while writes stream in: a read waits until its node applied every acknowledged write. */
@@ -65,6 +75,8 @@ const CODE_REPORT = 'cluster: code report, every method seen in 30 days, on the 
 const REPORTS: Record<string, { path: string; body: Record<string, unknown> }> = {
   [REPORT]: { path: '/public/component/report', body: { groupBy: ['tags.env'], filter: ["componentName = 'log4j-core'"] } },
   [REPORT_BY_HOST]: { path: '/public/component/report', body: { groupBy: ['hostName'], filter: ["componentName = 'log4j-core'"] } },
+  [MACHINES_REPORT]: { path: '/public/component/report', body: { groupBy: ['tags.env'], filter: ["componentName = 'log4j-core'"] } },
+  [MACHINES_REPORT_BY_HOST]: { path: '/public/component/report', body: { groupBy: ['hostName'], filter: ["componentName = 'log4j-core'"] } },
   [CODE_REPORT]: { path: '/public/report/codeInventory', body: { from: '30d' } },
 };
 /** How a report is created: the component family schedules under its own path. */
@@ -114,21 +126,28 @@ function nodeOptions(dir: string, urls: string, index: number, codeGroups = 1) {
   return { dataDir: `${dir}/n${index}`, workers: 1, apiKey: KEY, args: ['--cluster', urls, '--node-id', `n${index}`, ...groups] };
 }
 
-/** Three nodes that store every class, or whose classes fall into `codeGroups` groups. */
-async function threeNodes(codeGroups = 1): Promise<Deployment> {
+/**
+ * Three nodes that store every class, or whose classes fall into `codeGroups` groups; `fanOut`: every
+ * component report fanned out over them, whatever the fleet's size (`--report-fan-out-vms 0`).
+ */
+async function threeNodes(codeGroups = 1, fanOut = false): Promise<Deployment> {
   const dir = temporaryDir('cluster-');
   const nats = await startNatsServers(3, dir);
   const urls = nats.map((server) => server.url).join(',');
   const nodes: JvmlensService[] = [];
   try {
-    for (const index of [1, 2, 3]) nodes.push(await startJvmlens(nodeOptions(dir, urls, index, codeGroups)));
+    for (const index of [1, 2, 3]) {
+      const options = nodeOptions(dir, urls, index, codeGroups);
+      nodes.push(await startJvmlens(fanOut ? { ...options, args: [...options.args, '--report-fan-out-vms', '0'] } : options));
+    }
   } catch (error) {
     await Promise.all(nodes.map((node) => node.stop()));
     await Promise.all(nats.map((server) => server.stop()));
     throw error;
   }
+  const label = codeGroups === 1 ? '3 nodes, 3 nats-server (R3)' : `3 nodes in ${codeGroups} code groups, 3 nats-server (R3)`;
   return {
-    label: codeGroups === 1 ? '3 nodes, 3 nats-server (R3)' : `3 nodes in ${codeGroups} code groups, 3 nats-server (R3)`,
+    label: fanOut ? `${label}, every report fanned out` : label,
     dir,
     nodes,
     nats,
@@ -141,10 +160,10 @@ async function threeNodes(codeGroups = 1): Promise<Deployment> {
 
 /**
  * `start`'s deployment with each node, and the nats-server of the same index, under a CPU quota of `cores`
- * of its own: as on machines of that size, which the quota rows compare. Null, said why, where this machine
- * allows no quota (cgroups need root or a delegated group).
+ * of its own: as on machines of that size, which the quota rows compare. `prepare` runs before the quotas.
+ * Null, said why, where this machine allows no quota (cgroups need root or a delegated group).
  */
-async function onMachines(cores: number, start: () => Promise<Deployment>): Promise<Deployment | null> {
+async function onMachines(cores: number, start: () => Promise<Deployment>, prepare?: (deployment: Deployment) => Promise<void>): Promise<Deployment | null> {
   const probe = cpuQuota(`jvmlens-bench-${process.pid}-probe`, cores);
   if (probe instanceof Error) {
     progress(`${NAME}: the rows on machines of equal CPU are skipped: ${probe.message}`);
@@ -157,6 +176,12 @@ async function onMachines(cores: number, start: () => Promise<Deployment>): Prom
     await deployment.stop();
     for (const machine of machines) machine.remove();
   };
+  try {
+    await prepare?.(deployment);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
   try {
     for (const [index, node] of deployment.nodes.entries()) {
       const machine = cpuQuota(`jvmlens-bench-${process.pid}-${index}`, cores);
@@ -321,6 +346,8 @@ const MACHINES_ROWS = Object.values(MACHINES_NAMES);
 const INGEST_DEPLOYMENTS = [singleNode, () => threeNodes(1), () => threeNodes(3), () => threeNodes(2)];
 /** A single node against the cluster's fastest ingestion, each node on a machine of MACHINE_CORES. */
 const MACHINES_DEPLOYMENTS = [() => onMachines(MACHINE_CORES, singleNode), () => onMachines(MACHINE_CORES, () => threeNodes(3))];
+/** A report fans out over the nodes only from `--report-fan-out-vms` VMs: the cluster's reads on such machines, with and without. */
+const MACHINES_READ_DEPLOYMENTS = [singleNode, () => threeNodes(), () => threeNodes(1, true)];
 
 /**
  * The last node is paused (SIGSTOP) while the others take `batches` of `send`'s bodies, then resumed to
@@ -449,20 +476,33 @@ async function cveRow(deployment: Deployment, size: FleetSize, pages: number): P
   };
 }
 
-/** The same page under concurrent load through the first node: the read barrier's round trips are shared. */
-async function cveLoadRow(deployment: Deployment, size: FleetSize, options: BenchOptions): Promise<BenchRow> {
+/**
+ * The same page under concurrent load through `through` (its connections spread over them, as a load
+ * balancer spreads them): the read barrier's round trips are shared.
+ */
+async function cveLoadRow(deployment: Deployment, size: FleetSize, options: BenchOptions, name: string, through: readonly JvmlensService[]): Promise<BenchRow> {
   const plan = loadPlan(options);
   const cpuBefore = deploymentCpu(deployment);
-  const result = await runLoad(deployment.nodes[0].apiUrl, { paths: ['/public/cve/events?limit=100&tags.env=prod'], headers: { 'x-api-key': KEY }, connections: plan.connections, seconds: plan.seconds * plan.rounds });
+  const results = await Promise.all(through.map((node, index) => runLoad(node.apiUrl, {
+    paths: ['/public/cve/events?limit=100&tags.env=prod'], headers: { 'x-api-key': KEY }, connections: shareOf(plan.connections, through.length, index), seconds: plan.seconds * plan.rounds,
+  })));
   const cpuAfter = deploymentCpu(deployment);
-  const latency = summarize(result.latencies.values());
+  const latencies = new Samples();
+  for (const result of results) latencies.addAll(result.latencies);
+  const latency = summarize(latencies.values());
+  const requests = results.reduce((sum, result) => sum + result.requests, 0);
+  const seconds = Math.max(...results.map((result) => result.seconds));
   // What a read costs the nodes and the servers: the read barrier's questions are the servers' part.
-  const cpuUsPerRequest = (seconds: number) => round1((seconds / result.requests) * 1e6);
+  const cpuUsPerRequest = (cpuSeconds: number) => round1((cpuSeconds / requests) * 1e6);
   return {
-    suite: NAME, name: `${CVE_LOAD}, ${deployment.label}`, size: describeFleet(size),
-    rate: result.requests / result.seconds, unit: 'req/s', meanMs: latency.mean, p50Ms: latency.p50, p99Ms: latency.p99,
-    rssMb: processRssMb(deployment.nodes[0].pid),
-    extra: { load: loadNote(plan), stealPercent: result.stealPercent ?? 'unknown', jvmlensCpuUsPerRequest: cpuUsPerRequest(cpuAfter.nodes - cpuBefore.nodes), natsCpuUsPerRequest: cpuUsPerRequest(cpuAfter.nats - cpuBefore.nats) },
+    suite: NAME, name: `${name}, ${deployment.label}`, size: describeFleet(size),
+    rate: requests / seconds, unit: 'req/s', meanMs: latency.mean, p50Ms: latency.p50, p99Ms: latency.p99,
+    rssMb: Math.max(...through.map((node) => processRssMb(node.pid))),
+    extra: {
+      load: `${loadNote(plan)}${through.length > 1 ? `, spread over ${through.length} nodes (a generator each)` : ''}`,
+      stealPercent: results[0].stealPercent ?? 'unknown',
+      jvmlensCpuUsPerRequest: cpuUsPerRequest(cpuAfter.nodes - cpuBefore.nodes), natsCpuUsPerRequest: cpuUsPerRequest(cpuAfter.nats - cpuBefore.nats),
+    },
   };
 }
 
@@ -630,7 +670,7 @@ async function pauseRows(deployment: Deployment): Promise<BenchRow[]> {
 
 export const suite: Suite = {
   name: NAME,
-  rows: [...INGEST_ROWS, ...MACHINES_ROWS, CODE_REPORT, REPORT, REPORT_BY_HOST, CVE, CVE_LOAD, TAKEOVER, REJOIN, NEW_NODE, PAUSE, READ_PAUSE],
+  rows: [...INGEST_ROWS, ...MACHINES_ROWS, ...MACHINES_READ_ROWS, CODE_REPORT, REPORT, REPORT_BY_HOST, CVE, CVE_LOAD, TAKEOVER, REJOIN, NEW_NODE, PAUSE, READ_PAUSE],
   async run(options: BenchOptions) {
     const plan = options.quick ? PLAN.quick : PLAN.full;
     const rows: BenchRow[] = [];
@@ -659,6 +699,19 @@ export const suite: Suite = {
         }
       }
     }
+    if (MACHINES_READ_ROWS.some(want)) {
+      const size = fleetSize(options, REPORT_FLEET);
+      for (const start of MACHINES_READ_DEPLOYMENTS) {
+        const deployment = await onMachines(MACHINE_CORES, start, (seeded) => seedFleet(seeded, size));
+        if (deployment === null) break;
+        try {
+          for (const report of [MACHINES_REPORT, MACHINES_REPORT_BY_HOST]) if (want(report)) rows.push(await reportRow(deployment, size, plan.reportRuns, report));
+          if (want(MACHINES_CVE_LOAD)) rows.push(await cveLoadRow(deployment, size, options, MACHINES_CVE_LOAD, deployment.nodes));
+        } finally {
+          await deployment.stop();
+        }
+      }
+    }
     if (want(REPORT) || want(REPORT_BY_HOST) || want(CVE) || want(CVE_LOAD) || want(TAKEOVER) || want(REJOIN) || want(NEW_NODE) || want(PAUSE) || want(READ_PAUSE)) {
       const size = fleetSize(options, REPORT_FLEET);
       for (const start of [singleNode, () => threeNodes()]) {
@@ -667,7 +720,7 @@ export const suite: Suite = {
           await seedFleet(deployment, size);
           for (const report of [REPORT, REPORT_BY_HOST]) if (want(report)) rows.push(await reportRow(deployment, size, plan.reportRuns, report));
           if (want(CVE)) rows.push(await cveRow(deployment, size, plan.pages));
-          if (want(CVE_LOAD)) rows.push(await cveLoadRow(deployment, size, options));
+          if (want(CVE_LOAD)) rows.push(await cveLoadRow(deployment, size, options, CVE_LOAD, deployment.nodes.slice(0, 1)));
           if (deployment.nats.length > 0) {
             if (want(TAKEOVER)) rows.push(await takeoverRow(deployment, size));
             if (want(REJOIN)) rows.push(await rejoinRow(deployment, fleetSize(options, INGEST_FLEET), plan.bodies));
