@@ -5,7 +5,7 @@
 export const ERROR_CODES = {
   MALFORMED_JSON: { status: 400, description: 'the body is not valid JSON' },
   MALFORMED_BODY: { status: 400, description: 'the body is not valid UTF-8, NDJSON or MessagePack' },
-  BAD_REQUEST: { status: 400, description: 'the request is malformed: a body of the wrong shape, a repeated header' },
+  BAD_REQUEST: { status: 400, description: 'the request is malformed: a body of the wrong shape, a repeated header, an x-jvmlens-consistency it does not know' },
   INVALID_EVENTS: { status: 400, description: 'agent events that break the protocol or its limits; nothing was stored' },
   UNKNOWN_VM: { status: 400, description: 'agent events for a VM the batch did not start' },
   BAD_TAGS: { status: 400, description: 'a tag key or value outside the allowed characters or lengths' },

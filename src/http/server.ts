@@ -46,10 +46,10 @@ function statusLine(status: number): string {
 }
 
 /** The request headers the service reads; the Node fallback of uWS (used under Deno) cannot list them all. */
-const HEADERS = ['x-api-key', 'content-type', 'content-length', 'transfer-encoding', 'accept'] as const;
+const HEADERS = ['x-api-key', 'content-type', 'content-length', 'transfer-encoding', 'accept', 'x-jvmlens-consistency'] as const;
 const READ_HEADERS = new Set<string>(HEADERS);
 /** RFC 9112 §6.3: two Content-Length values are a request-smuggling vector; two keys leave the caller ambiguous. */
-const SINGLE_HEADERS = new Set(['content-length', 'x-api-key', 'transfer-encoding']);
+const SINGLE_HEADERS = new Set(['content-length', 'x-api-key', 'transfer-encoding', 'x-jvmlens-consistency']);
 /** Longer paths are refused before routing (no id of the API comes near it) and never logged whole. */
 const MAX_PATH = 2048;
 /** How long a client should wait before retrying a write that storage could not take. */
@@ -218,12 +218,13 @@ export class HttpServer {
         }
         request.principal = principal;
       }
+      const local = readsLocally(request);
       if (METHODS_WITH_BODY.has(method) && hasBody(request.headers)) {
         const declared = Number(request.headers['content-length'] ?? 0);
         if (declared > DRAIN_LIMIT) throw this.#tooLarge();
         this.#readBody(exchange, route);
       } else {
-        this.#run(exchange, route);
+        this.#run(exchange, route, local);
       }
     } catch (error) {
       // A body too large to drain is left unread, and a request with ambiguous framing (BAD_REQUEST from
@@ -271,9 +272,10 @@ export class HttpServer {
     });
   }
 
-  #run(exchange: Exchange, route: Route): void {
+  /** `local`: a read that asked for what this node has applied, without the cluster's read-your-writes wait. */
+  #run(exchange: Exchange, route: Route, local = false): void {
     const barrier = this.#options.barrier;
-    if (barrier === undefined || !route.needsReady || route.ownBarrier) {
+    if (barrier === undefined || !route.needsReady || route.ownBarrier || local) {
       this.#handle(exchange, route);
       return;
     }
@@ -408,6 +410,18 @@ function readHeaders(req: HttpRequest, headers: Record<string, string>): void {
   if (headers['content-length'] !== undefined && headers['transfer-encoding'] !== undefined) {
     throw new ApiError('BAD_REQUEST', "the request has both 'content-length' and 'transfer-encoding'");
   }
+}
+
+/**
+ * Whether a GET asks for what its node has applied (`x-jvmlens-consistency: local`) rather than every write
+ * acknowledged before it (`read-your-writes`, the default): a cluster node then answers without asking the
+ * log (README "Reads that need not wait"). Other methods always wait; a single node never does.
+ */
+function readsLocally(request: ApiRequest): boolean {
+  const value = request.headers['x-jvmlens-consistency'];
+  if (value === undefined || value === 'read-your-writes') return false;
+  if (value === 'local') return request.method === 'GET';
+  throw new ApiError('BAD_REQUEST', `'x-jvmlens-consistency' is 'read-your-writes' (the default) or 'local' (a GET answered with what this node has applied, without waiting for writes acknowledged through other nodes), not '${value.slice(0, 64)}'`);
 }
 
 function hasBody(headers: Record<string, string>): boolean {

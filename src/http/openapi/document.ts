@@ -309,8 +309,11 @@ function operationJson(path: string, method: string, operation: Operation): Json
         },
       };
   }
+  // Every read may ask a cluster node for what it has applied (src/http/server.ts, readsLocally); a value it
+  // does not know is a 400.
+  const read = method === 'get' && operation.scope !== undefined;
   // Any route answers 405 for a method it does not take and 414 for an overlong path (decisions §10).
-  Object.assign(responses, errorResponses([...operation.errors, 'METHOD_NOT_ALLOWED']));
+  Object.assign(responses, errorResponses([...operation.errors, 'METHOD_NOT_ALLOWED', ...(read ? ['BAD_REQUEST' as const] : [])]));
   const json: Json = {
     operationId: `${method}${path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, next: string | undefined) => (next ?? '').toUpperCase())}`,
     summary: operation.summary,
@@ -321,7 +324,8 @@ function operationJson(path: string, method: string, operation: Operation): Json
     json.security = [{ apiKey: [operation.scope] }];
     json.description = `Needs a key with the ${operation.scope} scope (\`x-api-key\`).`;
   } else json.security = [];
-  if (operation.parameters !== undefined) json.parameters = operation.parameters;
+  const parameters = [...(operation.parameters ?? []), ...(read ? [{ $ref: '#/components/parameters/Consistency' }] : [])];
+  if (parameters.length > 0) json.parameters = parameters;
   if (operation.body !== undefined) {
     const { schema, example, contentTypes = ['application/json'] } = operation.body;
     json.requestBody = { required: true, content: Object.fromEntries(contentTypes.map((type) => [type, type === 'application/json' ? { schema, example } : { schema }])) };
@@ -351,6 +355,13 @@ export function openApiDocument(version: string): Json {
     paths,
     components: {
       schemas: SCHEMAS,
+      parameters: {
+        Consistency: {
+          name: 'x-jvmlens-consistency', in: 'header', required: false,
+          schema: { type: 'string', enum: ['read-your-writes', 'local'], default: 'read-your-writes' },
+          description: 'Cluster mode: `read-your-writes` (the default) answers with every write acknowledged before the request, through any node, first asking the cluster log how far it goes; `local` answers at once with what this node has applied, which may lack writes acknowledged through other nodes in the last moments (a node more than about 5 s behind is DOWN for load balancers). A single node answers alike either way.',
+        },
+      },
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'A key from `jvmlens keys create --scopes read,write,ingest` (or the static --api-key). Scopes: read (explorer GETs, reports, CVE events, SBOM), write (tag changes), ingest (agent events).' },
       },
