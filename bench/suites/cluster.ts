@@ -58,7 +58,9 @@ const MACHINES_KNOWN = 'cluster: machines of equal CPU: ingestion, NDJSON batche
 const MACHINES_REPORT = 'cluster: machines of equal CPU: component report, groupBy tags.env: POST to SUCCEEDED';
 const MACHINES_REPORT_BY_HOST = 'cluster: machines of equal CPU: component report, log4j-core by hostName: POST to SUCCEEDED';
 const MACHINES_CVE_LOAD = 'cluster: machines of equal CPU: CVE events page of 100, tag filter, 10 connections spread over every node';
-const MACHINES_READ_ROWS = [MACHINES_REPORT, MACHINES_REPORT_BY_HOST, MACHINES_CVE_LOAD];
+/** The same reads asking for what each node has applied (`x-jvmlens-consistency: local`): no question to the log. */
+const MACHINES_CVE_LOCAL = 'cluster: machines of equal CPU: CVE events page of 100, tag filter, local reads, 10 connections spread over every node';
+const MACHINES_READ_ROWS = [MACHINES_REPORT, MACHINES_REPORT_BY_HOST, MACHINES_CVE_LOAD, MACHINES_CVE_LOCAL];
 /** Cores of each emulated machine: three machines and the load generator share this one's. */
 const MACHINE_CORES = availableParallelism() / 4;
 /** Read your writes has a price while writes stream in: a read waits until its node applied every acknowledged write. */
@@ -478,13 +480,13 @@ async function cveRow(deployment: Deployment, size: FleetSize, pages: number): P
 
 /**
  * The same page under concurrent load through `through` (its connections spread over them, as a load
- * balancer spreads them): the read barrier's round trips are shared.
+ * balancer spreads them): the read barrier's round trips are shared. `consistency`: the reads' header.
  */
-async function cveLoadRow(deployment: Deployment, size: FleetSize, options: BenchOptions, name: string, through: readonly JvmlensService[]): Promise<BenchRow> {
+async function cveLoadRow(deployment: Deployment, size: FleetSize, options: BenchOptions, name: string, through: readonly JvmlensService[], consistency = 'read-your-writes'): Promise<BenchRow> {
   const plan = loadPlan(options);
   const cpuBefore = deploymentCpu(deployment);
   const results = await Promise.all(through.map((node, index) => runLoad(node.apiUrl, {
-    paths: ['/public/cve/events?limit=100&tags.env=prod'], headers: { 'x-api-key': KEY }, connections: shareOf(plan.connections, through.length, index), seconds: plan.seconds * plan.rounds,
+    paths: ['/public/cve/events?limit=100&tags.env=prod'], headers: { 'x-api-key': KEY, 'x-jvmlens-consistency': consistency }, connections: shareOf(plan.connections, through.length, index), seconds: plan.seconds * plan.rounds,
   })));
   const cpuAfter = deploymentCpu(deployment);
   const latencies = new Samples();
@@ -707,6 +709,8 @@ export const suite: Suite = {
         try {
           for (const report of [MACHINES_REPORT, MACHINES_REPORT_BY_HOST]) if (want(report)) rows.push(await reportRow(deployment, size, plan.reportRuns, report));
           if (want(MACHINES_CVE_LOAD)) rows.push(await cveLoadRow(deployment, size, options, MACHINES_CVE_LOAD, deployment.nodes));
+          // A single node never asks: its row above is its local reads' too.
+          if (want(MACHINES_CVE_LOCAL) && deployment.nats.length > 0) rows.push(await cveLoadRow(deployment, size, options, MACHINES_CVE_LOCAL, deployment.nodes, 'local'));
         } finally {
           await deployment.stop();
         }
