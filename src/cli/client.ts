@@ -12,17 +12,23 @@ export function clientNotes(own: string): string[] {
   return [
     '--url URL (env JVMLENS_URL; the API as serve prints it, with or without /public; default http://127.0.0.1:8090)',
     '--key KEY (env JVMLENS_API_KEY)',
+    '--consistency local (a cluster node answers its GETs with what it has applied, without waiting for the writes acknowledged through other nodes; default read-your-writes)',
     `exit status: ${own}, 2 bad usage, 3 the service refused (its message is printed), 4 no service`,
   ];
 }
 
 /** The options every client command takes. */
-export const CLIENT_OPTIONS = ['url', 'key'];
+export const CLIENT_OPTIONS = ['url', 'key', 'consistency'];
+
+/** The values of `x-jvmlens-consistency` (README "Reads that need not wait"). */
+const CONSISTENCIES = ['read-your-writes', 'local'];
 
 export interface ApiClient {
   /** The API's base URL without a trailing slash or `/public`. */
   base: string;
   key: string;
+  /** The reads' `x-jvmlens-consistency`: `read-your-writes` (the service's default) or `local`. */
+  consistency: string;
 }
 
 /** The API's base URL without a trailing slash or `/public`: both ways `serve` may be quoted work. */
@@ -33,7 +39,9 @@ export function apiBase(url: string): string {
 export function clientFrom(parsed: ParsedArgs, env: NodeJS.ProcessEnv): ApiClient {
   const key = parsed.options.get('key') ?? env.JVMLENS_API_KEY;
   if (key === undefined || key === '') throw new UsageError('an API key is needed: --key KEY or JVMLENS_API_KEY');
-  return { base: apiBase(parsed.options.get('url') ?? env.JVMLENS_URL ?? 'http://127.0.0.1:8090'), key };
+  const consistency = parsed.options.get('consistency') ?? 'read-your-writes';
+  if (!CONSISTENCIES.includes(consistency)) throw new UsageError(`--consistency is ${CONSISTENCIES.join(' or ')}, not '${consistency}'`);
+  return { base: apiBase(parsed.options.get('url') ?? env.JVMLENS_URL ?? 'http://127.0.0.1:8090'), key, consistency };
 }
 
 /** Sends a request and returns the response text; an error status becomes a ServiceError with the API's message. */
@@ -42,7 +50,7 @@ export async function call(client: ApiClient, method: string, path: string, body
   try {
     response = await fetch(`${client.base}${path}`, {
       method,
-      headers: { 'x-api-key': client.key, accept, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { 'x-api-key': client.key, 'x-jvmlens-consistency': client.consistency, accept, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
   } catch (error) {

@@ -183,4 +183,15 @@ describe('jvmlens cve events and instance', () => {
     assert.equal(missing.code, 3);
     assert.match(missing.stderr, /404 VM_NOT_FOUND/);
   });
+
+  it('takes --consistency local or read-your-writes, and says so for another (a cluster\'s side: test/cluster/local-reads.test.ts)', async () => {
+    for (const consistency of ['local', 'read-your-writes']) {
+      const vm = await cli(service, ['instance', 'cve-vm-0', '--consistency', consistency]);
+      assert.equal(vm.code, 0, vm.stderr);
+      assert.equal(JSON.parse(vm.stdout).vmId, 'cve-vm-0');
+    }
+    const wrong = await cli(service, ['cve', 'events', '--consistency', 'eventual']);
+    assert.equal(wrong.code, 2);
+    assert.match(wrong.stderr, /--consistency is read-your-writes or local, not 'eventual'/);
+  });
 });

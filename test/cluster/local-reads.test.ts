@@ -1,6 +1,6 @@
 // Reads that need not wait (README "Reads that need not wait"): a GET with `x-jvmlens-consistency: local`
-// answers with what its node has applied, without asking the log how far it goes; a read without it waits for
-// that answer (read your writes). Real processes: three nats-servers and one node; with every server stopped
+// answers with what its node has applied, without asking the log how far it goes (and so does the command
+// line's with --consistency local); a read without it waits for that answer (read your writes). Real processes: three nats-servers and one node; with every server stopped
 // (SIGSTOP), no question can be answered, so only the local read can answer before they resume.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
 import { ingest, vmStart } from '../helpers/events.ts';
-import { request, startService, tempDir } from '../helpers/service.ts';
+import { request, runCli, startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
 
 const missing = spawnSync('nats-server', ['--version']).error !== undefined;
@@ -45,6 +45,10 @@ test('a local read answers while the log cannot be asked; a read-your-writes rea
     const local = await request(url, { key: KEY, headers: { 'x-jvmlens-consistency': 'local' } });
     assert.equal(local.status, 200, JSON.stringify(local.body));
     assert.equal(local.body.vmId, VM);
+    // The command line's reads alike.
+    const shown = await runCli(['instance', VM, '--consistency', 'local', '--url', node.apiUrl, '--key', KEY], {}, 5_000);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.equal(JSON.parse(shown.stdout).vmId, VM);
     const explicit = request(url, { key: KEY, headers: { 'x-jvmlens-consistency': 'read-your-writes' } });
     await new Promise((resolve) => setTimeout(resolve, 500));
     assert.equal(waited, null, 'a read-your-writes read answered while no NATS server could');
