@@ -7,18 +7,35 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import type { TestContext } from 'node:test';
 import { CVSS, GROUP, writeAdvisories } from '../helpers/cve.ts';
 import { ingest, vmStart } from '../helpers/events.ts';
 import { request, runCli, startService, tempDir, waitForHealth } from '../helpers/service.ts';
 
-function mountTmpfs(dir: string, size: string): boolean {
+/** Runs `body` on a new tmpfs of `size`, unmounted after it; skips the test where none can be mounted. */
+async function onTmpfs(t: TestContext, size: string, body: (mountPoint: string) => Promise<void>): Promise<void> {
+  const mountPoint = tempDir('jvmlens-full-disk-');
   try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'pipe' });
-    return true;
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', mountPoint], { stdio: 'pipe' });
   } catch (error) {
     if (process.env.CI === 'true') throw error;
-    return false;
+    t.skip('needs root to mount a tmpfs');
+    return;
   }
+  try {
+    await body(mountPoint);
+  } finally {
+    execFileSync('umount', [mountPoint]);
+    rmSync(mountPoint, { recursive: true, force: true });
+  }
+}
+
+/** Fills the tmpfs at `mountPoint` but for `leftBytes`: a file takes the rest. */
+function fill(mountPoint: string, leftBytes: number): string {
+  const free = Number(execFileSync('df', ['--output=avail', '-B1', mountPoint]).toString().split('\n')[1]);
+  const filler = join(mountPoint, 'filler');
+  writeFileSync(filler, Buffer.alloc(Math.max(0, free - leftBytes)));
+  return filler;
 }
 
 /** One VM and 2,000 methods of 60-byte class names: about 250 KB a batch on disk. */
@@ -28,20 +45,13 @@ function batch(i: number, now: number): unknown[] {
   return [vmStart(vmId, now), { type: 'code', vmId, time: now, items }];
 }
 
-test('a full disk: 507 and health DOWN, the process stays up, and it recovers when space is freed', async (t) => {
-  const mountPoint = tempDir('jvmlens-full-disk-');
-  if (!mountTmpfs(mountPoint, '24m')) {
-    t.skip('needs root to mount a tmpfs');
-    return;
-  }
+test('a full disk: 507 and health DOWN, the process stays up, and it recovers when space is freed', (t) => onTmpfs(t, '24m', async (mountPoint) => {
   const dataDir = join(mountPoint, 'data');
   mkdirSync(dataDir);
   const service = await startService({ dataDir });
   try {
     // Leave a few MB: a filler file takes the rest, and freeing it is "the operator cleaned up".
-    const filler = join(mountPoint, 'filler');
-    const free = Number(execFileSync('df', ['--output=avail', '-B1', mountPoint]).toString().split('\n')[1]);
-    writeFileSync(filler, Buffer.alloc(Math.max(0, free - 6 * 1024 * 1024)));
+    const filler = fill(mountPoint, 6 * 1024 * 1024);
     const now = Date.now();
     const acknowledged: string[] = [];
     let refused: { status: number; body: any } | null = null;
@@ -79,52 +89,33 @@ test('a full disk: 507 and health DOWN, the process stays up, and it recovers wh
     }
   } finally {
     await service.stop({ keepData: true });
-    execFileSync('umount', [mountPoint]);
-    rmSync(mountPoint, { recursive: true, force: true });
   }
-});
+}));
 
-test('a first start on a full disk: exit 1, saying which directory cannot be written, no stack', async (t) => {
-  const mountPoint = tempDir('jvmlens-full-disk-');
-  if (!mountTmpfs(mountPoint, '2m')) {
-    t.skip('needs root to mount a tmpfs');
-    return;
+test('a first start on a full disk: exit 1, saying which directory cannot be written, no stack', (t) => onTmpfs(t, '2m', async (mountPoint) => {
+  const dataDir = join(mountPoint, 'data');
+  mkdirSync(dataDir);
+  // Room for the store's first pages, not for the first API key's write, nor the curated OSV set's.
+  fill(mountPoint, 40 * 1024);
+  // Without a key the first key's write fails as the ports open; with one, the vulnerability data's, as it starts.
+  for (const key of [[], ['--api-key', 'full-disk-key-0123456789']]) {
+    const started = await runCli(['serve', '--gateway-port', '0', '--api-port', '0', '--data-dir', dataDir, ...key], {}, 30_000);
+    assert.equal(started.code, 1, started.stderr);
+    assert.match(started.stderr, new RegExp(`jvmlens: (cannot start: )?${dataDir} cannot be written: commit failed \\(disk full or I/O error\\)`));
+    // lmdb-js prints the I/O error itself; jvmlens adds no stack of its own.
+    assert.doesNotMatch(started.stderr, /Commit failed|at .*service\.js/);
+    assert.doesNotMatch(started.stdout, /created the first API key/);
   }
-  try {
-    const dataDir = join(mountPoint, 'data');
-    mkdirSync(dataDir);
-    // Room for the store's first pages, not for the first API key's write, nor the curated OSV set's.
-    const free = Number(execFileSync('df', ['--output=avail', '-B1', mountPoint]).toString().split('\n')[1]);
-    writeFileSync(join(mountPoint, 'filler'), Buffer.alloc(Math.max(0, free - 40 * 1024)));
-    // Without a key the first key's write fails as the ports open; with one, the vulnerability data's, as it starts.
-    for (const key of [[], ['--api-key', 'full-disk-key-0123456789']]) {
-      const started = await runCli(['serve', '--gateway-port', '0', '--api-port', '0', '--data-dir', dataDir, ...key], {}, 30_000);
-      assert.equal(started.code, 1, started.stderr);
-      assert.match(started.stderr, new RegExp(`jvmlens: (cannot start: )?${dataDir} cannot be written: commit failed \\(disk full or I/O error\\)`));
-      // lmdb-js prints the I/O error itself; jvmlens adds no stack of its own.
-      assert.doesNotMatch(started.stderr, /Commit failed|at .*service\.js/);
-      assert.doesNotMatch(started.stdout, /created the first API key/);
-    }
-  } finally {
-    execFileSync('umount', [mountPoint]);
-    rmSync(mountPoint, { recursive: true, force: true });
-  }
-});
+}));
 
-test('commands that write a full data directory: exit 1, saying which directory cannot be written, no stack', async (t) => {
-  const mountPoint = tempDir('jvmlens-full-disk-');
-  if (!mountTmpfs(mountPoint, '2m')) {
-    t.skip('needs root to mount a tmpfs');
-    return;
-  }
+test('commands that write a full data directory: exit 1, saying which directory cannot be written, no stack', (t) => onTmpfs(t, '2m', async (mountPoint) => {
   const osv = writeAdvisories([{ osvId: 'GHSA-full-disk', cveId: 'CVE-2026-0001', groupId: GROUP, artifactId: 'full-disk', versions: ['1.0'], severity: CVSS.score75 }]);
   try {
     const dataDir = join(mountPoint, 'data');
     mkdirSync(dataDir);
     // The store's first pages, written by a command that only reads, then no room for any write.
     assert.equal((await runCli(['keys', 'list', '--data-dir', dataDir])).code, 0);
-    const free = Number(execFileSync('df', ['--output=avail', '-B1', mountPoint]).toString().split('\n')[1]);
-    writeFileSync(join(mountPoint, 'filler'), Buffer.alloc(free));
+    fill(mountPoint, 0);
     for (const command of [['keys', 'create', '--user', 'ops'], ['cve', 'import', osv], ['seed', '--vms', '20']]) {
       const run = await runCli([...command, '--data-dir', dataDir], {}, 30_000);
       const label = `jvmlens ${command.join(' ')}: ${run.stderr}`;
@@ -135,8 +126,6 @@ test('commands that write a full data directory: exit 1, saying which directory 
     }
     assert.doesNotMatch((await runCli(['keys', 'list', '--data-dir', dataDir])).stdout, /ops/);
   } finally {
-    execFileSync('umount', [mountPoint]);
-    rmSync(mountPoint, { recursive: true, force: true });
     rmSync(osv, { recursive: true, force: true });
   }
-});
+}));
