@@ -74,11 +74,13 @@ const REPORT_BY_HOST = 'cluster: component report, log4j-core by hostName: POST 
  */
 const CODE_REPORT = 'cluster: code report, every method seen in 30 days, on the ingestion rows\' fleet: POST to SUCCEEDED';
 /** Where each report is created and read, and its body. */
+const LOG4J_BY_ENV = { path: '/public/component/report', body: { groupBy: ['tags.env'], filter: ["componentName = 'log4j-core'"] } };
+const LOG4J_BY_HOST = { path: '/public/component/report', body: { groupBy: ['hostName'], filter: ["componentName = 'log4j-core'"] } };
 const REPORTS: Record<string, { path: string; body: Record<string, unknown> }> = {
-  [REPORT]: { path: '/public/component/report', body: { groupBy: ['tags.env'], filter: ["componentName = 'log4j-core'"] } },
-  [REPORT_BY_HOST]: { path: '/public/component/report', body: { groupBy: ['hostName'], filter: ["componentName = 'log4j-core'"] } },
-  [MACHINES_REPORT]: { path: '/public/component/report', body: { groupBy: ['tags.env'], filter: ["componentName = 'log4j-core'"] } },
-  [MACHINES_REPORT_BY_HOST]: { path: '/public/component/report', body: { groupBy: ['hostName'], filter: ["componentName = 'log4j-core'"] } },
+  [REPORT]: LOG4J_BY_ENV,
+  [REPORT_BY_HOST]: LOG4J_BY_HOST,
+  [MACHINES_REPORT]: LOG4J_BY_ENV,
+  [MACHINES_REPORT_BY_HOST]: LOG4J_BY_HOST,
   [CODE_REPORT]: { path: '/public/report/codeInventory', body: { from: '30d' } },
 };
 /** How a report is created: the component family schedules under its own path. */
