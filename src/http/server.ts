@@ -227,9 +227,9 @@ export class HttpServer {
         this.#run(exchange, route, local);
       }
     } catch (error) {
-      // A body too large to drain is left unread, and a request with ambiguous framing (BAD_REQUEST from
-      // readHeaders) may be read differently by a proxy in front (RFC 9112 §6.3): neither connection is reused.
-      this.#respond(exchange, this.#errorResponse(error, request), error instanceof ApiError && (error.status === 413 || error.code === 'BAD_REQUEST'));
+      // A body too large to drain is left unread, and a request with ambiguous framing may be read differently
+      // by a proxy in front (RFC 9112 §6.3): neither connection is reused.
+      this.#respond(exchange, this.#errorResponse(error, request), error instanceof AmbiguousRequestError || (error instanceof ApiError && error.status === 413));
     }
   }
 
@@ -391,6 +391,12 @@ const PICKED_PORT_ATTEMPTS = 5;
 const LISTEN_EXCLUSIVE_PORT = 1;
 type ListenWithOptions = (host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void) => TemplatedApp;
 
+/**
+ * A request whose framing a proxy in front may read otherwise (RFC 9112 §6.3), or whose caller is ambiguous:
+ * a 400 after which its connection is not reused.
+ */
+class AmbiguousRequestError extends ApiError {}
+
 /** Copies the headers the service reads; a repeated Content-Length, Transfer-Encoding or x-api-key is a 400. */
 function readHeaders(req: HttpRequest, headers: Record<string, string>): void {
   if (!NATIVE) {
@@ -406,9 +412,9 @@ function readHeaders(req: HttpRequest, headers: Record<string, string>): void {
     if (headers[name] !== undefined && SINGLE_HEADERS.has(name)) repeated = name;
     headers[name] = value;
   });
-  if (repeated !== null) throw new ApiError('BAD_REQUEST', `the request has more than one '${repeated}' header`);
+  if (repeated !== null) throw new AmbiguousRequestError('BAD_REQUEST', `the request has more than one '${repeated}' header`);
   if (headers['content-length'] !== undefined && headers['transfer-encoding'] !== undefined) {
-    throw new ApiError('BAD_REQUEST', "the request has both 'content-length' and 'transfer-encoding'");
+    throw new AmbiguousRequestError('BAD_REQUEST', "the request has both 'content-length' and 'transfer-encoding'");
   }
 }
 
