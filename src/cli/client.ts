@@ -1,4 +1,5 @@
 // The HTTP client of the commands that talk to a running service (report, cve events, instance, sbom).
+import { CONSISTENCIES } from '../http/types.ts';
 import type { ParsedArgs } from './args.ts';
 import { UsageError } from './args.ts';
 
@@ -20,8 +21,6 @@ export function clientNotes(own: string): string[] {
 /** The options every client command takes. */
 export const CLIENT_OPTIONS = ['url', 'key', 'consistency'];
 
-/** The values of `x-jvmlens-consistency` (README "Reads that need not wait"). */
-const CONSISTENCIES = ['read-your-writes', 'local'];
 
 export interface ApiClient {
   /** The API's base URL without a trailing slash or `/public`. */
@@ -39,8 +38,8 @@ export function apiBase(url: string): string {
 export function clientFrom(parsed: ParsedArgs, env: NodeJS.ProcessEnv): ApiClient {
   const key = parsed.options.get('key') ?? env.JVMLENS_API_KEY;
   if (key === undefined || key === '') throw new UsageError('an API key is needed: --key KEY or JVMLENS_API_KEY');
-  const consistency = parsed.options.get('consistency') ?? 'read-your-writes';
-  if (!CONSISTENCIES.includes(consistency)) throw new UsageError(`--consistency is ${CONSISTENCIES.join(' or ')}, not '${consistency}'`);
+  const consistency = parsed.options.get('consistency') ?? CONSISTENCIES[0];
+  if (!(CONSISTENCIES as readonly string[]).includes(consistency)) throw new UsageError(`--consistency is ${CONSISTENCIES.join(' or ')}, not '${consistency}'`);
   return { base: apiBase(parsed.options.get('url') ?? env.JVMLENS_URL ?? 'http://127.0.0.1:8090'), key, consistency };
 }
 

@@ -1,6 +1,9 @@
 // Plain request and response values: handlers are functions of these, testable without sockets.
 import type { Scope } from '../storage/records.ts';
 
+/** The values of the `x-jvmlens-consistency` request header, the default first (README "Reads that need not wait"). */
+export const CONSISTENCIES = ['read-your-writes', 'local'] as const;
+
 export interface Principal {
   userId: string;
   scopes: readonly Scope[];

@@ -1,7 +1,8 @@
 // Reads that need not wait (README "Reads that need not wait"): a GET with `x-jvmlens-consistency: local`
 // answers with what its node has applied, without asking the log how far it goes (and so does the command
-// line's with --consistency local); a read without it waits for that answer (read your writes). Real processes: three nats-servers and one node; with every server stopped
-// (SIGSTOP), no question can be answered, so only the local read can answer before they resume.
+// line's with --consistency local); a read without it waits for that answer (read your writes). Real
+// processes: three nats-servers and one node; with every server stopped (SIGSTOP), no question can be
+// answered, so only the local read can answer before they resume.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';

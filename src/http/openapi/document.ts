@@ -3,6 +3,7 @@
 // names the codes it can give, and their statuses and descriptions are the registry's.
 import { ERROR_CODES } from '../../errors.ts';
 import type { ErrorCode } from '../../errors.ts';
+import { CONSISTENCIES } from '../types.ts';
 import { SCHEMAS } from './schemas.ts';
 import type { Schema } from './schemas.ts';
 
@@ -358,7 +359,7 @@ export function openApiDocument(version: string): Json {
       parameters: {
         Consistency: {
           name: 'x-jvmlens-consistency', in: 'header', required: false,
-          schema: { type: 'string', enum: ['read-your-writes', 'local'], default: 'read-your-writes' },
+          schema: { type: 'string', enum: [...CONSISTENCIES], default: CONSISTENCIES[0] },
           description: 'Cluster mode: `read-your-writes` (the default) answers with every write acknowledged before the request, through any node, first asking the cluster log how far it goes; `local` answers at once with what this node has applied, which may lack writes acknowledged through other nodes in the last moments (a node more than about 5 s behind is DOWN for load balancers). A single node answers alike either way.',
         },
       },
