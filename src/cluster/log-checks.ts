@@ -199,6 +199,8 @@ export class LogChecks {
   readonly #recent: WindowHash[] = [];
   /** The record or check running, which the next waits for. */
   #running: Promise<void> = Promise.resolve();
+  /** Set by close(): the work queued is skipped, and a compare running stops at its next window. */
+  #closed = false;
   /** This node's windows JetStream has not taken yet, oldest first (record). */
   readonly #unrecorded: WindowHash[] = [];
   /** Windows whose hashes differed while no reading was taken as right (too few nodes had recorded them), oldest first. */
@@ -403,9 +405,19 @@ export class LogChecks {
     });
   }
 
+  /**
+   * Stops recording and comparing windows, and ends once the work running did: the node closes its store
+   * after this. A compare that read the closed store (the window after the one found odd, as its node shut
+   * down to rebuild itself) made lmdb-js throw from a timer, which ended the process (a CI run's node never came back).
+   */
+  close(): Promise<void> {
+    this.#closed = true;
+    return this.#running;
+  }
+
   /** Runs `work` after the record or check before it ended: two at once would put one window twice, and skip another. */
   #oneAtATime(work: () => Promise<void>): Promise<void> {
-    const run = this.#running.then(work);
+    const run = this.#running.then(() => (this.#closed ? undefined : work()));
     this.#running = run.catch(() => undefined);
     return run;
   }
@@ -445,7 +457,7 @@ export class LogChecks {
   /** Compares each window in turn; those that differ with no reading taken as right yet. */
   async #stillUnsettled(windows: readonly WindowHash[]): Promise<WindowHash[]> {
     const unsettled: WindowHash[] = [];
-    for (const window of windows) if (!(await this.#compare(window))) unsettled.push(window);
+    for (const window of windows) if (!this.#closed && !(await this.#compare(window))) unsettled.push(window);
     return unsettled;
   }
 

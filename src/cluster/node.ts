@@ -557,6 +557,8 @@ export class ClusterNode {
   /** Leaves the cluster; bounded, since a NATS that is down would keep a clean leave waiting forever. */
   async stop(): Promise<void> {
     this.#stopped = true;
+    // Its work still running ends once the connection below is closed, before the store closes.
+    const checksDone = this.#logChecks?.close();
     this.#stopWaitingForCopy();
     if (this.#tailChecks !== null) clearInterval(this.#tailChecks);
     if (this.#watch !== null) clearInterval(this.#watch);
@@ -573,6 +575,7 @@ export class ClusterNode {
     })();
     await Promise.race([leave, new Promise((resolve) => setTimeout(resolve, STOP_WAIT_MS))]);
     await this.#log?.close();
+    await within(checksDone ?? Promise.resolve(), STOP_WAIT_MS, 'the log checks were still running').catch((error: Error) => this.#options.logger.warn('closing the store while the log checks still run', { reason: error.message }));
     await this.#journal?.close();
   }
 }

@@ -345,6 +345,31 @@ test('nodes whose window differs tell at which command their readings part, logg
   assert.equal(details.slice(before).filter((entry) => entry.message === PARTING).length, told.length);
 });
 
+test('a node found odd that closes its checks compares no window after: its store, closed next, is not read', { skip: missing && 'nats-server is not installed' }, async () => {
+  const [n90, n91] = [await checksOf('n90'), await checksOf('n91')];
+  for (const node of [n90, n91]) for (const to of [1604, 1608]) await node.record({ to, crc: 1 });
+  // As ClusterNode: told it read the odd history, it shuts down to rebuild itself, closing its checks, then its store.
+  const nc = await connect({ servers: nats[0].url });
+  connections.push(nc);
+  const store = openStore(tempDir('jvmlens-log-checks-n92-'));
+  stores.add(store);
+  let closing: Promise<void> | null = null;
+  const readAfterClose: number[] = [];
+  const n92: LogChecks = await LogChecks.open(nc, {
+    nodeId: 'n92', replicas: 1, logger, store, every: 4, live: async () => true,
+    foundOdd: () => (closing = n92.close()),
+    commandsOf: (_from, to) => {
+      if (closing !== null) readAfterClose.push(to);
+      return Uint32Array.of(1, 2, 3, 4);
+    },
+  });
+  // The window after comes in while the first is compared, as a node applying the log records them.
+  await Promise.all([n92.record({ to: 1604, crc: 2 }), n92.record({ to: 1608, crc: 2 })]);
+  assert.notEqual(closing, null, 'n92 was found odd at window 1604');
+  await closing;
+  assert.deepEqual(readAfterClose, [], 'no window compared once closed');
+});
+
 test('a window JetStream did not take while its server was down is recorded once it is back', { skip: missing && 'nats-server is not installed' }, async () => {
   const [server] = await startNatsServers(1, tempDir('jvmlens-log-checks-down-'));
   const nc = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
