@@ -37,11 +37,14 @@ import { keptCount } from './cluster/awaiting-start.ts';
 import { ClusterNode, CLUSTER_STEP } from './cluster/node.ts';
 import { clusterNodeData } from './cluster/log-identity.ts';
 import { restoreIfNeeded } from './cluster/restore.ts';
+import { within } from './cluster/waits.ts';
 
 const MIB = 1024 * 1024;
 /** How often the service checks that storage is writable and whether another process wrote to it. */
 const WATCH_MS = 2_000;
 const EXPIRY_MS = 3_600_000;
+/** The longest a shutdown waits for what still reads the store (a CVE index rebuild stops at its next chunk) before closing it. */
+const READERS_WAIT_MS = 5_000;
 
 export interface RunningService {
   gatewayPort: number;
@@ -275,6 +278,9 @@ export async function startService(config: Config, logger: Logger, options: Star
       await jobs.stop();
       await cluster?.stop();
       await pool.destroy();
+      // What still reads the store ends first (the start-up it cut short, a refresh): lmdb-js throws from a
+      // timer after a read of a closed store, which ends the process.
+      await within(Promise.all([vulnerabilities.settled(), cveIndex.close()]), READERS_WAIT_MS, 'the CVE data was still being read').catch((error: Error) => logger.warn('closing the store while it is still read', { reason: error.message }));
       // As after a failed start: lmdb-js's close would never settle.
       if (!readiness.storageFailing) await store.close();
       process.off('unhandledRejection', onUnhandled);

@@ -91,6 +91,8 @@ export class CveIndex {
   #pending: Set<number> | null = null;
   #rebuilding: Promise<void> | null = null;
   #rebuildAgain = false;
+  /** Set by close(): no rebuild starts, and one running stops at its next chunk. */
+  #closed = false;
 
   constructor(store: Store, dict: Dictionary) {
     this.#store = store;
@@ -103,6 +105,7 @@ export class CveIndex {
    * queries meanwhile answer from the previous one. Calls during a rebuild run one more after it.
    */
   rebuild(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
     if (this.#rebuilding !== null) {
       this.#rebuildAgain = true;
       return this.#rebuilding;
@@ -111,9 +114,18 @@ export class CveIndex {
       do {
         this.#rebuildAgain = false;
         await this.#rebuildOnce();
-      } while (this.#rebuildAgain);
+      } while (this.#rebuildAgain && !this.#closed);
     })().finally(() => (this.#rebuilding = null));
     return this.#rebuilding;
+  }
+
+  /**
+   * Stops rebuilding, and ends once a rebuild running stopped: the service closes the store next. A read of
+   * a closed lmdb-js store throws from a timer, which ended a cluster node restarting to rebuild itself.
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#rebuilding?.catch(() => undefined);
   }
 
   async #rebuildOnce(): Promise<void> {
@@ -128,6 +140,7 @@ export class CveIndex {
       for (let start = 0; start < rowCount; start += REBUILD_CHUNK) {
         for (let row = start; row < Math.min(rowCount, start + REBUILD_CHUNK); row++) loaded[row] = next.load(row) ? 1 : 0;
         await new Promise((resolve) => setImmediate(resolve));
+        if (this.#closed) return;
       }
       let after: string | null = null;
       for (;;) {
@@ -140,6 +153,7 @@ export class CveIndex {
         }
         if (read === 0) break;
         await new Promise((resolve) => setImmediate(resolve));
+        if (this.#closed) return;
       }
       // VMs ingested during the read may carry components the snapshot has not loaded yet.
       if (this.#pending.size > 0) next.encodedCves.extend(this.#store);

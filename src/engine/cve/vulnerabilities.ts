@@ -21,6 +21,7 @@ export class Vulnerabilities {
   readonly #clock: () => number;
   readonly #logger: Logger;
   #loadedSeq = -1;
+  #starting: Promise<void> | null = null;
   #refreshing: Promise<void> | null = null;
 
   constructor(options: { store: Store; pool: WorkerPool; ingestor: Ingestor; cveIndex: CveIndex; clock: () => number; logger: Logger }) {
@@ -33,7 +34,20 @@ export class Vulnerabilities {
   }
 
   /** Loads the curated set on the first start, then brings matches and the CVE index up to date. */
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    this.#starting = this.#start();
+    return this.#starting;
+  }
+
+  /**
+   * Ends once the start or refresh running did (a shutdown destroyed the pool they may wait for): the service
+   * closes the store next. A start that went on after its service shut down read the closed store, and ended the process.
+   */
+  async settled(): Promise<void> {
+    await Promise.allSettled([this.#starting, this.#refreshing]);
+  }
+
+  async #start(): Promise<void> {
     if (this.#store.meta.get(CURATED_LOADED) !== 1) {
       const curated = loadCuratedVulnerabilities();
       await putVulnerabilities(this.#store, curated);
