@@ -1,6 +1,6 @@
 // A machine of a given number of cores, emulated on this one: a CPU quota (Linux cgroups) over the processes
 // put in it. The cluster bench runs each node of a cluster, with a nats-server, as on a machine of its own.
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Where the kernel enforces a quota: cgroup v2's unified tree, or v1's cpu controller. */
@@ -37,6 +37,43 @@ function hierarchy(): Hierarchy | null {
   return null;
 }
 
+/** The quotas the bench and its tests make are named after their process: `jvmlens-bench-<pid>-…`, `jvmlens-test-<pid>…`. */
+const NAMED_AFTER_PID = /^jvmlens-(?:bench|test)-(\d+)/;
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Moves what still runs under the quota in `dir` back out, and removes it. */
+function removeGroup(tree: Hierarchy, dir: string): void {
+  if (!existsSync(dir)) return;
+  for (const pid of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
+    writeFileSync(join(tree.root, 'cgroup.procs'), pid);
+  }
+  rmdirSync(dir);
+}
+
+/**
+ * Removes the quotas of runs whose process is gone: a bench stopped by Ctrl-C or a kill removes none of its
+ * own, and the kernel keeps them, with any process of the run still in them, until someone does.
+ */
+function removeLeftOvers(tree: Hierarchy): void {
+  for (const entry of readdirSync(tree.root)) {
+    const owner = NAMED_AFTER_PID.exec(entry);
+    if (owner === null || running(Number(owner[1]))) continue;
+    try {
+      removeGroup(tree, join(tree.root, entry));
+    } catch {
+      // Another run's sweep removed it first, or this process may not: the quota to make does not depend on it.
+    }
+  }
+}
+
 export interface CpuQuota {
   /** Moves a running process, every thread of it, under the quota. */
   add(pid: number): void;
@@ -51,6 +88,7 @@ export interface CpuQuota {
 export function cpuQuota(name: string, cores: number): CpuQuota | Error {
   const tree = hierarchy();
   if (tree === null) return new Error('no cgroup cpu controller is mounted (/sys/fs/cgroup)');
+  removeLeftOvers(tree);
   const dir = join(tree.root, name);
   try {
     mkdirSync(dir);
@@ -61,12 +99,6 @@ export function cpuQuota(name: string, cores: number): CpuQuota | Error {
   }
   return {
     add: (pid) => writeFileSync(join(dir, 'cgroup.procs'), String(pid)),
-    remove() {
-      if (!existsSync(dir)) return;
-      for (const pid of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
-        writeFileSync(join(tree.root, 'cgroup.procs'), pid);
-      }
-      rmdirSync(dir);
-    },
+    remove: () => removeGroup(tree, dir),
   };
 }

@@ -3,7 +3,8 @@
 // machine allows no quota (cgroups need root or a delegated group).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import { cpuQuota } from '../../bench/cpu-quota.ts';
@@ -60,3 +61,37 @@ test('a quota removed while its process still runs moves the process out first',
     quota.remove();
   }
 });
+
+test('a quota left by a run whose process is gone is removed when the next one is made, with what still ran in it moved out', async (t) => {
+  // A run stopped by a kill: its process is gone, one of its children still runs under its quota.
+  const run = spawn(process.execPath, ['-e', '']);
+  await new Promise((resolve) => run.once('exit', resolve));
+  const leftOver = `jvmlens-bench-${run.pid}-0`;
+  const left = cpuQuota(leftOver, 0.25);
+  if (left instanceof Error) {
+    t.skip(left.message);
+    return;
+  }
+  const orphan = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+  const name = `jvmlens-test-${process.pid}-next`;
+  let next: ReturnType<typeof cpuQuota> | null = null;
+  try {
+    left.add(orphan.pid!);
+    next = cpuQuota(name, 0.25);
+    assert.ok(!(next instanceof Error), String(next));
+    assert.doesNotMatch(readFileSync(`/proc/${orphan.pid}/cgroup`, 'utf8'), new RegExp(leftOver), 'the orphan was moved out');
+    assert.equal(orphan.exitCode, null, 'and still runs');
+    assert.ok(!existsSync(join(quotaRoot(name), leftOver)), 'the left-over quota is gone');
+    assert.ok(existsSync(join(quotaRoot(name), name)), 'a running process\'s quota stays');
+  } finally {
+    orphan.kill('SIGKILL');
+    await new Promise((resolve) => orphan.once('exit', resolve));
+    if (next !== null && !(next instanceof Error)) next.remove();
+    left.remove();
+  }
+});
+
+/** The directory that holds the quota named `name` (cgroup v1's cpu controller or v2's tree). */
+function quotaRoot(name: string): string {
+  return ['/sys/fs/cgroup/cpu', '/sys/fs/cgroup'].find((root) => existsSync(join(root, name)))!;
+}
