@@ -407,8 +407,8 @@ export class LogChecks {
 
   /**
    * Stops recording and comparing windows, and ends once the work running did: the node closes its store
-   * after this. A compare that read the closed store (the window after the one found odd, as its node shut
-   * down to rebuild itself) made lmdb-js throw from a timer, which ended the process (a CI run's node never came back).
+   * after this. A compare that went on once its node shut down to rebuild itself (the window after the one
+   * found odd) would read the closed store, and lmdb-js throws from a timer after such a read, ending the process.
    */
   close(): Promise<void> {
     this.#closed = true;

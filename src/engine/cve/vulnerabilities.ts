@@ -21,6 +21,7 @@ export class Vulnerabilities {
   readonly #clock: () => number;
   readonly #logger: Logger;
   #loadedSeq = -1;
+  /** The start, and the refresh while one runs: settled() waits for both. */
   #starting: Promise<void> | null = null;
   #refreshing: Promise<void> | null = null;
 
