@@ -1,7 +1,7 @@
 // A service shut down while its start-up still reads the store closes the store only after that read ends, and the
 // process goes on. A cluster node that restarts to rebuild itself shuts its service down and starts another in the
-// same process: in a CI run, the first one's start-up went on rebuilding the CVE events index from the closed store,
-// and lmdb-js threw from a timer, which ended the process (its health never answered again).
+// same process: in runs of a cluster test, the first one's start-up went on rebuilding the CVE events index from the
+// closed store, and lmdb-js threw from a timer, which ended the process (its health never answered again).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseConfig } from '../../src/config.ts';
