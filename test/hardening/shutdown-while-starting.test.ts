@@ -11,7 +11,7 @@ import type { RunningService } from '../../src/service.ts';
 import { openStore } from '../../src/storage/store.ts';
 import { runCli, tempDir } from '../helpers/service.ts';
 
-/** Enough VMs that the start-up reads the CVE data for longer than a shutdown takes (about 300 ms here). */
+/** Enough VMs that the CVE index rebuild outlasts the shutdown that begins with it (the code before failed on it twice of twice). */
 const VMS = 20_000;
 
 test('a service shut down while its start-up reads the CVE data closes its store after that read, and the process goes on', async () => {
