@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { open } from 'lmdb';
 import type { Database, RootDatabase } from 'lmdb';
 import type { AcknowledgedWrite, JournaledWrite, JournalOfWrites } from './acknowledged-writes.ts';
+import { refuseReads } from '../storage/closing-reads.ts';
 
 /** The journal's file in a node's data directory. */
 export const JOURNAL_FILE = 'unconfirmed-writes.mdb';
@@ -73,6 +74,7 @@ export class WriteJournal implements JournalOfWrites {
   }
 
   close(): Promise<void> {
+    refuseReads('the write journal', [this.#env, this.#writes, this.#toHandOver]);
     return this.#env.close();
   }
 }

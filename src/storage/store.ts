@@ -6,6 +6,7 @@ import type { Database, DatabaseOptions, RootDatabase } from 'lmdb';
 import type { Vulnerability } from '../vuln/osv.ts';
 import { classCodeEncoder, fleetClassCodeEncoder } from './class-code.ts';
 import { migrateToFleetCode } from './fleet-code-migration.ts';
+import { refuseReads } from './closing-reads.ts';
 import { PageFiles } from './page-files.ts';
 import { migrateReportPagesToFiles } from './report-pages-migration.ts';
 import { migrateVmRecordsToScanRows } from './vm-records-migration.ts';
@@ -82,6 +83,10 @@ export interface Store {
 export const STORE_FILE = 'jvmlens.mdb';
 export const PAGES_DIR = 'pages';
 
+function isDatabase(value: unknown): value is Database<unknown, import('lmdb').Key> {
+  return typeof value === 'object' && value !== null && typeof (value as { getBinaryFast?: unknown }).getBinaryFast === 'function';
+}
+
 /** `wholeMap`: the file mapped whole, as LMDB's own copy (`jvmlens backup`) needs. */
 export function openStore(dataDir: string, options: { readOnly?: boolean; wholeMap?: boolean } = {}): Store {
   mkdirSync(dataDir, { recursive: true });
@@ -126,7 +131,10 @@ export function openStore(dataDir: string, options: { readOnly?: boolean; wholeM
     reports: msgpack('reports'),
     pageFiles: new PageFiles(join(dataDir, PAGES_DIR)),
     ownSeqs: new Set(),
-    close: () => env.close(),
+    close: () => {
+      refuseReads(`the store in ${dataDir}`, [env, ...Object.values(store).filter((value) => value !== env && isDatabase(value))]);
+      return env.close();
+    },
   };
   if (!store.meta.get('schemaVersion') && !options.readOnly) {
     store.meta.putSync('schemaVersion', SCHEMA_VERSION);
