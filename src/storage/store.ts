@@ -83,6 +83,7 @@ export interface Store {
 export const STORE_FILE = 'jvmlens.mdb';
 export const PAGES_DIR = 'pages';
 
+/** Whether a field of the store is one of its lmdb-js databases (not the page files, the sequence set or `close`). */
 function isDatabase(value: unknown): value is Database<unknown, import('lmdb').Key> {
   return typeof value === 'object' && value !== null && typeof (value as { getBinaryFast?: unknown }).getBinaryFast === 'function';
 }
