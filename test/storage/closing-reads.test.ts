@@ -1,7 +1,8 @@
 // Reads of a store whose close has begun (src/storage/closing-reads.ts). What a service relies on: a reader
 // that outlives its shutdown gets an error it can handle, at its call, and the process goes on. lmdb-js alone
-// answered such a read, then threw from a timer ("Attempt to reset an invalid read txn"), which ended the
-// process: a cluster node restarting in process died so. Writes queued before the close still commit.
+// renewed its read transaction for such a read (which then failed or not), then threw from a timer ("Attempt to
+// reset an invalid read txn"), which ended the process: a cluster node restarting in process died so. Writes
+// queued before the close still commit.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
