@@ -38,10 +38,15 @@ import { ClusterNode, CLUSTER_STEP } from './cluster/node.ts';
 import { clusterNodeData } from './cluster/log-identity.ts';
 import { restoreIfNeeded } from './cluster/restore.ts';
 import { within } from './cluster/waits.ts';
+import { applyInbox, applyRequest, watchInbox } from './storage/inbox.ts';
+import type { InboxRequest } from './storage/inbox.ts';
+import { takeWriterLock } from './storage/writer-lock.ts';
 
 const MIB = 1024 * 1024;
 /** How often the service checks that storage is writable and whether another process wrote to it. */
 const WATCH_MS = 2_000;
+/** How long a start waits for a command that writes the data directory (storage/writer-lock.ts). */
+const COMMANDS_WAIT_MS = 60_000;
 const EXPIRY_MS = 3_600_000;
 /** The longest a shutdown waits for what still reads the store (a CVE index rebuild stops at its next chunk) before closing it. */
 const READERS_WAIT_MS = 5_000;
@@ -77,9 +82,19 @@ export async function startService(config: Config, logger: Logger, options: Star
   const clustered = config.cluster.length > 0;
   const readiness = new Readiness(['storage', ...(clustered ? [CLUSTER_STEP] : []), 'workers', 'vulnerabilities', ...(config.readyDelayMs > 0 ? ['test delay'] : [])]);
   const metrics = new Metrics();
-  // A node the cluster's log was truncated past, or that read another history of it, starts from a copy of a live node's data.
-  if (clustered) await restoreIfNeeded(config, logger);
-  const store = openStore(config.dataDir);
+  // One process opens the store (storage/writer-lock.ts): a command that writes meanwhile hands its write to the inbox.
+  const lock = await takeWriterLock(config.dataDir, 'service', COMMANDS_WAIT_MS, clustered).catch((error: Error) => {
+    throw new ConfigError(`cannot start: ${error.message}`);
+  });
+  let store: Store;
+  try {
+    // A node the cluster's log was truncated past, or that read another history of it, starts from a copy of a live node's data.
+    if (clustered) await restoreIfNeeded(config, logger);
+    store = openStore(config.dataDir);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
   // lmdb-js rejects every pending write of a failed commit, including writes whose promise no caller keeps
   // (writes inside a transaction callback): those rejections are the storage failure the request already
   // answered with 507 (or the start-up reports), not a fault of this process. Any other unhandled rejection still
@@ -107,6 +122,7 @@ export async function startService(config: Config, logger: Logger, options: Star
   if (clusterNode !== null) {
     process.off('unhandledRejection', onUnhandled);
     await store.close();
+    lock.release();
     throw new ConfigError(`cannot start: ${clusterNode}: a single node on it would take writes the cluster never sees. Start it with --cluster URLS and its --node-id; to run it as a single node instead, stop it and detach it first: jvmlens cluster detach --data-dir DIR`);
   }
   readiness.done('storage');
@@ -213,6 +229,7 @@ export async function startService(config: Config, logger: Logger, options: Star
     // lmdb-js's close never settles after a failed commit (the process then ended with status 0, saying
     // nothing); the caller exits next, and LMDB stays whole without it.
     if (!readiness.storageFailing) await store.close();
+    lock.release();
     process.off('unhandledRejection', onUnhandled);
     throw failure;
   }
@@ -253,12 +270,33 @@ export async function startService(config: Config, logger: Logger, options: Star
     if (stopping === null) logger.error('start-up failed', error instanceof StorageWriteError ? { reason: error.message } : { stack: error.stack });
   });
 
+  // Keys and imports of commands run on this data directory (storage/inbox.ts); a cluster node's come through its log.
+  const apply = cluster === null
+    ? (request: InboxRequest) => applyRequest(store, request)
+    : () => Promise.reject(new Error(`${config.dataDir} is a cluster node's: give the command --cluster URLS instead of --data-dir`));
+  let applying: Promise<void> | null = null;
+  let applyAgain = false;
+  const applyCommands = (): void => {
+    if (applying !== null) {
+      applyAgain = true;
+      return;
+    }
+    applying = (async () => {
+      do {
+        applyAgain = false;
+        await applyInbox(config.dataDir, apply).catch((error: Error) => logger.error('applying the requests of commands failed', { stack: error.stack }));
+      } while (applyAgain && stopping === null);
+    })().finally(() => (applying = null));
+  };
+  const stopWatchingInbox = watchInbox(config.dataDir, applyCommands);
+  applyCommands();
   // decisions §3: DOWN while storage cannot be written.
   const watch = setInterval(() => {
     store.meta.put('probe', clock()).then(
       () => readiness.storageWritable(null),
       (error: unknown) => readiness.storageWritable((storageWriteFailure(error) ?? (error as Error)).message),
     );
+    applyCommands();
     noticeExternalWrites();
     if (readiness.reason() === null) vulnerabilities.refreshIfChanged().catch((error: Error) => logger.error('vulnerability refresh failed', { stack: error.stack }));
   }, WATCH_MS);
@@ -278,11 +316,14 @@ export async function startService(config: Config, logger: Logger, options: Star
       await jobs.stop();
       await cluster?.stop();
       await pool.destroy();
+      stopWatchingInbox();
+      await applying;
       // What still reads the store ends first (the start-up it cut short, a refresh): lmdb-js throws from a
       // timer after a read of a closed store, which ends the process.
       await within(Promise.all([vulnerabilities.settled(), cveIndex.close()]), READERS_WAIT_MS, 'the CVE data was still being read').catch((error: Error) => logger.warn('closing the store while it is still read', { reason: error.message }));
       // As after a failed start: lmdb-js's close would never settle.
       if (!readiness.storageFailing) await store.close();
+      lock.release();
       process.off('unhandledRejection', onUnhandled);
     })();
     return stopping;

@@ -1,8 +1,7 @@
 // `jvmlens cve import PATH…`: OSV files, folders and zip archives into the data directory (decisions §11).
 import { withClusterLog } from './cluster.ts';
 import type { Config } from '../config.ts';
-import { openLocalStore } from './local-store.ts';
-import { putVulnerabilities } from '../storage/vulns.ts';
+import { localRequests } from './local-store.ts';
 import { validateOsvRecord } from '../vuln/osv.ts';
 import type { Vulnerability } from '../vuln/osv.ts';
 import { readOsvSources } from '../vuln/sources.ts';
@@ -34,12 +33,12 @@ export async function cveCommand(config: Config, args: readonly string[], env: N
     report(counts, started, 'into the cluster\'s log', 'every node applies them');
     return;
   }
-  const store = await openLocalStore(config.dataDir);
+  const requests = await localRequests(config.dataDir);
   try {
-    const counts = await importOsv(paths, (records) => putVulnerabilities(store, records, started));
-    report(counts, started, `(${counts.replaced} replaced stored ones)`, 'a running service applies them');
+    const counts = await importOsv(paths, async (records) => (await requests.send({ kind: 'vulns', records, at: started })) as number);
+    report(counts, started, `(${counts.replaced} replaced stored ones)`, requests.service === null ? 'a service started on this directory uses them' : `the running service (pid ${requests.service}) uses them`);
   } finally {
-    await store.close();
+    await requests.close();
   }
 }
 

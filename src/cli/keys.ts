@@ -2,11 +2,10 @@
 import type { Config } from '../config.ts';
 import { withClusterLog } from './cluster.ts';
 import { clusterKeyRecords } from '../cluster/keys.ts';
-import { createKey, listKeys, newKey, revokeKey } from '../storage/keys.ts';
+import { newKey } from '../storage/keys.ts';
 import { SCOPES } from '../storage/records.ts';
 import type { ApiKeyRecord, Scope } from '../storage/records.ts';
-import { openStore } from '../storage/store.ts';
-import { openLocalStore } from './local-store.ts';
+import { localRequests } from './local-store.ts';
 import { parseArgs, UsageError } from './args.ts';
 import { formatUsages } from './help.ts';
 import type { Usage } from './help.ts';
@@ -41,21 +40,21 @@ export async function keysCommand(config: Config, args: readonly string[]): Prom
   const [action, ...rest] = args;
   const parsed = parseArgs(rest, ['user', 'scopes']);
   if (config.cluster.length > 0) return clusterKeys(config, action, parsed);
-  // Listing writes nothing: a cluster node's keys may be read as it holds them.
-  const store = action === 'list' ? openStore(config.dataDir) : await openLocalStore(config.dataDir);
+  const requests = await localRequests(config.dataDir);
   try {
     switch (action) {
       case 'create': {
-        const { key, record } = await createKey(store, requiredUser(parsed.options.get('user')), parseScopes(parsed.options.get('scopes')), Date.now());
+        const { key, record } = newKey(requiredUser(parsed.options.get('user')), parseScopes(parsed.options.get('scopes')), Date.now());
+        await requests.send({ kind: 'key.put', record });
         printCreated(key, record);
         return;
       }
       case 'list':
-        printKeys(listKeys(store));
+        printKeys((await requests.send({ kind: 'keys.list' })) as ApiKeyRecord[]);
         return;
       case 'revoke': {
         const keyId = requiredKeyId(parsed.positional[0]);
-        if (!(await revokeKey(store, keyId, Date.now()))) throw new UsageError(`no key with id '${keyId}'`);
+        if ((await requests.send({ kind: 'key.revoke', keyId, at: Date.now() })) !== true) throw new UsageError(`no key with id '${keyId}'`);
         process.stdout.write(`revoked ${keyId}\n`);
         return;
       }
@@ -63,7 +62,7 @@ export async function keysCommand(config: Config, args: readonly string[]): Prom
         throw new UsageError(`usage:\n${formatUsages(KEYS_USAGE)}`);
     }
   } finally {
-    await store.close();
+    await requests.close();
   }
 }
 

@@ -1,17 +1,75 @@
-// The store of --data-dir for a command that writes to it directly (keys, cve import, seed): never a cluster
-// node's, whose writes go through the cluster's log (--cluster), or that one node alone would hold them.
+// The store of --data-dir for a command (keys, cve import, seed): never a cluster node's, whose writes go
+// through the cluster's log (--cluster), or that one node alone would hold them. One process opens a store
+// at a time (storage/writer-lock.ts): while a service runs, keys and imports go through its inbox.
 import { clusterNodeData } from '../cluster/log-identity.ts';
+import { applyRequest, sendToService } from '../storage/inbox.ts';
+import type { InboxRequest, InboxResult } from '../storage/inbox.ts';
 import { openStore, storageWriteFailure } from '../storage/store.ts';
 import type { Store } from '../storage/store.ts';
+import { takeWriterLock } from '../storage/writer-lock.ts';
+import type { WriterLock } from '../storage/writer-lock.ts';
 import { UsageError } from './args.ts';
 
-export async function openLocalStore(dataDir: string): Promise<Store> {
-  exitOnFailedCommit(dataDir);
-  const store = openStore(dataDir);
-  const clusterNode = clusterNodeData(store);
-  if (clusterNode === null) return store;
-  await store.close();
-  throw new UsageError(`${clusterNode}: what this command writes there would reach that node alone; give it --cluster URLS instead of --data-dir`);
+const ONE_NODE_ALONE = 'what this command writes there would reach that node alone; give it --cluster URLS instead of --data-dir';
+/** How long a command waits for another command writing the same directory. */
+const COMMAND_WAIT_MS = 60_000;
+/** How long a command waits for the running service to apply its request (at once, unless busy). */
+const SERVICE_WAIT_MS = 30_000;
+
+export interface LocalStore {
+  store: Store;
+  /** Closes the store and gives the writer lock up. */
+  close(): Promise<void>;
+}
+
+/** A command's requests (storage/inbox.ts), carried out on the store or by the service running on it. */
+export interface LocalRequests {
+  /** The pid of the service that carries them out, or null when the command does. */
+  service: number | null;
+  send(request: InboxRequest): Promise<InboxResult>;
+  close(): Promise<void>;
+}
+
+/** Opens the store for a command that writes it itself (seed); refused while a service runs on it. */
+export async function openLocalStore(dataDir: string, whileServing: string): Promise<LocalStore> {
+  const lock = await takeWriterLock(dataDir, 'command', COMMAND_WAIT_MS);
+  if (!('release' in lock)) throw new UsageError(`a jvmlens service (pid ${lock.service.pid}) is running on ${dataDir}: ${whileServing}`);
+  return openLocked(dataDir, lock);
+}
+
+/** Where a command's requests go: the store when no service runs on it, else the service's inbox. */
+export async function localRequests(dataDir: string): Promise<LocalRequests> {
+  const lock = await takeWriterLock(dataDir, 'command', COMMAND_WAIT_MS);
+  if (!('release' in lock) && lock.service.clusterNode === true) throw new UsageError(`this data directory is a cluster node's (pid ${lock.service.pid} runs it): ${ONE_NODE_ALONE}`);
+  if (!('release' in lock)) return { service: lock.service.pid, send: (request) => sendToService(dataDir, request, SERVICE_WAIT_MS).catch((error: NodeJS.ErrnoException) => unwritable(dataDir, error)), close: async () => undefined };
+  const { store, close } = await openLocked(dataDir, lock);
+  return {
+    service: null,
+    send: (request) => applyRequest(store, request).catch(exitOnFailedWrite(dataDir)),
+    close,
+  };
+}
+
+async function openLocked(dataDir: string, lock: WriterLock): Promise<LocalStore> {
+  try {
+    exitOnFailedCommit(dataDir);
+    const store = openStore(dataDir);
+    const clusterNode = clusterNodeData(store);
+    if (clusterNode !== null) {
+      await store.close();
+      throw new UsageError(`${clusterNode}: ${ONE_NODE_ALONE}`);
+    }
+    return {
+      store,
+      close: async () => {
+        await store.close();
+        lock.release();
+      },
+    };
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
 }
 
 /**
@@ -24,7 +82,26 @@ export function exitOnFailedCommit(dataDir: string): void {
   process.on('unhandledRejection', (reason) => {
     const failure = storageWriteFailure(reason);
     if (failure === null) throw reason;
-    process.stderr.write(`jvmlens: ${dataDir} cannot be written: ${failure.message}\n`);
-    process.exit(1);
+    exitUnwritable(dataDir, failure.message);
   });
+}
+
+/** A catch handler: a write the disk refused (a failed commit) ends the command saying which directory; another error is thrown on. */
+export function exitOnFailedWrite(dataDir: string): (error: unknown) => never {
+  return (error) => {
+    const failure = storageWriteFailure(error);
+    if (failure === null) throw error;
+    return exitUnwritable(dataDir, failure.message);
+  };
+}
+
+/** A request for the service that the disk refuses to take ends the command as a failed commit does; another error is thrown on. */
+function unwritable(dataDir: string, error: NodeJS.ErrnoException): never {
+  if (!['ENOSPC', 'EDQUOT', 'EIO', 'EROFS'].includes(error.code ?? '')) throw error;
+  return exitUnwritable(dataDir, error.message);
+}
+
+function exitUnwritable(dataDir: string, reason: string): never {
+  process.stderr.write(`jvmlens: ${dataDir} cannot be written: ${reason}\n`);
+  process.exit(1);
 }

@@ -6,7 +6,7 @@ import type { FleetSpec } from '../seed/fleet.ts';
 import { Dictionary } from '../storage/dictionary.ts';
 import { Ingestor } from '../storage/ingest.ts';
 import { ServiceError, UnreachableError } from './client.ts';
-import { openLocalStore } from './local-store.ts';
+import { exitOnFailedWrite, openLocalStore } from './local-store.ts';
 import { choiceOption, integerOption, parseArgs, UsageError } from './args.ts';
 import { formatUsages } from './help.ts';
 import type { Usage } from './help.ts';
@@ -83,16 +83,16 @@ export async function seedCommand(config: Config, args: readonly string[]): Prom
       report(vmsDone);
     }
   } else {
-    const store = await openLocalStore(config.dataDir);
+    const { store, close } = await openLocalStore(config.dataDir, 'seed it through its gateway (--gateway URL --key KEY), or stop it first');
     try {
       const ingestor = new Ingestor(store, new Dictionary(store));
       for (const batch of fleetBatches(spec)) {
-        await ingestor.ingest(() => validateEvents(batch));
+        await ingestor.ingest(() => validateEvents(batch)).catch(exitOnFailedWrite(config.dataDir));
         vmsDone += batch.filter((event) => event.type === 'vm.start').length;
         report(vmsDone);
       }
     } finally {
-      await store.close();
+      await close();
     }
   }
   report(vmsDone, true);

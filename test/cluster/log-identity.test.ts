@@ -158,6 +158,10 @@ test('a single node\'s data directory is refused as a cluster node\'s and adopte
   await ingestVm(copied, 13);
   await ingestVm(adopter, 14);
   for (const node of [adopter, copied]) for (const index of [13, 14]) assert.ok(await seesVm(node, index), `VM ${index} on every node`);
+  // A command on a running node's directory is refused as well: it would not hand its key to the node either.
+  const besideNode = await runCli(['keys', 'create', '--data-dir', join(dir, 'n2'), '--user', 'ops', '--scopes', 'read']);
+  assert.equal(besideNode.code, 2, besideNode.stdout + besideNode.stderr);
+  assert.match(besideNode.stderr, /^jvmlens: this data directory is a cluster node's \(pid \d+ runs it\): what this command writes there would reach that node alone; give it --cluster URLS instead of --data-dir/);
 
   // Another single node's data, on the cluster whose log now begins past where it could follow: refused as
   // well, not replaced by a copy of a live node's data.

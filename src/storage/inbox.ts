@@ -1,0 +1,126 @@
+// Writes a command hands to the running service, which alone opens the store (writer-lock.ts): `keys create`,
+// `revoke` and `list`, `cve import`. A request is a JSON file in the data directory's inbox, renamed into place
+// whole; the service applies the requests in the order they came, as they come, answers each with a result
+// file beside it and removes the request. A command waits for its answer.
+import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, watch, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Vulnerability } from '../vuln/osv.ts';
+import { listKeys, putKey, revokeKey } from './keys.ts';
+import type { ApiKeyRecord } from './records.ts';
+import type { Store } from './store.ts';
+import { putVulnerabilities } from './vulns.ts';
+
+const INBOX_DIR = 'inbox';
+const REQUEST = '.request.json';
+const RESULT = '.result.json';
+/** How often a command looks for its answer. */
+const POLL_MS = 50;
+
+export type InboxRequest =
+  | { kind: 'key.put'; record: ApiKeyRecord }
+  | { kind: 'key.revoke'; keyId: string; at: number }
+  | { kind: 'vulns'; records: Vulnerability[]; at: number }
+  | { kind: 'keys.list' };
+
+/** What applying a request gives: whether a key was revoked, how many vulnerabilities were replaced, the keys. */
+export type InboxResult = boolean | number | ApiKeyRecord[] | null;
+
+type Answer = { ok: true; result: InboxResult } | { ok: false; error: string };
+
+let sent = 0;
+
+/** Writes `text` to `path` whole: a reader sees the file complete or not at all. */
+function writeWhole(path: string, text: string): void {
+  writeFileSync(`${path}.tmp`, text);
+  renameSync(`${path}.tmp`, path);
+}
+
+/** Carries the request out on the store: what the service does with a request, and a command does when it holds the lock itself. */
+export async function applyRequest(store: Store, request: InboxRequest): Promise<InboxResult> {
+  switch (request.kind) {
+    case 'key.put':
+      await putKey(store, request.record);
+      return null;
+    case 'key.revoke':
+      return revokeKey(store, request.keyId, request.at);
+    case 'vulns':
+      return putVulnerabilities(store, request.records, request.at);
+    case 'keys.list':
+      return listKeys(store);
+  }
+}
+
+/**
+ * Hands the request to the service running on `dataDir` and waits up to `waitMs` for its result. On a
+ * timeout the request stays in the inbox, and the service applies it when it can.
+ */
+export async function sendToService(dataDir: string, request: InboxRequest, waitMs: number): Promise<InboxResult> {
+  const folder = join(dataDir, INBOX_DIR);
+  mkdirSync(folder, { recursive: true });
+  // Time first: the service applies requests in name order.
+  const name = `${String(Date.now()).padStart(15, '0')}-${process.pid}-${sent++}`;
+  writeWhole(join(folder, name + REQUEST), JSON.stringify(request));
+  const resultPath = join(folder, name + RESULT);
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    let text: string | null = null;
+    try {
+      text = readFileSync(resultPath, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    if (text !== null) {
+      unlinkSync(resultPath);
+      const answer = JSON.parse(text) as Answer;
+      if (!answer.ok) throw new Error(`the service could not apply it: ${answer.error}`);
+      return answer.result;
+    }
+    if (Date.now() >= deadline) throw new Error(`the running service did not apply it within ${Math.round(waitMs / 1000)} s; it stays in ${folder} and is applied when the service can`);
+    await sleep(POLL_MS);
+  }
+}
+
+/**
+ * Calls `onRequest` as requests arrive, besides the service's look every few seconds: a command waits less.
+ * Where the folder cannot be watched (the system's limit of watches reached), the look every few seconds
+ * remains. Returns what stops it.
+ */
+export function watchInbox(dataDir: string, onRequest: () => void): () => void {
+  const folder = join(dataDir, INBOX_DIR);
+  mkdirSync(folder, { recursive: true });
+  try {
+    const watcher = watch(folder, onRequest);
+    watcher.on('error', () => watcher.close());
+    return () => watcher.close();
+  } catch {
+    return () => undefined;
+  }
+}
+
+/**
+ * Applies the requests waiting in `dataDir`'s inbox with `apply`, in order; returns how many. For the service
+ * that holds the writer lock.
+ */
+export async function applyInbox(dataDir: string, apply: (request: InboxRequest) => Promise<InboxResult>): Promise<number> {
+  const folder = join(dataDir, INBOX_DIR);
+  let names: string[];
+  try {
+    names = readdirSync(folder).filter((name) => name.endsWith(REQUEST)).sort();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw error;
+  }
+  for (const name of names) {
+    const path = join(folder, name);
+    let answer: Answer;
+    try {
+      answer = { ok: true, result: await apply(JSON.parse(readFileSync(path, 'utf8')) as InboxRequest) };
+    } catch (error) {
+      answer = { ok: false, error: (error as Error).message };
+    }
+    writeWhole(join(folder, name.slice(0, -REQUEST.length) + RESULT), JSON.stringify(answer));
+    unlinkSync(path);
+  }
+  return names.length;
+}
