@@ -27,16 +27,14 @@ const reports: [Family, Record<string, unknown>][] = [
 
 let whole: unknown[][] = [];
 
+let sliced: RunningService;
+// One hook: node:test runs top-level before hooks at once, and the two services share the data directory.
 before(async () => {
   const service = await startService({ dataDir });
   await ingestAll(service, fleetBatches({ vms: 150, componentsPerVm: 20, methods: 3000, appEnvs: 3, tags: 3, seed: 11, now, days: 30 }, 50));
   whole = [];
   for (const [family, body] of reports) whole.push((await runReport(service, family, body)).items);
   await service.stop({ keepData: true });
-});
-
-let sliced: RunningService;
-before(async () => {
   // 7 VM rows or code keys per partition: every report above runs as many partitions.
   sliced = await startService({ dataDir, args: ['--test-partition-size', '7', '--workers', '2'] });
 });
