@@ -2,13 +2,14 @@
 // through the cluster's log (--cluster), or that one node alone would hold them. One process opens a store
 // at a time (storage/writer-lock.ts): while a service runs, keys and imports go through its inbox.
 import { clusterNodeData } from '../cluster/log-identity.ts';
-import { applyRequest, sendToService } from '../storage/inbox.ts';
+import { applyRequest, InboxRefusedError, InboxTimeoutError, sendToService } from '../storage/inbox.ts';
 import type { InboxRequest, InboxResult } from '../storage/inbox.ts';
 import { openStore, storageWriteFailure } from '../storage/store.ts';
 import type { Store } from '../storage/store.ts';
 import { takeWriterLock } from '../storage/writer-lock.ts';
-import type { WriterLock } from '../storage/writer-lock.ts';
+import type { WriterHolder, WriterLock } from '../storage/writer-lock.ts';
 import { UsageError } from './args.ts';
+import { ServiceError, UnreachableError } from './client.ts';
 
 const ONE_NODE_ALONE = 'what this command writes there would reach that node alone; give it --cluster URLS instead of --data-dir';
 /** How long a command waits for another command writing the same directory. */
@@ -30,18 +31,25 @@ export interface LocalRequests {
   close(): Promise<void>;
 }
 
+/** The writer lock for a command, or the service that holds it; another command that keeps it too long is a usage error. */
+function commandLock(dataDir: string): Promise<WriterLock | { service: WriterHolder }> {
+  return takeWriterLock(dataDir, 'command', COMMAND_WAIT_MS).catch((error: Error) => {
+    throw new UsageError(error.message);
+  });
+}
+
 /** Opens the store for a command that writes it itself (seed); refused while a service runs on it. */
 export async function openLocalStore(dataDir: string, whileServing: string): Promise<LocalStore> {
-  const lock = await takeWriterLock(dataDir, 'command', COMMAND_WAIT_MS);
+  const lock = await commandLock(dataDir);
   if (!('release' in lock)) throw new UsageError(`a jvmlens service (pid ${lock.service.pid}) is running on ${dataDir}: ${whileServing}`);
   return openLocked(dataDir, lock);
 }
 
 /** Where a command's requests go: the store when no service runs on it, else the service's inbox. */
 export async function localRequests(dataDir: string): Promise<LocalRequests> {
-  const lock = await takeWriterLock(dataDir, 'command', COMMAND_WAIT_MS);
+  const lock = await commandLock(dataDir);
   if (!('release' in lock) && lock.service.clusterNode === true) throw new UsageError(`this data directory is a cluster node's (pid ${lock.service.pid} runs it): ${ONE_NODE_ALONE}`);
-  if (!('release' in lock)) return { service: lock.service.pid, send: (request) => sendToService(dataDir, request, SERVICE_WAIT_MS).catch((error: NodeJS.ErrnoException) => unwritable(dataDir, error)), close: async () => undefined };
+  if (!('release' in lock)) return { service: lock.service.pid, send: (request) => sendToService(dataDir, request, SERVICE_WAIT_MS).catch((error: NodeJS.ErrnoException) => notSent(dataDir, error)), close: async () => undefined };
   const { store, close } = await openLocked(dataDir, lock);
   return {
     service: null,
@@ -95,8 +103,13 @@ export function exitOnFailedWrite(dataDir: string): (error: unknown) => never {
   };
 }
 
-/** A request for the service that the disk refuses to take ends the command as a failed commit does; another error is thrown on. */
-function unwritable(dataDir: string, error: NodeJS.ErrnoException): never {
+/**
+ * A request the service did not carry out, told by exit status: refused by it (3), not answered (4), or one the
+ * disk refused to take, which ends the command as a failed commit does (1).
+ */
+function notSent(dataDir: string, error: NodeJS.ErrnoException): never {
+  if (error instanceof InboxRefusedError) throw new ServiceError(error.message);
+  if (error instanceof InboxTimeoutError) throw new UnreachableError(error.message);
   if (!['ENOSPC', 'EDQUOT', 'EIO', 'EROFS'].includes(error.code ?? '')) throw error;
   return exitUnwritable(dataDir, error.message);
 }

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Vulnerability } from '../vuln/osv.ts';
 import { listKeys, putKey, revokeKey } from './keys.ts';
 import type { ApiKeyRecord } from './records.ts';
+import { storageWriteFailure } from './store.ts';
 import type { Store } from './store.ts';
 import { putVulnerabilities } from './vulns.ts';
 
@@ -27,6 +28,11 @@ export type InboxRequest =
 export type InboxResult = boolean | number | ApiKeyRecord[] | null;
 
 type Answer = { ok: true; result: InboxResult } | { ok: false; error: string };
+
+/** The service answered that it could not carry the request out. */
+export class InboxRefusedError extends Error {}
+/** The service did not answer in time; the request stays in the inbox. */
+export class InboxTimeoutError extends Error {}
 
 let sent = 0;
 
@@ -73,10 +79,10 @@ export async function sendToService(dataDir: string, request: InboxRequest, wait
     if (text !== null) {
       unlinkSync(resultPath);
       const answer = JSON.parse(text) as Answer;
-      if (!answer.ok) throw new Error(`the service could not apply it: ${answer.error}`);
+      if (!answer.ok) throw new InboxRefusedError(`the service could not apply it: ${answer.error}`);
       return answer.result;
     }
-    if (Date.now() >= deadline) throw new Error(`the running service did not apply it within ${Math.round(waitMs / 1000)} s; it stays in ${folder} and is applied when the service can`);
+    if (Date.now() >= deadline) throw new InboxTimeoutError(`the running service did not apply it within ${Math.round(waitMs / 1000)} s; it stays in ${folder} and is applied when the service can`);
     await sleep(POLL_MS);
   }
 }
@@ -117,7 +123,7 @@ export async function applyInbox(dataDir: string, apply: (request: InboxRequest)
     try {
       answer = { ok: true, result: await apply(JSON.parse(readFileSync(path, 'utf8')) as InboxRequest) };
     } catch (error) {
-      answer = { ok: false, error: (error as Error).message };
+      answer = { ok: false, error: (storageWriteFailure(error) ?? (error as Error)).message };
     }
     writeWhole(join(folder, name.slice(0, -REQUEST.length) + RESULT), JSON.stringify(answer));
     unlinkSync(path);

@@ -63,12 +63,16 @@ test('batches acknowledged while commands import vulnerability data and manage k
   }
 });
 
-test('a command that writes the store itself, and a second service, are refused while a service runs on the directory', async () => {
+test('a command that writes the store itself, and a second service, are refused while a service runs on the directory; an unknown key is told as before', async () => {
   const service = await startService();
   services.push(service);
   const seeded = await runCli(['seed', '--vms', '10', '--data-dir', service.dataDir]);
   assert.notEqual(seeded.code, 0);
   assert.match(seeded.stderr, new RegExp(`a jvmlens service \\(pid ${service.child.pid}\\) is running on .*: seed it through its gateway`));
+  // What the service answers comes back to the command: a key it does not know.
+  const revoked = await runCli(['keys', 'revoke', 'no-such-key', '--data-dir', service.dataDir]);
+  assert.equal(revoked.code, 2, revoked.stderr);
+  assert.match(revoked.stderr, /^jvmlens: no key with id 'no-such-key'\n$/);
   const second = await runCli(['serve', '--data-dir', service.dataDir, '--gateway-port', '0', '--api-port', '0'], {}, 30_000);
   assert.equal(second.code, 2, 'a configuration error');
   assert.match(second.stderr, new RegExp(`cannot start: another jvmlens service \\(pid ${service.child.pid}\\) has .* open: one service per data directory`));
