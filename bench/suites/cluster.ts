@@ -8,7 +8,7 @@ import { ClusterLog } from '../../src/cluster/log.ts';
 import { STREAM } from '../../src/cluster/commands.ts';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
-import { readdirSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { cpuQuota } from '../cpu-quota.ts';
@@ -564,8 +564,9 @@ async function rejoinRow(deployment: Deployment, size: FleetSize, bodies: number
   };
 }
 
+/** lstat: the writer lock is a symbolic link to no file. */
 function directoryBytes(dir: string): number {
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((path) => statSync(join(dir, path))).filter((stats) => stats.isFile()).reduce((sum, stats) => sum + stats.size, 0);
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((path) => lstatSync(join(dir, path))).filter((stats) => stats.isFile()).reduce((sum, stats) => sum + stats.size, 0);
 }
 
 /**
