@@ -7,7 +7,8 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { storedCodeGroup } from '../storage/code-groups.ts';
-import { openStore, otherProcesses } from '../storage/store.ts';
+import { openStore } from '../storage/store.ts';
+import { takeWriterLock, writerHolder } from '../storage/writer-lock.ts';
 import { forgetLogChecks } from './log-checks.ts';
 import { followedLog, forgetLog } from './log-identity.ts';
 import { appliedSeq } from './replica.ts';
@@ -32,11 +33,13 @@ async function journaledWrites(dataDir: string): Promise<number> {
 }
 
 export async function detachDataDir(dataDir: string): Promise<Detached> {
+  // A node running on it would go on following the log in memory, and its writes would land in a single node's
+  // directory. Asked of the writer lock, before the store is opened: opened beside a running node, it could cost
+  // the node committed writes (src/storage/writer-lock.ts).
+  const lock = await takeWriterLock(dataDir, 'command', 0).catch(() => null);
+  if (lock === null || !('release' in lock)) throw new ClusterShapeError(`this data directory is open in process ${writerHolder(dataDir)?.pid ?? 'unknown'} (a node running on it?): stop it, then detach it`);
   const store = openStore(dataDir);
   try {
-    // A node running on it would go on following the log in memory, and its writes would land in a single node's directory.
-    const running = otherProcesses(store);
-    if (running.length > 0) throw new ClusterShapeError(`this data directory is open in process ${running.join(', ')} (a node running on it?): stop it, then detach it`);
     const group = storedCodeGroup(store);
     if (group.count > 1) throw new ClusterShapeError(`this data directory stores code group ${group.of} of ${group.count}: a single node on it would miss the other groups' classes; detach the data directory of a node of a cluster of one code group`);
     const unread = await journaledWrites(dataDir);
@@ -49,5 +52,6 @@ export async function detachDataDir(dataDir: string): Promise<Detached> {
     return detached;
   } finally {
     await store.close();
+    lock.release();
   }
 }

@@ -167,16 +167,6 @@ export class StorageWriteError extends Error {
 }
 
 /**
- * The other processes that have this store open now (LMDB's reader table, its slots of dead processes
- * cleared first): a running service, or a command reading beside it.
- */
-export function otherProcesses(store: Store): number[] {
-  store.env.readerCheck();
-  const pids = store.env.readerList().split('\n').slice(1).map((line) => Number(line.trim().split(/\s+/)[0]));
-  return [...new Set(pids.filter((pid) => Number.isInteger(pid) && pid > 0 && pid !== process.pid))];
-}
-
-/**
  * Recognises lmdb-js's failed commit: it rejects every write of the transaction with an error whose
  * `commitError` promise rejects too (with the I/O error, which lmdb-js also prints). Nothing else handles
  * that promise, and an unhandled rejection would end the process, so it is handled here. Returns null for
