@@ -270,10 +270,11 @@ export async function startService(config: Config, logger: Logger, options: Star
     if (stopping === null) logger.error('start-up failed', error instanceof StorageWriteError ? { reason: error.message } : { stack: error.stack });
   });
 
-  // Keys and imports of commands run on this data directory (storage/inbox.ts); a cluster node's come through its log.
-  const apply = cluster === null
-    ? (request: InboxRequest) => applyRequest(store, request)
-    : () => Promise.reject(new Error(`${config.dataDir} is a cluster node's: give the command --cluster URLS instead of --data-dir`));
+  // Keys, imports and backups of commands run on this data directory (storage/inbox.ts); a cluster node's
+  // writes come through its log, so it makes copies only.
+  const apply = (request: InboxRequest) => cluster === null || request.kind === 'backup'
+    ? applyRequest(store, request)
+    : Promise.reject(new Error(`${config.dataDir} is a cluster node's: give the command --cluster URLS instead of --data-dir`));
   let applying: Promise<void> | null = null;
   let applyAgain = false;
   const applyCommands = (): void => {

@@ -1,6 +1,6 @@
-// The store of --data-dir for a command (keys, cve import, seed): never a cluster node's, whose writes go
-// through the cluster's log (--cluster), or that one node alone would hold them. One process opens a store
-// at a time (storage/writer-lock.ts): while a service runs, keys and imports go through its inbox.
+// The store of --data-dir for a command (keys, cve import, seed, backup): never a cluster node's for a write,
+// which goes through the cluster's log (--cluster), or that one node alone would hold it. One process opens a
+// store at a time (storage/writer-lock.ts): while a service runs, keys, imports and backups go through its inbox.
 import { clusterNodeData } from '../cluster/log-identity.ts';
 import { applyRequest, InboxRefusedError, InboxTimeoutError, sendToService } from '../storage/inbox.ts';
 import type { InboxRequest, InboxResult } from '../storage/inbox.ts';
@@ -16,6 +16,8 @@ const ONE_NODE_ALONE = 'what this command writes there would reach that node alo
 const COMMAND_WAIT_MS = 60_000;
 /** How long a command waits for the running service to apply its request (at once, unless busy). */
 const SERVICE_WAIT_MS = 30_000;
+/** A copy of a data directory takes about as long as the disk needs to write it: gigabytes, minutes. */
+const BACKUP_WAIT_MS = 60 * 60_000;
 
 export interface LocalStore {
   store: Store;
@@ -45,12 +47,19 @@ export async function openLocalStore(dataDir: string, whileServing: string): Pro
   return openLocked(dataDir, lock);
 }
 
-/** Where a command's requests go: the store when no service runs on it, else the service's inbox. */
-export async function localRequests(dataDir: string): Promise<LocalRequests> {
+/**
+ * Where a command's requests go: the store when no service runs on it, else the service's inbox. A command
+ * that only reads (`readsOnly`: backup) may also act on a cluster node's directory.
+ */
+export async function localRequests(dataDir: string, options: { readsOnly?: boolean } = {}): Promise<LocalRequests> {
+  const readsOnly = options.readsOnly === true;
   const lock = await commandLock(dataDir);
-  if (!('release' in lock) && lock.service.clusterNode === true) throw new UsageError(`this data directory is a cluster node's (pid ${lock.service.pid} runs it): ${ONE_NODE_ALONE}`);
-  if (!('release' in lock)) return { service: lock.service.pid, send: (request) => sendToService(dataDir, request, SERVICE_WAIT_MS).catch((error: NodeJS.ErrnoException) => notSent(dataDir, error)), close: async () => undefined };
-  const { store, close } = await openLocked(dataDir, lock);
+  if (!('release' in lock) && lock.service.clusterNode === true && !readsOnly) throw new UsageError(`this data directory is a cluster node's (pid ${lock.service.pid} runs it): ${ONE_NODE_ALONE}`);
+  if (!('release' in lock)) {
+    const send = (request: InboxRequest) => sendToService(dataDir, request, request.kind === 'backup' ? BACKUP_WAIT_MS : SERVICE_WAIT_MS).catch((error: NodeJS.ErrnoException) => notSent(dataDir, error));
+    return { service: lock.service.pid, send, close: async () => undefined };
+  }
+  const { store, close } = await openLocked(dataDir, lock, readsOnly);
   return {
     service: null,
     send: (request) => applyRequest(store, request).catch(exitOnFailedWrite(dataDir)),
@@ -58,11 +67,11 @@ export async function localRequests(dataDir: string): Promise<LocalRequests> {
   };
 }
 
-async function openLocked(dataDir: string, lock: WriterLock): Promise<LocalStore> {
+async function openLocked(dataDir: string, lock: WriterLock, readsOnly = false): Promise<LocalStore> {
   try {
     exitOnFailedCommit(dataDir);
     const store = openStore(dataDir);
-    const clusterNode = clusterNodeData(store);
+    const clusterNode = readsOnly ? null : clusterNodeData(store);
     if (clusterNode !== null) {
       await store.close();
       throw new UsageError(`${clusterNode}: ${ONE_NODE_ALONE}`);

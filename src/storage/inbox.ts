@@ -1,11 +1,12 @@
-// Writes a command hands to the running service, which alone opens the store (writer-lock.ts): `keys create`,
-// `revoke` and `list`, `cve import`. A request is a JSON file in the data directory's inbox, renamed into place
+// What a command hands to the running service, which alone opens the store (writer-lock.ts): `keys create`,
+// `revoke` and `list`, `cve import`, `backup`. A request is a JSON file in the data directory's inbox, renamed into place
 // whole; the service applies the requests in the order they came, as they come, answers each with a result
 // file beside it and removes the request. A command waits for its answer.
 import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Vulnerability } from '../vuln/osv.ts';
+import { copyStore } from './copy.ts';
 import { listKeys, putKey, revokeKey } from './keys.ts';
 import type { ApiKeyRecord } from './records.ts';
 import { storageWriteFailure } from './store.ts';
@@ -22,9 +23,11 @@ export type InboxRequest =
   | { kind: 'key.put'; record: ApiKeyRecord }
   | { kind: 'key.revoke'; keyId: string; at: number }
   | { kind: 'vulns'; records: Vulnerability[]; at: number }
-  | { kind: 'keys.list' };
+  | { kind: 'keys.list' }
+  /** A copy of the data directory into `target`, an absolute path (copy.ts). */
+  | { kind: 'backup'; target: string };
 
-/** What applying a request gives: whether a key was revoked, how many vulnerabilities were replaced, the keys. */
+/** What applying a request gives: whether a key was revoked, how many vulnerabilities were replaced, the keys, the bytes copied. */
 export type InboxResult = boolean | number | ApiKeyRecord[] | null;
 
 type Answer = { ok: true; result: InboxResult } | { ok: false; error: string };
@@ -54,6 +57,8 @@ export async function applyRequest(store: Store, request: InboxRequest): Promise
       return putVulnerabilities(store, request.records, request.at);
     case 'keys.list':
       return listKeys(store);
+    case 'backup':
+      return copyStore(store, request.target);
   }
 }
 

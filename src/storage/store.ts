@@ -30,6 +30,8 @@ const FLEET_CODE_VIEWS: DatabaseOptions & { name: string; encoder: typeof viewEn
 
 export interface Store {
   env: RootDatabase;
+  /** The LMDB file's path (copy.ts reads it). */
+  file: string;
   /** Counters and flags: schemaVersion, dictNext, rowNext, componentNext, codeSlotNext, writeSeq, codeSeq. */
   meta: Database<number | string, string>;
   /** String dictionary, both directions; id 0 is reserved for "none". */
@@ -88,19 +90,20 @@ function isDatabase(value: unknown): value is Database<unknown, import('lmdb').K
   return typeof value === 'object' && value !== null && typeof (value as { getBinaryFast?: unknown }).getBinaryFast === 'function';
 }
 
-/** `wholeMap`: the file mapped whole, as LMDB's own copy (`jvmlens backup`) needs. */
-export function openStore(dataDir: string, options: { readOnly?: boolean; wholeMap?: boolean } = {}): Store {
+export function openStore(dataDir: string, options: { readOnly?: boolean } = {}): Store {
   mkdirSync(dataDir, { recursive: true });
+  const file = join(dataDir, STORE_FILE);
   const env = open({
-    path: join(dataDir, STORE_FILE),
+    path: file,
     maxDbs: 32,
     readOnly: options.readOnly ?? false,
     // Large maps keep remaps rare; LMDB only uses what it writes.
     mapSize: 64 * 1024 ** 3,
     // The file is mapped in 64 KiB chunks, unmapped once unused, instead of whole: a page read once stays
     // out of the resident size (at 1M VMs the 2.6 GB file was all resident after ingestion). lmdb-js then
-    // copies every value it returns rather than handing out views of the map.
-    remapChunks: options.wholeMap !== true,
+    // copies every value it returns rather than handing out views of the map. LMDB's own copy needs the
+    // map whole, so copy.ts copies the file itself.
+    remapChunks: true,
   });
   const msgpack = <V, K extends import('lmdb').Key>(name: string, keyEncoding?: 'uint32' | 'ordered-binary'): Database<V, K> =>
     env.openDB<V, K>({ name, encoding: 'msgpack', ...(keyEncoding ? { keyEncoding } : {}) });
@@ -109,6 +112,7 @@ export function openStore(dataDir: string, options: { readOnly?: boolean; wholeM
 
   const store: Store = {
     env,
+    file,
     meta: msgpack('meta'),
     dictIds: msgpack('dictIds'),
     dictStrings: msgpack('dictStrings', 'uint32'),

@@ -1,14 +1,20 @@
-// `jvmlens backup DIR` copies a data directory while its service runs: a service started on the copy holds
-// the same data; a target that is not empty, or a source that is no data directory, is refused.
+// `jvmlens backup DIR` copies a data directory while its service runs, which makes the copy itself (no second
+// process opens a store beside its writer): a service started on the copy holds the same data; a copy holds
+// every batch acknowledged before the command ran while batches keep coming, and the service loses none; a
+// target that is not empty, or a source that is no data directory, is refused.
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { codeEvent, startEvent } from '../helpers/cve.ts';
-import { ingest } from '../helpers/events.ts';
+import { ingest, vmStart } from '../helpers/events.ts';
 import { runReport } from '../helpers/reports.ts';
 import type { ReportRun } from '../helpers/reports.ts';
 import { request, runCli, startService, tempDir } from '../helpers/service.ts';
+import { openStore } from '../../src/storage/store.ts';
+
+const BACKUPS = 3;
+const WRITERS = 3;
 
 test('a copy taken while the service runs serves the same instances and report pages', async () => {
   const source = await startService();
@@ -22,7 +28,7 @@ test('a copy taken while the service runs serves the same instances and report p
     report = await runReport(source, 'codeInventory', { from: '1d' });
     const copied = await runCli(['backup', '--data-dir', source.dataDir, target]);
     assert.equal(copied.code, 0, copied.stderr);
-    assert.match(copied.stdout, /^copied .* to .*copy\n$/);
+    assert.equal(copied.stdout, `copied ${source.dataDir} to ${target} (made by the running service, pid ${source.child.pid})\n`);
   } finally {
     await source.stop();
   }
@@ -35,6 +41,45 @@ test('a copy taken while the service runs serves the same instances and report p
     assert.deepEqual(page.body.data, report!.pages[0].body.data);
   } finally {
     await restored.stop();
+  }
+});
+
+test('backups taken while batches are acknowledged: each copy holds every batch acknowledged before it, and the service keeps them all', async () => {
+  const service = await startService();
+  let writing = true;
+  const acknowledged: string[] = [];
+  const writers = Array.from({ length: WRITERS }, async (_, writer) => {
+    for (let k = 0; writing; k++) {
+      const vmId = `vm-${writer}-${k}`;
+      const result = await ingest(service.gatewayUrl, service.apiKey, [vmStart(vmId, Date.now())]);
+      assert.equal(result.status, 200, JSON.stringify(result.body));
+      acknowledged.push(vmId);
+    }
+  });
+  const copies: { dir: string; before: string[] }[] = [];
+  try {
+    for (let backup = 0; backup < BACKUPS; backup++) {
+      const before = [...acknowledged];
+      const dir = join(tempDir(), `copy-${backup}`);
+      const copied = await runCli(['backup', '--data-dir', service.dataDir, dir]);
+      assert.equal(copied.code, 0, copied.stderr);
+      copies.push({ dir, before });
+    }
+  } finally {
+    writing = false;
+    await Promise.all(writers);
+    await service.stop({ keepData: true });
+  }
+  assert.ok(acknowledged.length > copies.at(-1)!.before.length, 'batches were acknowledged while the last copy was made');
+  for (const { dir, before } of [{ dir: service.dataDir, before: acknowledged }, ...copies]) {
+    const store = openStore(dir, { readOnly: true });
+    try {
+      const missing = before.filter((vmId) => store.vmRows.get(vmId) === undefined);
+      assert.deepEqual(missing.slice(0, 10), [], `${dir}: ${missing.length} of ${before.length} batches acknowledged before it missing`);
+      assert.ok(store.vmRows.getCount() <= acknowledged.length);
+    } finally {
+      await store.close();
+    }
   }
 });
 
