@@ -591,7 +591,7 @@ async function newNodeRow(deployment: Deployment, size: FleetSize): Promise<Benc
       suite: NAME, name: NEW_NODE, size: `${describeFleet(size)}, ${(bytes / 1e6).toFixed(0)} MB copied`,
       rate: 1000 / added.readyMs, unit: 'ops/s', meanMs: added.readyMs, p50Ms: added.readyMs, p99Ms: added.readyMs,
       rssMb: processRssMb(added.pid),
-      extra: { note: 'spawn to UP: asks a live node for a copy (jvmlens backup in a child process), reads it in chunks, opens it, applies what came after' },
+      extra: { note: 'spawn to UP: asks a live node for a copy (made by its own process from its open store), reads it in chunks, opens it, applies what came after' },
     };
   } finally {
     await added.stop();

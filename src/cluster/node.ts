@@ -460,7 +460,7 @@ export class ClusterNode {
     if (this.#snapshots === null) {
       const replica = this.#replica;
       this.#snapshots = new SnapshotSource({
-        nc: log.nc, nodeId: config.nodeId, dataDir: config.dataDir, unavailable: async () => this.problem() ?? (await this.#logChecks?.undecided()) ?? null,
+        nc: log.nc, nodeId: config.nodeId, dataDir: config.dataDir, store, unavailable: async () => this.problem() ?? (await this.#logChecks?.undecided()) ?? null,
         applied: () => replica.applied, holdLog: (nodeId, seq) => compaction.record(nodeId, seq), logger,
       });
       await this.#snapshots.serve();

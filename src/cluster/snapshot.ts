@@ -1,13 +1,13 @@
 // A copy of a node's data sent over NATS to a node the log was truncated past (restore.ts): the node that
-// has the data makes a consistent copy of its data directory (`jvmlens backup`, in a child process: LMDB's
-// copy needs the file mapped whole, which the serving process does not do, and one process cannot open the
-// file twice), and the joining node reads the copy's files in chunks, by request and reply.
-import { spawn } from 'node:child_process';
+// has the data makes a consistent copy of its data directory (storage/copy.ts, as `jvmlens backup` does),
+// and the joining node reads the copy's files in chunks, by request and reply.
 import { randomUUID } from 'node:crypto';
 import { mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../log.ts';
+import { copyStore } from '../storage/copy.ts';
+import type { Store } from '../storage/store.ts';
 import { decodeMessage, encodeMessage } from './commands.ts';
 import { respond } from './replies.ts';
 
@@ -54,6 +54,8 @@ export interface SnapshotSourceOptions {
   nc: NatsConnection;
   nodeId: string;
   dataDir: string;
+  /** The node's store, open: the copy is made from it. */
+  store: Store;
   /** Why this node cannot give a copy now (not caught up, disconnected), or null. */
   unavailable: () => string | null | Promise<string | null>;
   /** The last log sequence applied here: the copy holds at least that much. */
@@ -71,20 +73,6 @@ interface Copy {
   files: Map<string, number> | null;
   failure: string | null;
   usedAt: number;
-}
-
-/**
- * `jvmlens backup --data-dir DATA DIR` as a child process of this runtime (Deno runs `process.execPath`
- * with the script as `deno run` with this process's permissions).
- */
-function backup(dataDir: string, target: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [process.argv[1], 'backup', '--data-dir', dataDir, target], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('error', reject);
-    child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`jvmlens backup exited with ${code ?? signal}: ${stderr.trim()}`))));
-  });
 }
 
 async function listFiles(dir: string): Promise<SnapshotFile[]> {
@@ -161,7 +149,7 @@ export class SnapshotSource {
 
   /** Answered at once; the copy is made after the ones already asked for (each is as large as the data directory). */
   async #open(nodeId: string): Promise<SnapshotAnswer> {
-    const { dataDir, logger } = this.#options;
+    const { dataDir, store, logger } = this.#options;
     const reason = await this.#options.unavailable();
     if (reason !== null) return { ok: false, message: `node ${this.#options.nodeId} cannot give a copy now: ${reason}` };
     // Held before the copy is made: the copy holds at least this much, so the log keeps what comes after it.
@@ -173,7 +161,7 @@ export class SnapshotSource {
     this.#making = this.#making.then(async () => {
       const started = Date.now();
       try {
-        await backup(dataDir, copy.dir);
+        await copyStore(store, copy.dir);
         const files = await listFiles(copy.dir);
         copy.files = new Map(files.map((file) => [file.path, file.size]));
         logger.info('copied this node\'s data for another node', { nodeId, bytes: files.reduce((sum, file) => sum + file.size, 0), ms: Date.now() - started });
