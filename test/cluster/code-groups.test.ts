@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startNatsServers } from '../../src/cluster/nats-servers.ts';
 import type { NatsServer } from '../../src/cluster/nats-servers.ts';
@@ -63,12 +65,17 @@ async function ingestOk(service: RunningService, batch: unknown[]): Promise<void
 }
 
 /** The classes of a node's store (opened read-only beside the running node, as LMDB allows). */
+/** From a copy the running node makes (`jvmlens backup`): a second process must not open a store beside its writer. */
 async function storedClasses(node: RunningService): Promise<string[][]> {
-  const store = openStore(node.dataDir, { readOnly: true });
+  const copy = join(tempDir('jvmlens-code-groups-copy-'), 'copy');
+  const copied = await runCli(['backup', '--data-dir', node.dataDir, copy]);
+  assert.equal(copied.code, 0, copied.stderr);
+  const store = openStore(copy, { readOnly: true });
   try {
     return [...store.fleetCode.getKeys()] as string[][];
   } finally {
     await store.close();
+    rmSync(dirname(copy), { recursive: true, force: true });
   }
 }
 
