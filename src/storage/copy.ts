@@ -6,29 +6,47 @@
 // the last commit from being reused, the two meta pages are read while no commit can run, and the rest of
 // the file is copied as it is; pages no commit reaches may hold anything.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { copyFile, cp, mkdir, open, readdir } from 'node:fs/promises';
+import { copyFile, cp, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PAGES_DIR, STORE_FILE } from './store.ts';
 import type { Store } from './store.ts';
 
 /** LMDB's two meta pages open its file: the newer names the root of the last commit. */
 const META_PAGES = 2;
+const PARTIAL = '.partial';
 
 const isMissing = (error: unknown): boolean => (error as NodeJS.ErrnoException).code === 'ENOENT';
 
 /**
  * Copies the store's data directory into `target` (made if missing, expected empty): the LMDB file as of the
- * last commit when the copy starts, then the report pages. Returns the bytes of the LMDB file copied.
+ * last commit when the copy starts, then the report pages; the LMDB file takes its name last. Returns the
+ * bytes of the LMDB file copied. A copy that fails removes what it wrote.
  */
 export async function copyStore(store: Store, target: string): Promise<number> {
   await mkdir(target, { recursive: true });
-  const copied = join(target, STORE_FILE);
+  // Named as a store only once whole: a copy cut short (the process ended, the disk full) is no store to start on.
+  const partial = join(target, `${STORE_FILE}${PARTIAL}`);
+  try {
+    const size = await copyLastCommit(store, partial);
+    await copyPages(store, join(target, PAGES_DIR));
+    await rename(partial, join(target, STORE_FILE));
+    await syncDirectory(target);
+    return size;
+  } catch (error) {
+    await rm(partial, { force: true });
+    await rm(join(target, PAGES_DIR), { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** The LMDB file as of its last commit, into `copied`; returns its size. */
+async function copyLastCommit(store: Store, copied: string): Promise<number> {
   const pageSize = (store.env.getStats() as { pageSize: number }).pageSize;
   const reading = store.env.useReadTransaction();
-  let size: number;
   try {
     const metas = Buffer.alloc(META_PAGES * pageSize);
     const file = openSync(store.file, 'r');
+    let size: number;
     try {
       // A write transaction of its own holds LMDB's write lock: no commit moves the metas or grows the file meanwhile.
       size = store.env.transactionSync(() => {
@@ -38,7 +56,7 @@ export async function copyStore(store: Store, target: string): Promise<number> {
     } finally {
       closeSync(file);
     }
-    // The file as it is now, its meta pages as they were: every page the older commit reaches is unchanged
+    // The file as it is now, its meta pages as they were: every page the last commit reaches stays unchanged
     // while the read transaction lasts; the pages written since are beyond its reach.
     await copyFile(store.file, copied);
     const out = await open(copied, 'r+');
@@ -49,11 +67,19 @@ export async function copyStore(store: Store, target: string): Promise<number> {
     } finally {
       await out.close();
     }
+    return size;
   } finally {
     reading.done();
   }
-  await copyPages(store, join(target, PAGES_DIR));
-  return size;
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }
 
 /**

@@ -1,11 +1,13 @@
 // A copy of a data directory made by the process that writes it (storage/copy.ts, as `jvmlens backup` and a
 // cluster node's snapshot make it): while transactions commit beside it, the copy opens as a store and holds
-// whole transactions only, at least every one committed before the copy began, and the report pages.
+// whole transactions only, at least every one committed before the copy began, and the report pages; a copy
+// that fails leaves nothing that looks like a store.
 import assert from 'node:assert/strict';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { copyStore } from '../../src/storage/copy.ts';
-import { openStore } from '../../src/storage/store.ts';
+import { openStore, PAGES_DIR } from '../../src/storage/store.ts';
 import type { Store } from '../../src/storage/store.ts';
 import { tempDir } from '../helpers/service.ts';
 
@@ -71,4 +73,19 @@ test('a copy taken while transactions commit holds whole transactions, all those
   }
   assert.ok(committed > FIRST_BATCHES + COPIES, `transactions committed while the copies were made: ${committed - FIRST_BATCHES}`);
   await source.close();
+});
+
+test('a copy that fails leaves no store file behind, whole or partial', async () => {
+  const source = openStore(tempDir());
+  await source.pageFiles.putJson(REPORT, 0, Buffer.from('[]'));
+  await source.pageFiles.sync(REPORT);
+  const target = tempDir();
+  // A file where the pages folder goes: copying the pages fails after the LMDB file was copied.
+  writeFileSync(join(target, PAGES_DIR), 'not a folder');
+  try {
+    await assert.rejects(copyStore(source, target));
+    assert.deepEqual(readdirSync(target), [], 'neither the LMDB file nor a part of it is left');
+  } finally {
+    await source.close();
+  }
 });
