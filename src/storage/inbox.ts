@@ -1,8 +1,9 @@
 // What a command hands to the running service, which alone opens the store (writer-lock.ts): `keys create`,
 // `revoke` and `list`, `cve import`, `backup`. A request is a JSON file in the data directory's inbox, renamed into place
 // whole; the service applies the requests in the order they came, as they come, answers each with a result
-// file beside it and removes the request. A command waits for its answer.
-import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, watch, writeFileSync } from 'node:fs';
+// file beside it and removes the request. A command waits for its answer; an answer no command waits for any
+// more is removed after ten minutes.
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Vulnerability } from '../vuln/osv.ts';
@@ -18,6 +19,8 @@ const REQUEST = '.request.json';
 const RESULT = '.result.json';
 /** How often a command looks for its answer. */
 const POLL_MS = 50;
+/** A result unread this long was given up by its command (which looks every POLL_MS): nobody will read it. */
+const UNREAD_MS = 10 * 60_000;
 
 export type InboxRequest =
   | { kind: 'key.put'; record: ApiKeyRecord }
@@ -115,13 +118,15 @@ export function watchInbox(dataDir: string, onRequest: () => void): () => void {
  */
 export async function applyInbox(dataDir: string, apply: (request: InboxRequest) => Promise<InboxResult>): Promise<number> {
   const folder = join(dataDir, INBOX_DIR);
-  let names: string[];
+  let files: string[];
   try {
-    names = readdirSync(folder).filter((name) => name.endsWith(REQUEST)).sort();
+    files = readdirSync(folder);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
     throw error;
   }
+  removeUnread(folder, files.filter((name) => name.endsWith(RESULT)));
+  const names = files.filter((name) => name.endsWith(REQUEST)).sort();
   for (const name of names) {
     const path = join(folder, name);
     let answer: Answer;
@@ -134,4 +139,17 @@ export async function applyInbox(dataDir: string, apply: (request: InboxRequest)
     unlinkSync(path);
   }
   return names.length;
+}
+
+/** The results of commands that stopped waiting (InboxTimeoutError) would otherwise stay in the inbox for good. */
+function removeUnread(folder: string, results: readonly string[]): void {
+  for (const name of results) {
+    const path = join(folder, name);
+    try {
+      if (Date.now() - statSync(path).mtimeMs > UNREAD_MS) unlinkSync(path);
+    } catch (error) {
+      // Read and removed by its command meanwhile.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
 }
