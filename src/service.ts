@@ -23,6 +23,7 @@ import { HttpServer } from './http/server.ts';
 import type { Route } from './http/types.ts';
 import { WorkerPool } from './engine/reports/pool.ts';
 import type { Logger } from './log.ts';
+import { toleratedStrayRead } from './storage/closing-reads.ts';
 import { Dictionary } from './storage/dictionary.ts';
 import { Ingestor } from './storage/ingest.ts';
 import { createKey, listKeys } from './storage/keys.ts';
@@ -98,8 +99,10 @@ export async function startService(config: Config, logger: Logger, options: Star
   // lmdb-js rejects every pending write of a failed commit, including writes whose promise no caller keeps
   // (writes inside a transaction callback): those rejections are the storage failure the request already
   // answered with 507 (or the start-up reports), not a fault of this process. Any other unhandled rejection still
-  // ends it. From the store's opening on: the start-up writes too (the first API key).
+  // ends it. From the store's opening on: the start-up writes too (the first API key). A read refused by a closed
+  // store (this service's as it shuts down, or a service's this process ran before) ends nothing either.
   const onUnhandled = (reason: unknown): void => {
+    if (toleratedStrayRead(reason, logger)) return;
     const failure = storageWriteFailure(reason);
     if (failure === null) throw reason;
     readiness.storageWritable(failure.message);

@@ -3,9 +3,11 @@ import { ConfigError } from '../config.ts';
 import type { Config } from '../config.ts';
 import { PortPlaceholder } from '../http/port-placeholder.ts';
 import { logger as plainLogger, loggerWith } from '../log.ts';
+import type { Logger } from '../log.ts';
 import { missingServeFlags } from '../node-flags.ts';
 import { startService } from '../service.ts';
 import type { RunningService } from '../service.ts';
+import { toleratedStrayRead } from '../storage/closing-reads.ts';
 
 /** How long a start-up that failed waits for the shutdown before exiting. */
 const FAILED_START_STOP_MS = 10_000;
@@ -92,6 +94,7 @@ export async function serveCommand(config: Config): Promise<void> {
       replaced = true;
       const why = 'restarting to take a copy of another node\'s data: this node read another history of the cluster log';
       logger.warn(why);
+      const stopBridging = bridgeStrayReads(logger);
       await running.shutdown(why);
       if (stopping) return;
       const ports = { gatewayPort: running.gatewayPort, apiPort: running.apiPort };
@@ -105,6 +108,8 @@ export async function serveCommand(config: Config): Promise<void> {
         await placeholder?.release();
         cannotStart(null, error as Error);
         return;
+      } finally {
+        stopBridging();
       }
       // A signal while it started again shut down the service before it.
       if (stopping) shutDown(service);
@@ -112,4 +117,19 @@ export async function serveCommand(config: Config): Promise<void> {
     });
   };
   watch(service);
+}
+
+/**
+ * Between a service's shutdown and the start of the next in this process, no service listens for unhandled
+ * rejections: a read the old one left behind, refused by its closed store, would end the process. Such reads are
+ * logged; any other rejection ends the process as Node's default would, unless a service listens and decides.
+ * Returns the call that stops bridging.
+ */
+export function bridgeStrayReads(logger: Logger): () => void {
+  const bridge = (reason: unknown): void => {
+    if (process.listenerCount('unhandledRejection') > 1) return;
+    if (!toleratedStrayRead(reason, logger)) throw reason;
+  };
+  process.on('unhandledRejection', bridge);
+  return () => process.off('unhandledRejection', bridge);
 }

@@ -2,6 +2,7 @@
 // lmdb-js would renew its read transaction, which the close made invalid, then throw from a timer, which
 // ends the process ("Attempt to reset an invalid read txn"). A reader that outlived its service's shutdown
 // did so in a cluster node restarting in process (log checks, the CVE index rebuild).
+import type { Logger } from '../log.ts';
 
 /** lmdb-js's database methods that renew its read transaction (read.js). */
 const READS = [
@@ -15,6 +16,17 @@ export class StoreClosedError extends Error {
     super(`${what} is closed: ${method} after its close began`);
     this.name = 'StoreClosedError';
   }
+}
+
+/**
+ * A read refused because its store closed, and unhandled: whatever made it was stopped with that store (a
+ * service shut down, in a process that goes on with another), so it is logged, and the process goes on.
+ * Returns whether `reason` was such a read.
+ */
+export function toleratedStrayRead(reason: unknown, logger: Logger): boolean {
+  if (!(reason instanceof StoreClosedError)) return false;
+  logger.warn('a read outlived its store\'s close; what made it had stopped with the store', { stack: reason.stack });
+  return true;
 }
 
 /** A database as lmdb-js makes it: `env` is its native environment, whose `writeTxn` is set inside a write transaction. */
