@@ -8,6 +8,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { copyFile, cp, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { syncPath } from './page-files.ts';
 import { PAGES_DIR, STORE_FILE } from './store.ts';
 import type { Store } from './store.ts';
 
@@ -29,8 +30,9 @@ export async function copyStore(store: Store, target: string): Promise<number> {
   try {
     const size = await copyLastCommit(store, partial);
     await copyPages(store, join(target, PAGES_DIR));
+    await syncTree(join(target, PAGES_DIR));
     await rename(partial, join(target, STORE_FILE));
-    await syncDirectory(target);
+    await syncPath(target);
     return size;
   } catch (error) {
     await rm(partial, { force: true });
@@ -73,13 +75,13 @@ async function copyLastCommit(store: Store, copied: string): Promise<number> {
   }
 }
 
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
+/** The copied pages' files and names on disk before the LMDB file is named: it holds their reports as finished. */
+async function syncTree(path: string): Promise<void> {
+  const entries = await readdir(path, { withFileTypes: true }).catch((error: unknown) => (isMissing(error) ? [] : Promise.reject(error)));
+  for (const entry of entries) {
+    await (entry.isDirectory() ? syncTree(join(path, entry.name)) : syncPath(join(path, entry.name)));
   }
+  if (entries.length > 0) await syncPath(path);
 }
 
 /**

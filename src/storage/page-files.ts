@@ -51,13 +51,13 @@ export class PageFiles {
    */
   async sync(reportId: string): Promise<void> {
     try {
-      await syncFolder(this.#folder(reportId));
+      await syncPath(this.#folder(reportId));
     } catch (error) {
       if (isMissing(error)) return;
       throw error;
     }
     // The report's folder is a new name in the pages folder.
-    await syncFolder(this.dir);
+    await syncPath(this.dir);
   }
 
   /** The same, synchronously: for the migration that moves pages out of LMDB. */
@@ -147,8 +147,11 @@ export class PageFiles {
   }
 }
 
-/** Puts a folder's new names on disk: a page whose file is synced could otherwise lose its name in a crash. */
-async function syncFolder(folder: string): Promise<void> {
+/**
+ * Puts a folder's new names on disk (a page whose file is synced could otherwise lose its name in a crash), or,
+ * given a file, its content.
+ */
+export async function syncPath(folder: string): Promise<void> {
   const handle = await open(folder, 'r');
   try {
     await handle.sync();
