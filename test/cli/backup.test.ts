@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { codeEvent, startEvent } from '../helpers/cve.ts';
-import { ingest, vmStart } from '../helpers/events.ts';
+import { ingest, ingestUntilStopped } from '../helpers/events.ts';
 import { runReport } from '../helpers/reports.ts';
 import type { ReportRun } from '../helpers/reports.ts';
 import { request, runCli, startService, tempDir } from '../helpers/service.ts';
@@ -46,16 +46,8 @@ test('a copy taken while the service runs serves the same instances and report p
 
 test('backups taken while batches are acknowledged: each copy holds every batch acknowledged before it, and the service keeps them all', async () => {
   const service = await startService();
-  let writing = true;
-  const acknowledged: string[] = [];
-  const writers = Array.from({ length: WRITERS }, async (_, writer) => {
-    for (let k = 0; writing; k++) {
-      const vmId = `vm-${writer}-${k}`;
-      const result = await ingest(service.gatewayUrl, service.apiKey, [vmStart(vmId, Date.now())]);
-      assert.equal(result.status, 200, JSON.stringify(result.body));
-      acknowledged.push(vmId);
-    }
-  });
+  const writers = ingestUntilStopped(service.gatewayUrl, service.apiKey, WRITERS);
+  const { acknowledged } = writers;
   const copies: { dir: string; before: string[] }[] = [];
   try {
     for (let backup = 0; backup < BACKUPS; backup++) {
@@ -66,8 +58,7 @@ test('backups taken while batches are acknowledged: each copy holds every batch 
       copies.push({ dir, before });
     }
   } finally {
-    writing = false;
-    await Promise.all(writers);
+    await writers.stop();
     await service.stop({ keepData: true });
   }
   assert.ok(acknowledged.length > copies.at(-1)!.before.length, 'batches were acknowledged while the last copy was made');

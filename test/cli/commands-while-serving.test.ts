@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { CVSS, GROUP, writeAdvisories } from '../helpers/cve.ts';
-import { ingest, vmStart } from '../helpers/events.ts';
+import { ingestUntilStopped } from '../helpers/events.ts';
 import { request, runCli, startService } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
 import { openStore } from '../../src/storage/store.ts';
@@ -23,16 +23,8 @@ after(() => Promise.all(services.map((service) => service.stop())));
 test('batches acknowledged while commands import vulnerability data and manage keys all stay stored; each command is in effect when it returns', async () => {
   const service = await startService();
   services.push(service);
-  let writing = true;
-  const acknowledged: string[] = [];
-  const writers = Array.from({ length: WRITERS }, async (_, writer) => {
-    for (let k = 0; writing; k++) {
-      const vmId = `vm-${writer}-${k}`;
-      const result = await ingest(service.gatewayUrl, service.apiKey, [vmStart(vmId, Date.now())]);
-      assert.equal(result.status, 200, JSON.stringify(result.body));
-      acknowledged.push(vmId);
-    }
-  });
+  const writers = ingestUntilStopped(service.gatewayUrl, service.apiKey, WRITERS);
+  const { acknowledged } = writers;
   const commands = Array.from({ length: COMMAND_LOOPS }, async (_, loop) => {
     for (let round = 0; round < ROUNDS; round++) {
       const folder = writeAdvisories([{ osvId: `GHSA-jvml-${loop}${round}00-xxxx`, cveId: `CVE-2099-${loop}${round}01`, groupId: GROUP, artifactId: 'no-such-lib', versions: ['1.0'], severity: CVSS.score33 }]);
@@ -48,8 +40,7 @@ test('batches acknowledged while commands import vulnerability data and manage k
       assert.match(listed.stdout, new RegExp(`user-${loop}-${round}`));
     }
   });
-  await Promise.all(commands).finally(() => (writing = false));
-  await Promise.all(writers);
+  await Promise.all(commands).finally(() => writers.stop());
   assert.ok(acknowledged.length > COMMAND_LOOPS * ROUNDS, `batches were taken while the commands ran: ${acknowledged.length}`);
 
   await service.stop({ keepData: true });

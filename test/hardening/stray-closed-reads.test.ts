@@ -12,13 +12,19 @@ import { tempDir } from '../helpers/service.ts';
 /** A built module's URL, as a string in the child's script (the tests run from dist/, as npm test builds them). */
 const module = (path: string): string => JSON.stringify(new URL(path, import.meta.url).href);
 
-/** What `body` does after a stray read and then a real fault are left unhandled, 200 ms apart. */
+/** The start of each case's script: `strayThenFault` leaves a stray read and then a real fault unhandled, 200 ms apart. */
 const STRAY_THEN_FAULT = `
 const logger = { info() {}, warn: (message) => console.log('warn: ' + message), error: (message) => console.log('error: ' + message) };
 const { StoreClosedError } = await import(${module('../../src/storage/closing-reads.js')});
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const stray = () => Promise.reject(new StoreClosedError('the store in /tmp/x', 'get'));
-const fault = () => Promise.reject(new Error('a real fault'));
+async function strayThenFault() {
+  Promise.reject(new StoreClosedError('the store in /tmp/x', 'get'));
+  await sleep(200);
+  console.log('alive after the stray read');
+  Promise.reject(new Error('a real fault'));
+  await sleep(1000);
+  console.log('alive after the fault');
+}
 `;
 
 /** Runs `script` as a module file: the service's worker threads take the process's flags, which may not include `-e`. */
@@ -48,12 +54,7 @@ const { startService } = await import(${module('../../src/service.js')});
 const { config } = parseConfig(['--data-dir', ${JSON.stringify(dataDir)}, '--gateway-port', '0', '--api-port', '0', '--workers', '1', '--shutdown-grace-ms', '0'], {});
 const service = await startService(config, logger);
 await service.ready;
-stray();
-await sleep(200);
-console.log('alive after the stray read');
-fault();
-await sleep(1000);
-console.log('alive after the fault');
+await strayThenFault();
 await service.shutdown();
 `);
   assertStrayLoggedThenFaultEnded(run);
@@ -63,12 +64,7 @@ test('between one service and the next in a process, a stray read is logged and 
   const run = await runScript(`${STRAY_THEN_FAULT}
 const { bridgeStrayReads } = await import(${module('../../src/cli/serve.js')});
 bridgeStrayReads(logger);
-stray();
-await sleep(200);
-console.log('alive after the stray read');
-fault();
-await sleep(1000);
-console.log('alive after the fault');
+await strayThenFault();
 `);
   assertStrayLoggedThenFaultEnded(run);
 });

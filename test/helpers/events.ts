@@ -27,3 +27,30 @@ export async function ingest(gatewayUrl: string, key: string, events: unknown[],
   checkResponse('POST', `${gatewayUrl}/agent/v1/events`, response.status, response.headers.get('content-type') ?? '', text);
   return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
 }
+
+/** Agents posting a new VM's start each, one batch after another, until stopped; `acknowledged` holds the VMs answered 200. */
+export interface Writers {
+  readonly acknowledged: string[];
+  /** Ends the loops, once each one's batch in flight is answered. */
+  stop(): Promise<void>;
+}
+
+export function ingestUntilStopped(gatewayUrl: string, key: string, count: number): Writers {
+  let writing = true;
+  const acknowledged: string[] = [];
+  const loops = Array.from({ length: count }, async (_, writer) => {
+    for (let k = 0; writing; k++) {
+      const vmId = `vm-${writer}-${k}`;
+      const result = await ingest(gatewayUrl, key, [vmStart(vmId, Date.now())]);
+      if (result.status !== 200) throw new Error(`batch of ${vmId} answered ${result.status}: ${JSON.stringify(result.body)}`);
+      acknowledged.push(vmId);
+    }
+  });
+  return {
+    acknowledged,
+    stop: async () => {
+      writing = false;
+      await Promise.all(loops);
+    },
+  };
+}
