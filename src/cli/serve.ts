@@ -96,6 +96,7 @@ export async function serveCommand(config: Config): Promise<void> {
       logger.warn(why);
       const stopBridging = bridgeStrayReads(logger);
       await running.shutdown(why);
+      // The bridge stays: the signal's own shutdown of this service ends the process.
       if (stopping) return;
       const ports = { gatewayPort: running.gatewayPort, apiPort: running.apiPort };
       const placeholder = await PortPlaceholder.hold(config.host, [ports.gatewayPort, ports.apiPort], why).catch((error: Error) => {

@@ -151,8 +151,8 @@ export class PageFiles {
  * Puts a folder's new names on disk (a page whose file is synced could otherwise lose its name in a crash), or,
  * given a file, its content.
  */
-export async function syncPath(folder: string): Promise<void> {
-  const handle = await open(folder, 'r');
+export async function syncPath(path: string): Promise<void> {
+  const handle = await open(path, 'r');
   try {
     await handle.sync();
   } finally {
