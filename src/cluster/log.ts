@@ -335,6 +335,8 @@ export class ClusterLog {
   async #publish(write: Omit<AcknowledgedWrite, 'seq'>, fresh: boolean): Promise<{ seq: number; msgId: string }> {
     const headed = write.notForNode === undefined ? {} : { headers: notForHeaders(write.notForNode) };
     const started = Date.now();
+    // The last refusal JetStream answered: it says why better than the timeout of a last attempt shortened to the time left.
+    let refusal: Error | null = null;
     for (let msgId = fresh ? write.msgId : attemptId(write.msgId); ; msgId = attemptId(write.msgId)) {
       const remaining = started + this.#publishWaitMs - Date.now();
       try {
@@ -343,10 +345,12 @@ export class ClusterLog {
         this.#refused = null;
         return { seq: ack.seq, msgId };
       } catch (error) {
+        if (!(error instanceof errors.TimeoutError)) refusal = error as Error;
+        const cause = refusal ?? (error as Error);
         // Storage that is full stays full: only servers that answer nothing yet, or not JetStream yet, are waited for longer.
-        const waitMs = (error as Error).message === INSUFFICIENT_RESOURCES ? Math.min(PUBLISH_TIMEOUT_MS, this.#publishWaitMs) : this.#publishWaitMs;
+        const waitMs = cause.message === INSUFFICIENT_RESOURCES ? Math.min(PUBLISH_TIMEOUT_MS, this.#publishWaitMs) : this.#publishWaitMs;
         if (Date.now() + RETRY_PAUSE_MS >= started + waitMs) {
-          const reason = describeNatsError(error as Error);
+          const reason = describeNatsError(cause);
           this.#refused = { since: this.#refused?.since ?? Date.now() - waitMs, at: Date.now(), reason };
           throw new LogUnavailableError(`the cluster's log did not take the write within ${waitMs / 1000} s: ${reason}`);
         }

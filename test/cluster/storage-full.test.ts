@@ -2,7 +2,7 @@
 // log has a leader and answers, yet refuses every write with "insufficient resources". What a user relies on:
 // agents are answered 503 saying what is full and what to do, nothing refused is stored, reads go on, and
 // health stays UP (every node is alike: DOWN would take the reads away too) but names it in its note; an
-// operator's command exits 4 saying so.
+// operator's command exits 4 saying so. A server that stops answering then does not hide why writes were refused.
 // Real processes: one nats-server whose JetStream may store 1 MB, and a node.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -75,4 +75,20 @@ test('writes refused for want of JetStream storage are answered 503 saying so, a
   assert.match(created.stderr, /^jvmlens: the cluster did not answer: /);
   assert.match(created.stderr, STORAGE_FULL);
   assert.doesNotMatch(created.stderr, /\n\s+at /);
+});
+
+test('a refused write is answered with the refusal even when the server stops answering before it is given up', { skip, timeout: 60_000 }, async () => {
+  // The last attempt, shortened to the time left, timed out on a loaded machine, and the 503 said "did not
+  // answer in time" where every earlier attempt had been refused for want of storage.
+  const service = node!;
+  const answer = ingest(service.gatewayUrl, KEY, batch(1_000));
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  natsServer!.kill('SIGSTOP');
+  try {
+    const refused = await answer;
+    assert.equal(refused.status, 503, JSON.stringify(refused.body));
+    assert.match(refused.body.message, STORAGE_FULL);
+  } finally {
+    natsServer!.kill('SIGCONT');
+  }
 });
