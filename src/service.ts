@@ -39,7 +39,7 @@ import { ClusterNode, CLUSTER_STEP } from './cluster/node.ts';
 import { clusterNodeData } from './cluster/log-identity.ts';
 import { restoreIfNeeded } from './cluster/restore.ts';
 import { within } from './cluster/waits.ts';
-import { applyInbox, applyRequest, watchInbox } from './storage/inbox.ts';
+import { applyInbox, applyRequest, BackupsUnderWay, watchInbox } from './storage/inbox.ts';
 import type { InboxRequest } from './storage/inbox.ts';
 import { takeWriterLock } from './storage/writer-lock.ts';
 
@@ -278,6 +278,7 @@ export async function startService(config: Config, logger: Logger, options: Star
   const apply = (request: InboxRequest) => cluster === null || request.kind === 'backup'
     ? applyRequest(store, request)
     : Promise.reject(new Error(`${config.dataDir} is a cluster node's: give the command --cluster URLS instead of --data-dir`));
+  const backups = new BackupsUnderWay((error) => logger.error('a backup\'s answer could not be written; it is made again', { stack: error.stack }));
   let applying: Promise<void> | null = null;
   let applyAgain = false;
   const applyCommands = (): void => {
@@ -288,7 +289,7 @@ export async function startService(config: Config, logger: Logger, options: Star
     applying = (async () => {
       do {
         applyAgain = false;
-        await applyInbox(config.dataDir, apply).catch((error: Error) => logger.error('applying the requests of commands failed', { stack: error.stack }));
+        await applyInbox(config.dataDir, apply, backups).catch((error: Error) => logger.error('applying the requests of commands failed', { stack: error.stack }));
       } while (applyAgain && stopping === null);
     })().finally(() => (applying = null));
   };
@@ -322,6 +323,7 @@ export async function startService(config: Config, logger: Logger, options: Star
       await pool.destroy();
       stopWatchingInbox();
       await applying;
+      await backups.settled();
       // What still reads the store ends first (the start-up it cut short, a refresh): lmdb-js throws from a
       // timer after a read of a closed store, which ends the process.
       await within(Promise.all([vulnerabilities.settled(), cveIndex.close()]), READERS_WAIT_MS, 'the CVE data was still being read').catch((error: Error) => logger.warn('closing the store while it is still read', { reason: error.message }));

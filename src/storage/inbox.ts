@@ -1,8 +1,8 @@
 // What a command hands to the running service, which alone opens the store (writer-lock.ts): `keys create`,
 // `revoke` and `list`, `cve import`, `backup`. A request is a JSON file in the data directory's inbox, renamed into place
 // whole; the service applies the requests in the order they came, as they come, answers each with a result
-// file beside it and removes the request. A command waits for its answer; an answer no command waits for any
-// more is removed after ten minutes.
+// file beside it and removes the request. A backup, which can take minutes, runs beside the requests after it.
+// A command waits for its answer; an answer no command waits for any more is removed after ten minutes.
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -113,10 +113,37 @@ export function watchInbox(dataDir: string, onRequest: () => void): () => void {
 }
 
 /**
- * Applies the requests waiting in `dataDir`'s inbox with `apply`, in order; returns how many. For the service
- * that holds the writer lock.
+ * The backups a service is making, by request: a copy of a large store takes minutes, and a key created or an
+ * import given meanwhile would otherwise wait for it (its command giving up after 30 s).
  */
-export async function applyInbox(dataDir: string, apply: (request: InboxRequest) => Promise<InboxResult>): Promise<number> {
+export class BackupsUnderWay {
+  readonly #running = new Map<string, Promise<void>>();
+  /** Told when a backup's answer could not be written: its request stays, and is carried out again. */
+  readonly #unanswered: (error: Error) => void;
+
+  constructor(unanswered: (error: Error) => void) {
+    this.#unanswered = unanswered;
+  }
+
+  has(name: string): boolean {
+    return this.#running.has(name);
+  }
+
+  add(name: string, answered: Promise<void>): void {
+    this.#running.set(name, answered.catch(this.#unanswered).finally(() => this.#running.delete(name)));
+  }
+
+  /** Settles once every backup begun has been answered: the store stays open until then. */
+  async settled(): Promise<void> {
+    await Promise.all(this.#running.values());
+  }
+}
+
+/**
+ * Applies the requests waiting in `dataDir`'s inbox with `apply`, in order, and begins their backups, which
+ * `backups` holds until answered; returns how many it applied or began. For the service that holds the writer lock.
+ */
+export async function applyInbox(dataDir: string, apply: (request: InboxRequest) => Promise<InboxResult>, backups: BackupsUnderWay): Promise<number> {
   const folder = join(dataDir, INBOX_DIR);
   let files: string[];
   try {
@@ -126,19 +153,33 @@ export async function applyInbox(dataDir: string, apply: (request: InboxRequest)
     throw error;
   }
   removeUnread(folder, files.filter((name) => name.endsWith(RESULT)));
-  const names = files.filter((name) => name.endsWith(REQUEST)).sort();
+  const names = files.filter((name) => name.endsWith(REQUEST) && !backups.has(name)).sort();
   for (const name of names) {
     const path = join(folder, name);
-    let answer: Answer;
+    let request: InboxRequest;
     try {
-      answer = { ok: true, result: await apply(JSON.parse(readFileSync(path, 'utf8')) as InboxRequest) };
+      request = JSON.parse(readFileSync(path, 'utf8')) as InboxRequest;
     } catch (error) {
-      answer = { ok: false, error: (storageWriteFailure(error) ?? (error as Error)).message };
+      await answerWith(path, () => Promise.reject(error));
+      continue;
     }
-    writeWhole(join(folder, name.slice(0, -REQUEST.length) + RESULT), JSON.stringify(answer));
-    unlinkSync(path);
+    const answered = answerWith(path, () => apply(request));
+    if (request.kind === 'backup') backups.add(name, answered);
+    else await answered;
   }
   return names.length;
+}
+
+/** Carries the request at `path` out with `carryOut`, writes its answer and removes the request. */
+async function answerWith(path: string, carryOut: () => Promise<InboxResult>): Promise<void> {
+  let answer: Answer;
+  try {
+    answer = { ok: true, result: await carryOut() };
+  } catch (error) {
+    answer = { ok: false, error: (storageWriteFailure(error) ?? (error as Error)).message };
+  }
+  writeWhole(path.slice(0, -REQUEST.length) + RESULT, JSON.stringify(answer));
+  unlinkSync(path);
 }
 
 /** The results of commands that stopped waiting (InboxTimeoutError) would otherwise stay in the inbox for good. */
