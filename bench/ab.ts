@@ -108,7 +108,8 @@ export function prepareBaseline(root: string, ref: string): Baseline {
   };
   try {
     git(root, ['worktree', 'add', '--detach', dir, commit]);
-    const sameLock = readFileSync(join(root, 'package-lock.json'), 'utf8') === git(root, ['show', `${commit}:package-lock.json`]);
+    // git() trims its output, the file's last newline with it.
+    const sameLock = readFileSync(join(root, 'package-lock.json'), 'utf8').trim() === git(root, ['show', `${commit}:package-lock.json`]);
     // The build's and runs' output goes to stderr, with the runs' progress: stdout is the A/B table's.
     const build = { cwd: dir, stdio: ['ignore', 2, 2] as ('ignore' | number)[] };
     if (sameLock) symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
