@@ -78,8 +78,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * The body as text; invalid UTF-8 is a 400, not silently replaced characters. Agent bodies are ASCII but
- * for a rare name: checked at SIMD speed and copied byte for byte, they cost a quarter of what the UTF-8
- * decoder takes (0.3 µs per code item of a 10,000-item NDJSON batch: bench "cluster-log", its row "body parsed and validated").
+ * for a rare name: checked at SIMD speed and copied byte for byte, they cost about a third of what the
+ * UTF-8 decoder takes, 0.3 µs less per code item of a 10,000-item NDJSON batch (bench "cluster-log", row
+ * "body parsed and validated"; bench/HISTORY.md, "Ingestion: agent bodies as text").
  */
 export function decodeUtf8(body: Uint8Array): string {
   if (isAscii(body)) return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('latin1');

@@ -11,7 +11,7 @@ const event = (hostName: string, className: string, methodName: string) => ({
   items: [{ sourceName: 'app.jar', className, methodName }],
 });
 
-test('an NDJSON body reads the same whether it is ASCII or holds other characters anywhere in it', () => {
+test('an NDJSON or JSON body reads the same whether it is ASCII or holds other characters anywhere in it', () => {
   const ascii = [event('host-1', 'com.acme.Cafe', 'run()'), event('host-2', 'com.acme.Cafe', 'stop(int)')];
   const mixed = [event('host-1', 'com.acme.Cafe', 'run()'), event('hôte-2', 'com.acme.Café', 'stop(int)'), event('東京-3', 'com.acme.Cafe', 'ünïcode()😀')];
   for (const events of [ascii, mixed]) {
