@@ -192,7 +192,7 @@ export class HttpServer {
       query = req.getQuery() ?? '';
     }
     const request = new UwsRequest(method, path, query, ++requestCounter);
-    const exchange: Exchange = { res, aborted: false, watched: false, routeName: 'unmatched', request, started };
+    const exchange: Exchange = { res, aborted: false, watched: false, readingBody: false, settled: false, routeName: 'unmatched', request, started };
     this.#inFlight++;
     try {
       if (this.#closed) throw new ApiError('NOT_READY', 'service not ready: this server has closed; connect again', undefined, { 'Retry-After': '1' });
@@ -243,11 +243,14 @@ export class HttpServer {
     exchange.watched = true;
     exchange.res.onAborted(() => {
       exchange.aborted = true;
+      // Its client left before the body ended: nothing will answer it, and close() must not wait for it.
+      if (exchange.readingBody) this.#settle(exchange);
     });
   }
 
   #readBody(exchange: Exchange, route: Route): void {
     this.#watch(exchange);
+    exchange.readingBody = true;
     const chunks: Buffer[] = [];
     let size = 0;
     let rejected = false;
@@ -258,6 +261,7 @@ export class HttpServer {
         // Clients only read a response after sending their body: drain a moderate excess so they see the 413.
         if (isLast || size > DRAIN_LIMIT) {
           rejected = true;
+          exchange.readingBody = false;
           this.#respond(exchange, this.#errorResponse(this.#tooLarge(), exchange.request), !isLast);
         }
         chunks.length = 0;
@@ -266,6 +270,7 @@ export class HttpServer {
       // uWS reuses the chunk's memory after this callback: copy it.
       chunks.push(Buffer.from(new Uint8Array(chunk)));
       if (isLast) {
+        exchange.readingBody = false;
         exchange.request.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
         this.#run(exchange, route);
       }
@@ -316,16 +321,23 @@ export class HttpServer {
     return this.#errorResponse(new ApiError('INTERNAL', `internal error; request id ${request.requestId}`), request);
   }
 
-  #respond(exchange: Exchange, response: ApiResponse, close = false): void {
-    const { res, request } = exchange;
-    // After close, no connection is kept: the next request of its client reaches whoever listens then.
-    close ||= this.#closed;
-    this.#options.metrics.recordRequest(exchange.routeName, request.method, response.status, (performance.now() - exchange.started) / 1000);
+  /** Counts the exchange out of those in flight, once: answered, or left by its client during its body. */
+  #settle(exchange: Exchange): void {
+    if (exchange.settled) return;
+    exchange.settled = true;
     this.#inFlight--;
     if (this.#inFlight === 0 && this.#drained !== null) {
       this.#drained();
       this.#drained = null;
     }
+  }
+
+  #respond(exchange: Exchange, response: ApiResponse, close = false): void {
+    const { res, request } = exchange;
+    // After close, no connection is kept: the next request of its client reaches whoever listens then.
+    close ||= this.#closed;
+    this.#options.metrics.recordRequest(exchange.routeName, request.method, response.status, (performance.now() - exchange.started) / 1000);
+    this.#settle(exchange);
     if (exchange.aborted) return;
     // uWS does not count endWithoutBody as an answer given inside the callback.
     if (request.method === 'HEAD') this.#watch(exchange);
@@ -380,6 +392,10 @@ interface Exchange {
   aborted: boolean;
   /** Whether onAborted is attached (only for answers given after the request callback). */
   watched: boolean;
+  /** While its body arrives: a client that leaves then gets no answer, so its leaving settles the exchange. */
+  readingBody: boolean;
+  /** Whether it no longer counts among the requests in flight. */
+  settled: boolean;
   routeName: string;
   request: ApiRequest;
   started: number;

@@ -1,5 +1,7 @@
 // Health on the gateway: readiness, shutdown, body shape, and absence on the API port (decisions §3).
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { test } from 'node:test';
 import { request, startService, waitForHealth } from '../helpers/service.ts';
 
@@ -65,4 +67,24 @@ test('SIGHUP (the terminal closed) shuts down gracefully with exit code 0, sayin
   const service = await startService();
   assert.equal(await service.stop({ signal: 'SIGHUP' }), 0);
   assert.match(service.stdout() + service.stderr(), /shutting down.*SIGHUP/);
+});
+
+/** Sends a request head and part of its body, then closes the connection: a client that left mid-body. */
+async function leaveMidBody(url: string, path: string, key: string): Promise<void> {
+  const { hostname, port } = new URL(url);
+  const socket = connect({ host: hostname, port: Number(port) });
+  await once(socket, 'connect');
+  socket.end(`POST ${path} HTTP/1.1\r\nHost: jvmlens\r\nx-api-key: ${key}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n[`);
+  await once(socket, 'close');
+}
+
+test('a client that left in the middle of its body does not hold the shutdown: SIGTERM still exits with code 0', async () => {
+  const service = await startService();
+  await leaveMidBody(service.apiUrl, '/public/report/jvmInventory', service.apiKey);
+  // The gateway's front passes no client FIN on (front.ts): uWS gives up on the body at its idle timeout.
+  await leaveMidBody(service.gatewayUrl, '/agent/v1/events', service.apiKey);
+  const exited = service.stop();
+  const waited = await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 30_000, 'still running after 30 s'))]);
+  if (waited === 'still running after 30 s') service.child.kill('SIGKILL');
+  assert.equal(waited, 0);
 });
