@@ -1,6 +1,6 @@
 // Compiles a report's `filter` array once into typed conditions (decisions §6.2, §8).
 import type { IToken } from 'chevrotain';
-import { boundedRegExp } from './bounded-regexp.ts';
+import { boundedRegExp, UnboundedPatternError } from './bounded-regexp.ts';
 import type { FieldCatalog, FieldDef, FieldType } from './fields.ts';
 import { CODE_PATH } from './fields.ts';
 import type { FilterAst, Operator } from './grammar.ts';
@@ -113,7 +113,8 @@ function regExpOf(token: IToken, field: FieldDef): RegExp {
     return boundedRegExp(source);
   } catch (error) {
     const reason = error instanceof SyntaxError ? error.message : 'Invalid regular expression';
-    throw new Problem(reason, token.startOffset, token.image, ['a JavaScript regular expression']);
+    const expected = error instanceof UnboundedPatternError ? 'a regular expression without backreferences, lookarounds or large counted repetitions' : 'a JavaScript regular expression';
+    throw new Problem(reason, token.startOffset, token.image, [expected]);
   }
 }
 
