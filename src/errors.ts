@@ -30,6 +30,7 @@ export const ERROR_CODES = {
   QUEUE_FULL: { status: 429, description: '100 report jobs are waiting (see Retry-After)' },
   HEADERS_TOO_LARGE: { status: 431, description: 'the request head is over 16 KiB or has over 48 header fields' },
   INTERNAL: { status: 500, description: 'a bug: the request id is in the log with its stack' },
+  NOT_IMPLEMENTED: { status: 501, description: 'a method or transfer coding the service does not know' },
   NOT_READY: { status: 503, description: 'starting, shutting down, or storage cannot be written (see Retry-After)' },
   CLUSTER_UNAVAILABLE: { status: 503, description: 'cluster mode: JetStream did not take or answer within 10 s; nothing was acknowledged (see Retry-After)' },
   HTTP_VERSION_NOT_SUPPORTED: { status: 505, description: 'a request line of an HTTP version other than 1.1 or 1.0' },

@@ -21,6 +21,8 @@ const HEAD_TIMEOUT_MS = 10_000;
 // a token field name, a value of visible characters, spaces, tabs and obs-text.
 const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) ([\x21-\x7e\x80-\xff]+) HTTP\/(\d)\.(\d)$/;
 const FIELD_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[\t\x20-\x7e\x80-\xff]*$/;
+/** The methods uWS answers; it closes the connection on any other (`get`, `PROPFIND`) without a word. */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'CONNECT']);
 
 /** What the front does with a connection, decided from its first request head. */
 export type HeadVerdict =
@@ -43,20 +45,37 @@ export function judgeHead(head: string): HeadVerdict {
   if (requestLine === null) return refuse('BAD_REQUEST', 'the request line is not "METHOD target HTTP/x.y"');
   const [, method, target, major, minor] = requestLine;
   if (major !== '1' || (minor !== '0' && minor !== '1')) return refuse('HTTP_VERSION_NOT_SUPPORTED', `HTTP/${major}.${minor} is not supported; use HTTP/1.1 or HTTP/1.0`);
+  // RFC 9110 §9.1: methods are case-sensitive, and one a server does not know is a 501.
+  if (!METHODS.has(method)) return refuse('NOT_IMPLEMENTED', `the method ${method} is not one this service knows (methods are upper case: GET, POST, PUT, DELETE, …)`);
   // uWS leaves absolute-form (`http://host/path`), `*` and other targets unanswered; no client of the service sends them.
   if (!target.startsWith('/')) return refuse('BAD_REQUEST', 'the request target is not a path starting with "/"');
   let hosts = 0;
+  let contentLengths = 0;
+  const transferEncodings: string[] = [];
   const kept: string[] = [];
   for (let i = 1; i < lines.length; i++) {
     const field = FIELD_LINE.exec(lines[i]);
     if (field === null) return refuse('BAD_REQUEST', `header line ${i} is not "name: value" of allowed characters`);
     const name = field[1].toLowerCase();
     if (name === 'host') hosts++;
+    // Optional whitespace is spaces and tabs only (RFC 9110 §5.6.3): not String.trim's wider set.
+    const value = lines[i].slice(field[1].length + 1).replace(/^[ \t]+|[ \t]+$/g, '');
     // uWS closes the connection without an answer on a Content-Length that is not a number.
-    if (name === 'content-length' && !/^[ \t]*\d+[ \t]*$/.test(lines[i].slice(field[1].length + 1))) return refuse('BAD_REQUEST', 'the content-length header is not a number');
+    if (name === 'content-length') {
+      if (!/^\d+$/.test(value)) return refuse('BAD_REQUEST', 'the content-length header is not a number');
+      contentLengths++;
+    }
+    if (name === 'transfer-encoding') transferEncodings.push(value.toLowerCase());
     if (name !== 'connection' && name !== 'keep-alive') kept.push(lines[i]);
   }
   if (hosts > 1) return refuse('BAD_REQUEST', "the request has more than one 'host' header");
+  // uWS closes the connection on these without an answer: the server's own checks (server.ts) come too late.
+  if (contentLengths > 1) return refuse('BAD_REQUEST', "the request has more than one 'content-length' header");
+  if (transferEncodings.length > 1) return refuse('BAD_REQUEST', "the request has more than one 'transfer-encoding' header");
+  if (transferEncodings.length === 1) {
+    if (contentLengths > 0) return refuse('BAD_REQUEST', "the request has both 'content-length' and 'transfer-encoding'");
+    if (transferEncodings[0] !== 'chunked') return refuse('NOT_IMPLEMENTED', `the transfer coding '${transferEncodings[0]}' is not supported; send the body with content-length or transfer-encoding: chunked`);
+  }
   const pass = minor === '1' && hosts === 1;
   // A rewritten head adds Connection (and Host when missing) to the fields it keeps.
   const added = pass ? 0 : 1 + (hosts === 0 ? 1 : 0);

@@ -117,6 +117,11 @@ test('malformed request heads get a JSON error at once and the connection is clo
     ['GET http://a/opthub-health HTTP/1.1\r\nHost: a\r\n\r\n', 400, 'BAD_REQUEST'],
     ['OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n', 400, 'BAD_REQUEST'],
     ['POST /agent/v1/events HTTP/1.1\r\nHost: a\r\nContent-Length: abc\r\n\r\n', 400, 'BAD_REQUEST'],
+    // uWebSockets.js closes the connection on these without a word.
+    ['POST /agent/v1/events HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n[]', 400, 'BAD_REQUEST'],
+    ['POST /agent/v1/events HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n', 501, 'NOT_IMPLEMENTED'],
+    ['get /opthub-health HTTP/1.1\r\nHost: a\r\n\r\n', 501, 'NOT_IMPLEMENTED'],
+    ['PROPFIND /opthub-health HTTP/1.1\r\nHost: a\r\n\r\n', 501, 'NOT_IMPLEMENTED'],
     [`GET /opthub-health HTTP/1.1\r\nHost: a\r\nX-Big: ${'x'.repeat(20_000)}\r\n\r\n`, 431, 'HEADERS_TOO_LARGE'],
     // uWebSockets.js leaves a request with 49 header fields unanswered: the front refuses it.
     [`GET /opthub-health HTTP/1.1\r\nHost: a\r\n${'X-Many: 1\r\n'.repeat(48)}\r\n`, 431, 'HEADERS_TOO_LARGE'],

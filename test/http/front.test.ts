@@ -10,6 +10,8 @@ test('an HTTP/1.1 request with one Host passes unchanged', () => {
   assert.deepEqual(judgeHead(head('GET /x HTTP/1.1', 'Host: a', ...Array.from({ length: MAX_HEADER_FIELDS - 1 }, (_, i) => `X-${i}: v`))), { kind: 'pass' });
   assert.deepEqual(judgeHead(head('POST /agent/v1/events?x=1 HTTP/1.1', 'host: a:8080', 'Content-Length: 2', 'X-Obs: caf\xe9')), { kind: 'pass' });
   assert.deepEqual(judgeHead(head('POST /x HTTP/1.1', 'Host: a', 'content-length:  12 ')), { kind: 'pass' });
+  assert.deepEqual(judgeHead(head('POST /x HTTP/1.1', 'Host: a', 'Transfer-Encoding: Chunked')), { kind: 'pass' });
+  for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE']) assert.deepEqual(judgeHead(head(`${method} /x HTTP/1.1`, 'Host: a')), { kind: 'pass' });
 });
 
 test('HTTP/1.0 is rewritten as HTTP/1.1 with a Host and Connection: close, keeping the other fields', () => {
@@ -49,6 +51,13 @@ test('malformed heads are refused with the code and a message saying what is wro
     [head('GET x HTTP/1.1', 'Host: a'), 'BAD_REQUEST', /target/],
     [head('POST /x HTTP/1.1', 'Host: a', 'Content-Length: abc'), 'BAD_REQUEST', /content-length/],
     [head('POST /x HTTP/1.1', 'Host: a', 'Content-Length: -1'), 'BAD_REQUEST', /content-length/],
+    [head('POST /x HTTP/1.1', 'Host: a', 'Content-Length: 2', 'Content-Length: 2'), 'BAD_REQUEST', /more than one 'content-length'/],
+    [head('POST /x HTTP/1.1', 'Host: a', 'Content-Length: 2', 'Transfer-Encoding: chunked'), 'BAD_REQUEST', /both 'content-length' and 'transfer-encoding'/],
+    [head('POST /x HTTP/1.1', 'Host: a', 'Transfer-Encoding: chunked', 'Transfer-Encoding: chunked'), 'BAD_REQUEST', /more than one 'transfer-encoding'/],
+    [head('POST /x HTTP/1.1', 'Host: a', 'Transfer-Encoding: gzip'), 'NOT_IMPLEMENTED', /transfer coding 'gzip'/],
+    [head('POST /x HTTP/1.1', 'Host: a', 'Transfer-Encoding: gzip, chunked'), 'NOT_IMPLEMENTED', /transfer coding 'gzip, chunked'/],
+    [head('get /x HTTP/1.1', 'Host: a'), 'NOT_IMPLEMENTED', /method get/],
+    [head('PROPFIND /x HTTP/1.1', 'Host: a'), 'NOT_IMPLEMENTED', /method PROPFIND/],
     [head('GET /x HTTP/2.0', 'Host: a'), 'HTTP_VERSION_NOT_SUPPORTED', /HTTP\/2\.0/],
     [head('GET /x HTTP/1.2', 'Host: a'), 'HTTP_VERSION_NOT_SUPPORTED', /HTTP\/1\.2/],
     [head('GET /x HTTP/1.1', 'Host: a', ...Array.from({ length: MAX_HEADER_FIELDS }, (_, i) => `X-${i}: v`)), 'HEADERS_TOO_LARGE', /more than 48 header fields/],
