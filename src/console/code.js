@@ -1,7 +1,7 @@
 // Code: the code inventory of a JAR or a package, with first and last seen, to find code not seen for N days.
 import { useState } from 'preact/hooks';
 import { readAllPages, runReport } from './api.js';
-import { Empty, ErrorBox, href, html, Progress, Table, useLoad } from './ui.js';
+import { Empty, ErrorBox, href, html, isPartial, Progress, ReportState, Table, useLoad } from './ui.js';
 
 const LEVELS = { methods: [], classes: ['sourceName', 'className'], jars: ['sourceName'] };
 const DAY = 86_400_000;
@@ -47,7 +47,8 @@ export function CodePage({ canWrite, params }) {
     ${!source && !pkg ? html`<${Empty}>Name a JAR (its file name, or part of it) or a package (com/acme/ or com.acme.) to list its code with when it was first and last seen. With “not seen for N days” only code idle that long stays: candidates for dead code.<//>`
       : state.loading ? html`<${Progress} label="Reading the code inventory" elapsedMs=${state.elapsedMs} />`
       : state.error ? html`<${ErrorBox} error=${state.error} />`
-      : html`<p class="note">${rows.length.toLocaleString()} of ${state.data.items.length.toLocaleString()} ${level}${days > 0 ? ` not seen for ${days} days` : ''}; times UTC.</p>
+      : html`<${ReportState} report=${state.data.report} />${state.data.report.state === 'FAILED' ? null : html`
+        <p class="note">${rows.length.toLocaleString()} of ${state.data.items.length.toLocaleString()} ${level}${days > 0 ? ` not seen for ${days} days` : ''}${isPartial(state.data.report) ? ' (partial)' : ''}; times UTC.</p>
         ${rows.length === 0 ? html`<${Empty}>Nothing here${days > 0 ? ' idle that long' : ''}.<//>` : html`<${Table} testId="code-list" rows=${rows} columns=${[
           ['JAR', (item) => item.sourceName],
           ...(level !== 'jars' ? [['Class', (item) => item.className]] : []),
@@ -55,6 +56,6 @@ export function CodePage({ canWrite, params }) {
           ...(level !== 'methods' ? [['Methods', (item) => item.count.toLocaleString()]] : []),
           ['First seen', (item) => item.firstSeen.replace('T', ' ')],
           ['Last seen', (item) => item.lastSeen.replace('T', ' ')],
-        ]} />`}`}
+        ]} />`}`}`}
   </div>`;
 }

@@ -1,7 +1,7 @@
 // Components: search by name, versions and VM counts grouped by a tag, and which versions have CVEs.
 import { useState } from 'preact/hooks';
 import { api, flatten, literal, readAllPages, runReport } from './api.js';
-import { Empty, ErrorBox, href, html, Progress, Table, useLoad } from './ui.js';
+import { Empty, ErrorBox, href, html, Progress, ReportState, Table, useLoad } from './ui.js';
 
 export function ComponentsPage({ canWrite, params }) {
   const name = params.get('name') ?? '';
@@ -40,6 +40,7 @@ export function ComponentsPage({ canWrite, params }) {
     ${!name ? html`<${Empty}>Type part of a component's name (log4j, spring-core, jackson) to see its versions, the VMs that carry each and their CVEs.<//>`
       : state.loading ? html`<${Progress} label="Searching the fleet's components" elapsedMs=${state.elapsedMs} />`
       : state.error ? html`<${ErrorBox} error=${state.error} />`
+      : html`<${ReportState} report=${state.data.report} />${state.data.report.state === 'FAILED' ? null
       : state.data.items.length === 0 ? html`<${Empty}>No component whose name contains “${name}”.<//>`
       : html`<${Table} testId="component-list" rows=${state.data.items} columns=${[
           ...(tagKey ? [[`tags.${tagKey}`, (item) => item[`tags.${tagKey}`] ?? '(none)']] : []),
@@ -47,6 +48,6 @@ export function ComponentsPage({ canWrite, params }) {
           ['Version', (item) => item.componentVersion],
           ['VMs', (item) => item.count.toLocaleString()],
           ['CVEs', (item) => item.cves.length === 0 ? html`<span class="note">none known</span>` : item.cves.map((cve) => html`<a class=${`severity ${cve.severity}`} href=${href(`/cve/${encodeURIComponent(cve.cveId)}`)}>${cve.cveId} </a>`)],
-        ]} />`}
+        ]} />`}`}
   </div>`;
 }

@@ -2,7 +2,7 @@
 // inventory reports, as charts and tables; a group's VMs on their own page.
 import { useState } from 'preact/hooks';
 import { api, FAMILIES, literal, readAllPages, runReport, waitForReport } from './api.js';
-import { BarChart, ConnectHint, Empty, ErrorBox, formatTime, html, Progress, Table, tagsText, useLoad } from './ui.js';
+import { BarChart, ConnectHint, Empty, ErrorBox, formatTime, html, isPartial, Progress, ReportState, Table, tagsText, useLoad } from './ui.js';
 
 const NONE = '(none)';
 
@@ -82,18 +82,20 @@ export function FleetPage({ canWrite, params }) {
   if (state.loading) return html`<${Progress} label="Counting the fleet" elapsedMs=${state.elapsedMs} />`;
   if (state.error) return html`<${ErrorBox} error=${state.error} />`;
   const fleet = state.data;
-  const total = fleet === null ? null : fleet.items.reduce((sum, item) => sum + item.count, 0);
+  const failed = fleet !== null && fleet.report.state === 'FAILED';
+  const total = fleet === null || failed ? null : fleet.items.reduce((sum, item) => sum + item.count, 0);
   return html`<div>
     <div class="toolbar">
       <h1>Fleet</h1>
-      ${total !== null ? html`<span class="big" data-testid="vm-total">${total.toLocaleString()} VMs</span>` : null}
+      ${total !== null ? html`<span class="big" data-testid="vm-total">${total.toLocaleString()} VMs${isPartial(fleet.report) ? ' (partial)' : ''}</span>` : null}
       <form onSubmit=${(e) => { e.preventDefault(); setTagKey(draft.trim() || 'env'); }}>
         <label>Tag key <input value=${draft} onInput=${(e) => setDraft(e.target.value)} aria-label="tag key" /></label>
         <button type="submit">Group</button>
       </form>
     </div>
-    ${fleet !== null ? html`<p class="note">VMs alive in the last 30 days, from JVM report ${fleet.report.reportId.slice(0, 8)} of ${formatTime(fleet.report.finishTime)} UTC. Click a group for its VMs.</p>` : null}
+    ${fleet !== null ? html`<p class="note">VMs alive in the last 30 days, from JVM report ${fleet.report.reportId.slice(0, 8)} of ${formatTime(fleet.report.finishTime)} UTC. Click a group for its VMs.</p><${ReportState} report=${fleet.report} />` : null}
     ${fleet === null ? html`<${Empty}>No finished JVM report of this page's grouping yet, and a read-only key cannot create one: ask someone with a <code>write</code> key to open this page once.<//>`
+      : failed ? null
       : total === 0 ? html`<${ConnectHint} />`
       : html`<div class="grid">${list.map((chart) => html`<${GroupChart} chart=${chart} fleet=${fleet} />`)}</div>`}
   </div>`;
@@ -114,8 +116,8 @@ export function VmListPage({ canWrite, params }) {
   return html`<div>
     <h1>${title}</h1>
     <p class="note">Filter: <code>${filter.join(' AND ') || 'none'}</code> · ${report.totalCount.toLocaleString()} VMs · page ${report.page + 1} of ${report.totalPages}</p>
-    <${ErrorBox} error=${report.state === 'SUCCEEDED' ? null : { message: (report.stateMessages ?? []).join('; '), status: 0 }} title=${`Report ${report.state}`} />
-    ${report.data.length === 0 ? html`<${Empty}>No VM matches.<//>` : html`<${Table} testId="vm-list" rows=${report.data} onRow=${(vm) => (location.hash = `#/instance/${encodeURIComponent(vm.vmId)}`)} columns=${[
+    <${ReportState} report=${report} />
+    ${report.state === 'FAILED' ? null : report.data.length === 0 ? html`<${Empty}>No VM matches.<//>` : html`<${Table} testId="vm-list" rows=${report.data} onRow=${(vm) => (location.hash = `#/instance/${encodeURIComponent(vm.vmId)}`)} columns=${[
       ['vmId', (vm) => html`<a class="id" href=${`#/instance/${encodeURIComponent(vm.vmId)}`}>${vm.vmId}</a>`],
       ['Host', (vm) => vm.hostName],
       ['State', (vm) => vm.state],

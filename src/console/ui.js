@@ -35,6 +35,21 @@ export function Empty({ children }) {
   return html`<div class="empty">${children}</div>`;
 }
 
+/**
+ * A report that did not succeed, with its state and why (JVM and code reports give stateMessages, component
+ * reports errors): FAILED has no data, so its emptiness must not read as an empty fleet; PARTIALLY_FAILED and
+ * TIMED_OUT hold only part of it.
+ */
+export function ReportState({ report }) {
+  if (report.state === 'SUCCEEDED') return null;
+  const messages = report.stateMessages ?? (report.errors ?? []).map((error) => error.message);
+  const meaning = report.state === 'FAILED' ? 'It has no data: nothing is shown for it.' : 'Its data is partial: what is shown leaves out what failed.';
+  return html`<${ErrorBox} error=${{ status: 0, message: `${messages.join('; ')}. ${meaning}` }} title=${`Report ${report.reportId.slice(0, 8)} ${report.state}`} />`;
+}
+
+/** Whether a finished report's data is only part of the answer (shown with the figures it gives). */
+export const isPartial = (report) => report.state === 'PARTIALLY_FAILED' || report.state === 'TIMED_OUT';
+
 /** What to do when the fleet has no VM yet. */
 export function ConnectHint() {
   return html`<${Empty}>

@@ -27,18 +27,22 @@ describe('web console', { skip }, () => {
   const signedInAt = new Map<Page, number>();
 
   async function createKey(user: string, scopes: string): Promise<string> {
-    const result = await runCli(['keys', 'create', '--user', user, '--scopes', scopes, '--data-dir', service.dataDir]);
-    assert.equal(result.code, 0, result.stderr);
-    return /key: +(\S+)/.exec(result.stdout)![1];
+    return (await createKeyWithId(user, scopes)).key;
   }
 
-  /** A new browser tab signed in with the key; page errors fail the test. */
-  async function signIn(key: string): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width: 1366, height: 900 }, acceptDownloads: true });
+  async function createKeyWithId(user: string, scopes: string): Promise<{ key: string; keyId: string }> {
+    const result = await runCli(['keys', 'create', '--user', user, '--scopes', scopes, '--data-dir', service.dataDir]);
+    assert.equal(result.code, 0, result.stderr);
+    return { key: /key: +(\S+)/.exec(result.stdout)![1], keyId: /key id: +(\S+)/.exec(result.stdout)![1] };
+  }
+
+  /** A new browser tab signed in with the key (on another service's console with `on`); page errors fail the test. */
+  async function signIn(key: string, { on = service, width = 1366 }: { on?: RunningService; width?: number } = {}): Promise<Page> {
+    const page = await browser.newPage({ viewport: { width, height: 900 }, acceptDownloads: true });
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
     (page as Page & { errors: string[] }).errors = errors;
-    await page.goto(`${service.apiUrl}/`);
+    await page.goto(`${on.apiUrl}/`);
     assert.match(page.url(), /\/console\/$/, 'GET / leads to the console');
     await page.fill('#key', key);
     signedInAt.set(page, Date.now());
@@ -211,6 +215,36 @@ describe('web console', { skip }, () => {
     noPageErrors(page);
     await page.close();
   });
+
+  for (const [fault, state] of [['finalize-fail', 'FAILED'], ['partition-fail', 'PARTIALLY_FAILED']]) {
+    test(`fleet, components and code show a ${state} report's state and messages, never its emptiness as an empty fleet`, async () => {
+      const faulty = await startService({ args: ['--test-faults', fault] });
+      try {
+        const seeded = await runCli(['seed', '--vms', '40', '--components-per-vm', '20', '--methods', '50', '--gateway', faulty.gatewayUrl, '--key', faulty.apiKey]);
+        assert.equal(seeded.code, 0, seeded.stderr);
+        const page = await signIn(faulty.apiKey, { on: faulty });
+        const stateBox = async () => (await page.waitForSelector(`.error:has-text("${state}")`)).innerText();
+        assert.match(await stateBox(), state === 'FAILED' ? /failed while writing pages/ : /partitions failed/);
+        if (state === 'FAILED') assert.equal(await page.$('[data-testid=vm-total]'), null, 'no VM count from a report without data');
+        else assert.match(await page.innerText('[data-testid=vm-total]'), /\(partial\)/);
+        assert.doesNotMatch(await page.innerText('main'), /No JVM has reported yet/);
+        await shot(page, `fleet-${state}`);
+        await page.goto(`${faulty.apiUrl}/console/#/components?name=log4j`);
+        assert.match(await stateBox(), /Report \w+ /);
+        assert.doesNotMatch(await page.innerText('main'), /No component whose name contains/);
+        if (state === 'FAILED') {
+          // Code reports run in one partition here: only the page-writing fault reaches them.
+          await page.goto(`${faulty.apiUrl}/console/#/code?package=com/&level=jars`);
+          await stateBox();
+          assert.doesNotMatch(await page.innerText('main'), /Nothing here|0 of 0/);
+        }
+        noPageErrors(page);
+        await page.close();
+      } finally {
+        await faulty.stop();
+      }
+    });
+  }
 
   test('console files are served with their types and caching; unknown ones are 404', async () => {
     for (const [path, type, cache] of [['/console/', 'text/html', 'no-cache'], ['/console/app.js', 'text/javascript', 'no-cache'], ['/console/style.css', 'text/css', 'no-cache'], ['/console/vendor/preact.mjs', 'text/javascript', 'max-age=86400']]) {
