@@ -79,11 +79,10 @@ export function FleetPage({ canWrite, params }) {
   const [draft, setDraft] = useState(tagKey);
   const list = charts(tagKey);
   const state = useLoad((progress, signal) => fleetGroups(allFields(list), canWrite, progress, signal), [tagKey, canWrite]);
-  if (state.loading) return html`<${Progress} label="Counting the fleet" elapsedMs=${state.elapsedMs} />`;
-  if (state.error) return html`<${ErrorBox} error=${state.error} />`;
   const fleet = state.data;
   const failed = fleet !== null && fleet.report.state === 'FAILED';
   const total = fleet === null || failed ? null : fleet.items.reduce((sum, item) => sum + item.count, 0);
+  // The form stays above a loading or failed count, so a bad tag key is corrected in place.
   return html`<div>
     <div class="toolbar">
       <h1>Fleet</h1>
@@ -93,8 +92,11 @@ export function FleetPage({ canWrite, params }) {
         <button type="submit">Group</button>
       </form>
     </div>
+    ${state.loading ? html`<${Progress} label="Counting the fleet" elapsedMs=${state.elapsedMs} />` : null}
+    <${ErrorBox} error=${state.error} title="The fleet could not be counted" />
     ${fleet !== null ? html`<p class="note">VMs alive in the last 30 days, from JVM report ${fleet.report.reportId.slice(0, 8)} of ${formatTime(fleet.report.finishTime)} UTC. Click a group for its VMs.</p><${ReportState} report=${fleet.report} />` : null}
-    ${fleet === null ? html`<${Empty}>No finished JVM report of this page's grouping yet, and a read-only key cannot create one: ask someone with a <code>write</code> key to open this page once.<//>`
+    ${state.loading || state.error ? null
+      : fleet === null ? html`<${Empty}>No finished JVM report of this page's grouping yet, and a read-only key cannot create one: ask someone with a <code>write</code> key to open this page once.<//>`
       : failed ? null
       : total === 0 ? html`<${ConnectHint} />`
       : html`<div class="grid">${list.map((chart) => html`<${GroupChart} chart=${chart} fleet=${fleet} />`)}</div>`}

@@ -216,6 +216,21 @@ describe('web console', { skip }, () => {
     await page.close();
   });
 
+  test('a tag key the API refuses to group by shows its error under the fleet form, which stays to correct it', async () => {
+    const page = await signIn(keys.writer);
+    await page.waitForSelector('[data-testid=vm-total]');
+    await page.fill('input[aria-label="tag key"]', 'bad key!');
+    await page.click('button:text-is("Group")');
+    assert.match(await (await page.waitForSelector('.error')).innerText(), /400 BAD_GROUP_BY/);
+    assert.equal(await page.inputValue('input[aria-label="tag key"]'), 'bad key!');
+    await page.fill('input[aria-label="tag key"]', 'region');
+    await page.click('button:text-is("Group")');
+    await page.waitForSelector('[data-testid="chart-tags.region"] canvas');
+    assert.equal(await page.$('.error'), null);
+    noPageErrors(page);
+    await page.close();
+  });
+
   for (const [fault, state] of [['finalize-fail', 'FAILED'], ['partition-fail', 'PARTIALLY_FAILED']]) {
     test(`fleet, components and code show a ${state} report's state and messages, never its emptiness as an empty fleet`, async () => {
       const faulty = await startService({ args: ['--test-faults', fault] });
