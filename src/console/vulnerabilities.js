@@ -4,10 +4,14 @@ import { useState } from 'preact/hooks';
 import { api, query } from './api.js';
 import { ConnectHint, Empty, ErrorBox, formatTime, href, html, Progress, Severity, Table, tagsText, useLoad } from './ui.js';
 
-/** `env=prod` as the query parameters of a tag filter ({'tags.env': 'prod'}); {} when empty or malformed. */
+/** `env=prod` as the query parameters of a tag filter ({'tags.env': 'prod'}), {} when empty; a malformed one is refused. */
 function tagParameter(tag) {
-  const at = (tag ?? '').indexOf('=');
-  return at > 0 ? { [`tags.${tag.slice(0, at).trim()}`]: tag.slice(at + 1).trim() } : {};
+  if (!tag) return {};
+  const at = tag.indexOf('=');
+  const [key, value] = [tag.slice(0, at).trim(), tag.slice(at + 1).trim()];
+  // The API would ignore a filter without a key and a value, and answer for the whole fleet.
+  if (at < 0 || key === '' || value === '') throw Object.assign(new Error(`“${tag}” is not a tag filter: write key=value, such as env=prod.`), { status: 0 });
+  return { [`tags.${key}`]: value };
 }
 
 function TagFilter({ tag, onChange }) {
@@ -23,22 +27,23 @@ export function VulnerabilitiesPage({ params }) {
   const tag = params.get('tag') ?? '';
   const sort = params.get('sort') ?? 'score';
   const go = (changes) => (location.hash = href('/cves', Object.fromEntries(Object.entries({ tag, sort, ...changes }).filter(([, v]) => v))));
-  const state = useLoad(() => api(`/public/cve/summary${query(tagParameter(tag))}`), [tag]);
-  if (state.loading) return html`<${Progress} label="Reading the fleet's CVEs" />`;
-  if (state.error) return html`<${ErrorBox} error=${state.error} />`;
+  const state = useLoad(async () => api(`/public/cve/summary${query(tagParameter(tag))}`), [tag]);
+  const toolbar = html`<div class="toolbar">
+    <h1>Vulnerabilities</h1>
+    <${TagFilter} tag=${tag} onChange=${(value) => go({ tag: value })} />
+    <label>Sort <select aria-label="sort" value=${sort} onChange=${(e) => go({ sort: e.target.value })}>
+      <option value="score">by score</option><option value="used">by VMs using it</option>
+    </select></label>
+  </div>`;
+  if (state.loading) return html`<div>${toolbar}<${Progress} label="Reading the fleet's CVEs" /></div>`;
+  if (state.error) return html`<div>${toolbar}<${ErrorBox} error=${state.error} title="The CVEs could not be listed" /></div>`;
   const { data, summary } = state.data;
   const rows = sort === 'used' ? [...data].sort((a, b) => b.usedVmCount - a.usedVmCount || (b.score ?? -1) - (a.score ?? -1)) : data;
   const used = data.filter((cve) => cve.usedVmCount > 0).length;
   return html`<div>
-    <div class="toolbar">
-      <h1>Vulnerabilities</h1>
-      <${TagFilter} tag=${tag} onChange=${(value) => go({ tag: value })} />
-      <label>Sort <select aria-label="sort" value=${sort} onChange=${(e) => go({ sort: e.target.value })}>
-        <option value="score">by score</option><option value="used">by VMs using it</option>
-      </select></label>
-    </div>
+    ${toolbar}
     <p class="note" data-testid="cve-summary">${data.length} CVEs in ${summary.vmCount.toLocaleString()} VMs${tag ? ` with ${tag}` : ''}; ${used} with code loaded (USED) in at least one VM.</p>
-    ${summary.vmCount === 0 && !tag ? html`<${ConnectHint} />` : data.length === 0 ? html`<${Empty}>No known CVE in these VMs. Import advisories with <code>jvmlens cve import</code> to check against more.<//>` : html`
+    ${summary.vmCount === 0 ? (tag ? html`<${Empty}>No VM has the tag ${tag}.<//>` : html`<${ConnectHint} />`) : data.length === 0 ? html`<${Empty}>No known CVE in these VMs. Import advisories with <code>jvmlens cve import</code> to check against more.<//>` : html`
       <${Table} testId="cve-list" rows=${rows} onRow=${(cve) => (location.hash = href(`/cve/${encodeURIComponent(cve.cveId)}`, tag ? { tag } : undefined))} columns=${[
         ['CVE', (cve) => html`<a href=${href(`/cve/${encodeURIComponent(cve.cveId)}`, tag ? { tag } : undefined)}>${cve.cveId}</a>`],
         ['Severity', (cve) => html`<${Severity} score=${cve.score} severity=${cve.severity} />`],

@@ -231,6 +231,24 @@ describe('web console', { skip }, () => {
     await page.close();
   });
 
+  test('the vulnerabilities page refuses a tag filter that is not key=value, and says when no VM has the tag', async () => {
+    const page = await signIn(keys.writer);
+    await page.goto(`${service.apiUrl}/console/#/cves`);
+    await page.waitForSelector('[data-testid=cve-list]');
+    await page.fill('input[aria-label="tag filter"]', 'env');
+    await page.click('button:text-is("Filter")');
+    assert.match(await (await page.waitForSelector('.error')).innerText(), /“env” is not a tag filter: write key=value/);
+    assert.equal(await page.$('[data-testid=cve-summary]'), null, 'no whole-fleet figures for a filter not applied');
+    assert.equal(await page.inputValue('input[aria-label="tag filter"]'), 'env');
+    await page.fill('input[aria-label="tag filter"]', 'env=nosuch');
+    await page.click('button:text-is("Filter")');
+    const empty = await (await page.waitForSelector('.empty')).innerText();
+    assert.match(empty, /No VM has the tag env=nosuch/);
+    assert.doesNotMatch(empty, /cve import/);
+    noPageErrors(page);
+    await page.close();
+  });
+
   for (const [fault, state] of [['finalize-fail', 'FAILED'], ['partition-fail', 'PARTIALLY_FAILED']]) {
     test(`fleet, components and code show a ${state} report's state and messages, never its emptiness as an empty fleet`, async () => {
       const faulty = await startService({ args: ['--test-faults', fault] });
