@@ -96,6 +96,11 @@ function Actions({ family, report, canWrite, onDeleted }) {
 
 export function ReportsPage({ canWrite, params }) {
   const family = FAMILIES[params.get('family')] ? params.get('family') : 'jvm';
+  // Keyed by family: each tab starts with its own empty form, no error or result of another tab.
+  return html`<${FamilyReports} key=${family} family=${family} canWrite=${canWrite} />`;
+}
+
+function FamilyReports({ family, canWrite }) {
   const [version, setVersion] = useState(0);
   const [latest, setLatest] = useState(null);
   const state = useLoad(() => api(`${FAMILIES[family].base}?limit=100`), [family, version]);

@@ -249,6 +249,20 @@ describe('web console', { skip }, () => {
     await page.close();
   });
 
+  test('each Reports tab has its own clean create form: a failed create on one does not follow to the next', async () => {
+    const page = await signIn(keys.writer);
+    await page.goto(`${service.apiUrl}/console/#/reports`);
+    await page.fill('textarea[aria-label=filter]', "componentName = 'log4j-core'");
+    await page.click('[data-testid=create-report] button[type=submit]');
+    assert.match(await (await page.waitForSelector('[data-testid=create-report] .error')).innerText(), /400 BAD_FILTER/);
+    await page.click('.tabs a:text-is("Code inventory")');
+    await page.waitForSelector('[data-testid=create-report] h2:text-is("New Code inventory report")');
+    assert.equal(await page.inputValue('textarea[aria-label=filter]'), '');
+    assert.equal(await page.$('[data-testid=create-report] .error'), null);
+    noPageErrors(page);
+    await page.close();
+  });
+
   for (const [fault, state] of [['finalize-fail', 'FAILED'], ['partition-fail', 'PARTIALLY_FAILED']]) {
     test(`fleet, components and code show a ${state} report's state and messages, never its emptiness as an empty fleet`, async () => {
       const faulty = await startService({ args: ['--test-faults', fault] });
