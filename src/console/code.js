@@ -1,7 +1,6 @@
 // Code: the code inventory of a JAR or a package, with first and last seen, to find code not seen for N days.
-import { useState } from 'preact/hooks';
 import { readAllPages, runReport } from './api.js';
-import { Empty, ErrorBox, href, html, isPartial, Progress, ReportState, Table, useLoad } from './ui.js';
+import { Empty, ErrorBox, href, html, isPartial, Progress, ReportState, Table, useDraft, useLoad } from './ui.js';
 
 const LEVELS = { methods: [], classes: ['sourceName', 'className'], jars: ['sourceName'] };
 const DAY = 86_400_000;
@@ -14,7 +13,7 @@ export function CodePage({ canWrite, params }) {
   const pkg = params.get('package') ?? '';
   const level = params.get('level') ?? 'classes';
   const days = Number(params.get('days') ?? '0');
-  const [draft, setDraft] = useState({ source, pkg, level, days: String(days) });
+  const [draft, setDraft] = useDraft({ source, pkg, level, days: String(days) });
   const submit = (e) => {
     e.preventDefault();
     const next = { source: draft.source.trim(), package: draft.pkg.trim().replace(/\./g, '/'), level: draft.level, days: draft.days };

@@ -1,12 +1,11 @@
 // Components: search by name, versions and VM counts grouped by a tag, and which versions have CVEs.
-import { useState } from 'preact/hooks';
 import { api, flatten, literal, readAllPages, runReport } from './api.js';
-import { Empty, ErrorBox, href, html, Progress, ReportState, Table, useLoad } from './ui.js';
+import { Empty, ErrorBox, href, html, Progress, ReportState, Table, useDraft, useLoad } from './ui.js';
 
 export function ComponentsPage({ canWrite, params }) {
   const name = params.get('name') ?? '';
   const tagKey = params.get('groupBy') ?? '';
-  const [draft, setDraft] = useState({ name, tagKey });
+  const [draft, setDraft] = useDraft({ name, tagKey });
   const search = (e) => {
     e.preventDefault();
     location.hash = href('/components', Object.fromEntries(Object.entries({ name: draft.name.trim(), groupBy: draft.tagKey.trim() }).filter(([, v]) => v)));

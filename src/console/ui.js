@@ -78,6 +78,13 @@ export function useLoad(load, deps) {
   return state;
 }
 
+/** A form's draft of values the URL holds: it follows the URL when that changes (Back, a hash edited by hand). */
+export function useDraft(values) {
+  const [draft, setDraft] = useState(values);
+  useEffect(() => setDraft(values), [JSON.stringify(values)]);
+  return [draft, setDraft];
+}
+
 /** A table of rows; `columns` are [label, value(row) → text or element]; at most `limit` rows are drawn. */
 export function Table({ columns, rows, limit = 500, onRow, testId }) {
   const shown = rows.slice(0, limit);

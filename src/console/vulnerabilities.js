@@ -2,7 +2,7 @@
 // its code (USED) or only carry it (PRESENT); a CVE's page lists its VMs, page by page.
 import { useState } from 'preact/hooks';
 import { api, query } from './api.js';
-import { ConnectHint, Empty, ErrorBox, formatTime, href, html, Progress, Severity, Table, tagsText, useLoad } from './ui.js';
+import { ConnectHint, Empty, ErrorBox, formatTime, href, html, Progress, Severity, Table, tagsText, useDraft, useLoad } from './ui.js';
 
 /** `env=prod` as the query parameters of a tag filter ({'tags.env': 'prod'}), {} when empty; a malformed one is refused. */
 function tagParameter(tag) {
@@ -15,7 +15,7 @@ function tagParameter(tag) {
 }
 
 function TagFilter({ tag, onChange }) {
-  const [draft, setDraft] = useState(tag);
+  const [draft, setDraft] = useDraft(tag);
   return html`<form class="inline" onSubmit=${(e) => { e.preventDefault(); onChange(draft.trim()); }}>
     <label>Tag <input aria-label="tag filter" placeholder="env=prod" value=${draft} onInput=${(e) => setDraft(e.target.value)} /></label>
     <button type="submit">Filter</button>

@@ -263,6 +263,35 @@ describe('web console', { skip }, () => {
     await page.close();
   });
 
+  test('after Back or a hash edited by hand, the code and components forms show what the results are for', async () => {
+    const page = await signIn(keys.writer);
+    const notSeenFor = (days: number) => page.waitForSelector(`main p.note:has-text("not seen for ${days} days")`);
+    await page.goto(`${service.apiUrl}/console/#/code?package=com/&level=jars`);
+    await page.waitForSelector('[data-testid=code-list]');
+    for (const days of ['2', '5']) {
+      await page.fill('input[aria-label=days]', days);
+      await page.click('button:text-is("Show")');
+      await notSeenFor(Number(days));
+    }
+    await page.goBack();
+    await notSeenFor(2);
+    assert.equal(await page.inputValue('input[aria-label=days]'), '2');
+    await page.evaluate("location.hash = '#/code?package=com/&level=jars&days=7'");
+    await notSeenFor(7);
+    assert.equal(await page.inputValue('input[aria-label=days]'), '7');
+    await page.goto(`${service.apiUrl}/console/#/components`);
+    for (const name of ['log4j', 'spring']) {
+      await page.fill('input[aria-label="component name"]', name);
+      await page.click('button:text-is("Search")');
+      await page.waitForSelector(`[data-testid=component-list] td:has-text("${name}")`);
+    }
+    await page.goBack();
+    await page.waitForSelector('[data-testid=component-list] td:has-text("log4j")');
+    assert.equal(await page.inputValue('input[aria-label="component name"]'), 'log4j');
+    noPageErrors(page);
+    await page.close();
+  });
+
   for (const [fault, state] of [['finalize-fail', 'FAILED'], ['partition-fail', 'PARTIALLY_FAILED']]) {
     test(`fleet, components and code show a ${state} report's state and messages, never its emptiness as an empty fleet`, async () => {
       const faulty = await startService({ args: ['--test-faults', fault] });
