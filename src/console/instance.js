@@ -20,18 +20,21 @@ async function componentsOf(vmId) {
 function Tags({ vmId, tags, canWrite, onChange }) {
   const [draft, setDraft] = useState({ key: '', value: '' });
   const [error, setError] = useState(null);
+  /** Whether the change was made; a refused one keeps the form as typed, to be corrected. */
   const act = async (request) => {
     setError(null);
     try {
       await request();
       onChange();
+      return true;
     } catch (failure) {
       setError(failure);
+      return false;
     }
   };
-  const add = (e) => {
+  const add = async (e) => {
     e.preventDefault();
-    act(() => api(`${path(vmId)}/tags`, { method: 'POST', body: { key: draft.key.trim(), value: draft.value.trim() } })).then(() => setDraft({ key: '', value: '' }));
+    if (await act(() => api(`${path(vmId)}/tags`, { method: 'POST', body: { key: draft.key.trim(), value: draft.value.trim() } }))) setDraft({ key: '', value: '' });
   };
   return html`<section class="card">
     <h2>Tags</h2>

@@ -148,11 +148,12 @@ describe('web console', { skip }, () => {
     await page.waitForSelector('[data-testid=tags] code:text-is("owner=team-payments")');
     const tags = (await request<Json>(`${service.apiUrl}/public/instance/${vm.vmId}/tags`, { key: keys.reader })).body;
     assert.ok(tags.some((tag: Json) => tag.key === 'owner' && tag.value === 'team-payments'), JSON.stringify(tags));
-    // A bad value is refused with the API's message, and nothing changes.
-    await page.fill('input[aria-label="tag key"]', 'owner');
-    await page.fill('input[aria-label="tag value"]', 'no;semicolons');
+    // A bad tag is refused with the API's message, nothing changes, and the form keeps what was typed to correct it.
+    await page.fill('input[aria-label="tag key"]', '1bad key');
+    await page.fill('input[aria-label="tag value"]', 'v;x');
     await page.click('button:text-is("Set tag")');
     assert.match(await (await page.waitForSelector('.error')).innerText(), /400 BAD_TAGS/);
+    assert.deepEqual([await page.inputValue('input[aria-label="tag key"]'), await page.inputValue('input[aria-label="tag value"]')], ['1bad key', 'v;x']);
     await shot(page, 'instance');
     noPageErrors(page);
     await page.close();
