@@ -54,7 +54,8 @@ export const isPartial = (report) => report.state === 'PARTIALLY_FAILED' || repo
 export function ConnectHint() {
   return html`<${Empty}>
     <p>No JVM has reported yet. Connect one with the agent:</p>
-    <pre>java -javaagent:jvmlens-agent.jar=gateway=http://${location.hostname}:8080,apiKeyFile=/etc/jvmlens/agent.key -jar app.jar</pre>
+    <pre>java -javaagent:jvmlens-agent.jar=gateway=GATEWAY_URL,apiKeyFile=/etc/jvmlens/agent.key -jar app.jar</pre>
+    <p>GATEWAY_URL is the service's gateway, which the console cannot see: the API answers on another port. The service prints it when it starts (<code>jvmlens: gateway http://…</code>); its port is <code>--gateway-port</code>.</p>
     <p>The README's “Connecting JVMs” section has the options, and examples for Tomcat.</p>
   <//>`;
 }

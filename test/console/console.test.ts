@@ -293,6 +293,21 @@ describe('web console', { skip }, () => {
     await page.close();
   });
 
+  test('with no VM yet, the connect hint names no gateway port the console cannot know', async () => {
+    const empty = await startService();
+    try {
+      const page = await signIn(empty.apiKey, { on: empty });
+      const hint = await (await page.waitForSelector('.empty')).innerText();
+      assert.match(hint, /No JVM has reported yet/);
+      assert.doesNotMatch(hint, /:8080/);
+      assert.match(hint, /jvmlens: gateway http/, 'where the gateway URL is printed');
+      noPageErrors(page);
+      await page.close();
+    } finally {
+      await empty.stop();
+    }
+  });
+
   for (const [fault, state] of [['finalize-fail', 'FAILED'], ['partition-fail', 'PARTIALLY_FAILED']]) {
     test(`fleet, components and code show a ${state} report's state and messages, never its emptiness as an empty fleet`, async () => {
       const faulty = await startService({ args: ['--test-faults', fault] });
