@@ -26,6 +26,9 @@ export const session = {
   forget: () => sessionStorage.removeItem(KEY_SLOT),
 };
 
+/** The window event a 401 to the session's key raises, with the ApiError as its detail. */
+export const UNAUTHORIZED = 'jvmlens:unauthorized';
+
 /** Calls the API with the session's key (or `key`); the parsed JSON, null for 204, or an ApiError thrown. */
 export async function api(path, { method = 'GET', body, key } = {}) {
   const headers = { 'x-api-key': key ?? session.key() ?? '' };
@@ -45,8 +48,12 @@ export async function api(path, { method = 'GET', body, key } = {}) {
     // not JSON: reported below with the status
   }
   if (!response.ok) {
-    if (json !== null && typeof json.error === 'string') throw new ApiError(response.status, json.error, json.message ?? json.error, json.details);
-    throw new ApiError(response.status, `HTTP_${response.status}`, text.slice(0, 200) || response.statusText);
+    const error = json !== null && typeof json.error === 'string'
+      ? new ApiError(response.status, json.error, json.message ?? json.error, json.details)
+      : new ApiError(response.status, `HTTP_${response.status}`, text.slice(0, 200) || response.statusText);
+    // The session's key stopped working (revoked): the console signs the user out with this error.
+    if (response.status === 401 && key === undefined) dispatchEvent(new CustomEvent(UNAUTHORIZED, { detail: error }));
+    throw error;
   }
   return json;
 }

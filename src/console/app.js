@@ -1,7 +1,7 @@
 // The console's shell: sign-in with an API key, the navigation, and the hash routes to each page.
 import { render } from 'preact';
 import { useEffect, useErrorBoundary, useState } from 'preact/hooks';
-import { api, session } from './api.js';
+import { api, session, UNAUTHORIZED } from './api.js';
 import { CodePage } from './code.js';
 import { ComponentsPage } from './components.js';
 import { FleetPage, VmListPage } from './fleet.js';
@@ -24,7 +24,7 @@ function readRoute() {
   return { parts: path.split('/').filter(Boolean).map(decodeURIComponent), params: new URLSearchParams(search) };
 }
 
-function SignIn({ onSignedIn }) {
+function SignIn({ onSignedIn, signedOut }) {
   const [key, setKey] = useState('');
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
@@ -50,7 +50,7 @@ function SignIn({ onSignedIn }) {
       <button type="submit" disabled=${busy}>${busy ? 'Signing in…' : 'Sign in'}</button>
     </form>
     <p class="note">The key is kept in this tab only, until it closes. A key with the <code>read</code> scope sees everything; creating reports and editing tags needs <code>write</code>.</p>
-    <${ErrorBox} error=${error} title="Sign-in failed" />
+    <${ErrorBox} error=${error ?? signedOut} title=${error ? 'Sign-in failed' : 'You were signed out'} />
   </main>`;
 }
 
@@ -99,13 +99,24 @@ function Shell({ me, onSignOut }) {
 function App() {
   const [me, setMe] = useState(null);
   const [checking, setChecking] = useState(session.key() !== null);
+  // Why the session ended (the API refused its key), shown at sign-in.
+  const [signedOut, setSignedOut] = useState(null);
+  useEffect(() => {
+    const onUnauthorized = (event) => {
+      session.forget();
+      setMe(null);
+      setSignedOut(event.detail);
+    };
+    addEventListener(UNAUTHORIZED, onUnauthorized);
+    return () => removeEventListener(UNAUTHORIZED, onUnauthorized);
+  }, []);
   useEffect(() => {
     if (session.key() === null) return;
     // A key kept by this tab (a reload): still valid?
     api('/public/me').then(setMe, () => session.forget()).finally(() => setChecking(false));
   }, []);
   if (checking) return html`<p class="loading">Checking the key…</p>`;
-  if (me === null) return html`<${SignIn} onSignedIn=${setMe} />`;
+  if (me === null) return html`<${SignIn} onSignedIn=${(signedIn) => { setSignedOut(null); setMe(signedIn); }} signedOut=${signedOut} />`;
   const signOut = () => {
     session.forget();
     setMe(null);

@@ -293,6 +293,23 @@ describe('web console', { skip }, () => {
     await page.close();
   });
 
+  test('a revoked key takes the user back to sign-in with the API message', async () => {
+    const { key, keyId } = await createKeyWithId('leaver', 'read');
+    const page = await signIn(key);
+    const revoked = await runCli(['keys', 'revoke', keyId, '--data-dir', service.dataDir]);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    // Revocation reaches the API within its key cache's lifetime.
+    while ((await request(`${service.apiUrl}/public/me`, { key })).status !== 401) await new Promise((resolve) => setTimeout(resolve, 200));
+    await page.click('header nav a:text-is("Vulnerabilities")');
+    const error = await (await page.waitForSelector('.signin .error')).innerText();
+    assert.match(error, /You were signed out/);
+    assert.match(error, /401 UNAUTHORIZED/);
+    assert.equal(await page.$('header .user'), null, 'no longer shown signed in');
+    assert.equal(await page.evaluate('sessionStorage.length'), 0, 'the revoked key is forgotten');
+    noPageErrors(page);
+    await page.close();
+  });
+
   test('with no VM yet, the connect hint names no gateway port the console cannot know', async () => {
     const empty = await startService();
     try {
