@@ -1,5 +1,6 @@
 // Code: the code inventory of a JAR or a package, with first and last seen, to find code not seen for N days.
 import { readAllPages, runReport } from './api.js';
+import { Downloads } from './reports.js';
 import { Empty, ErrorBox, href, html, isPartial, Progress, ReportState, Table, useDraft, useLoad } from './ui.js';
 
 const LEVELS = { methods: [], classes: ['sourceName', 'className'], jars: ['sourceName'] };
@@ -47,7 +48,7 @@ export function CodePage({ canWrite, params }) {
       : state.loading ? html`<${Progress} label="Reading the code inventory" elapsedMs=${state.elapsedMs} />`
       : state.error ? html`<${ErrorBox} error=${state.error} />`
       : html`<${ReportState} report=${state.data.report} />${state.data.report.state === 'FAILED' ? null : html`
-        <p class="note">${rows.length.toLocaleString()} of ${state.data.items.length.toLocaleString()} ${level}${days > 0 ? ` not seen for ${days} days` : ''}${isPartial(state.data.report) ? ' (partial)' : ''}; times UTC.</p>
+        <p class="note">${rows.length.toLocaleString()} of ${state.data.items.length.toLocaleString()} ${level}${days > 0 ? ` not seen for ${days} days` : ''}${isPartial(state.data.report) ? ' (partial)' : ''}; times UTC. All ${level} of report ${state.data.report.reportId.slice(0, 8)}: <${Downloads} family="code" report=${state.data.report} /></p>
         ${rows.length === 0 ? html`<${Empty}>Nothing here${days > 0 ? ' idle that long' : ''}.<//>` : html`<${Table} testId="code-list" rows=${rows} columns=${[
           ['JAR', (item) => item.sourceName],
           ...(level !== 'jars' ? [['Class', (item) => item.className]] : []),

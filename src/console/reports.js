@@ -58,7 +58,8 @@ function CreateForm({ family, onCreated }) {
   </form>`;
 }
 
-function Actions({ family, report, canWrite, onDeleted }) {
+/** JSON and CSV downloads of every item of a finished report. */
+export function Downloads({ family, report }) {
   const [busy, setBusy] = useState(null);
   const [error, setError] = useState(null);
   const save = async (format) => {
@@ -75,6 +76,17 @@ function Actions({ family, report, canWrite, onDeleted }) {
       setBusy(null);
     }
   };
+  const finished = report.state !== 'PROCESSING';
+  return html`<span class="actions">
+    <button class="link" disabled=${!finished || busy !== null} onClick=${() => save('json')}>JSON</button>
+    <button class="link" disabled=${!finished || busy !== null} onClick=${() => save('csv')}>CSV</button>
+    ${busy ? html`<span class="note"> ${busy}…</span>` : null}
+    <${ErrorBox} error=${error} title="The download failed" />
+  </span>`;
+}
+
+function Actions({ family, report, canWrite, onDeleted }) {
+  const [error, setError] = useState(null);
   const remove = async () => {
     if (!confirm(`Delete report ${report.reportId}?`)) return;
     try {
@@ -84,12 +96,9 @@ function Actions({ family, report, canWrite, onDeleted }) {
       setError(failure);
     }
   };
-  const finished = report.state !== 'PROCESSING';
   return html`<span class="actions">
-    <button class="link" disabled=${!finished || busy !== null} onClick=${() => save('json')}>JSON</button>
-    <button class="link" disabled=${!finished || busy !== null} onClick=${() => save('csv')}>CSV</button>
+    <${Downloads} family=${family} report=${report} />
     ${canWrite ? html`<button class="link danger" onClick=${remove}>Delete</button>` : null}
-    ${busy ? html`<span class="note"> ${busy}…</span>` : null}
     <${ErrorBox} error=${error} />
   </span>`;
 }

@@ -293,6 +293,17 @@ describe('web console', { skip }, () => {
     await page.close();
   });
 
+  test('the code page downloads every row of its report, which its table limit points to', async () => {
+    const page = await signIn(keys.writer);
+    await page.goto(`${service.apiUrl}/console/#/code?package=com/&level=methods`);
+    await page.waitForSelector('[data-testid=code-list]');
+    const total = Number(/of ([\d,]+) methods/.exec(await page.innerText('main p.note'))![1].replace(/,/g, ''));
+    const [json] = await Promise.all([page.waitForEvent('download'), page.click('main p.note button:text-is("JSON")')]);
+    assert.equal((JSON.parse(readFileSync((await json.path())!, 'utf8')) as Json[]).length, total);
+    noPageErrors(page);
+    await page.close();
+  });
+
   test('a revoked key takes the user back to sign-in with the API message', async () => {
     const { key, keyId } = await createKeyWithId('leaver', 'read');
     const page = await signIn(key);
