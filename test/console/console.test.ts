@@ -304,6 +304,17 @@ describe('web console', { skip }, () => {
     await page.close();
   });
 
+  test('the instance page fits a phone 390 px wide', async () => {
+    const vm = (await request<Json>(`${service.apiUrl}/public/cve/events?limit=1`, { key: keys.writer })).body.data[0];
+    const page = await signIn(keys.writer, { width: 390 });
+    await page.goto(`${service.apiUrl}/console/#/instance/${vm.vmId}`);
+    await page.waitForSelector('[data-testid=vm-cves]');
+    await shot(page, 'instance-phone');
+    assert.equal(await page.evaluate('document.documentElement.scrollWidth'), 390);
+    noPageErrors(page);
+    await page.close();
+  });
+
   test('a revoked key takes the user back to sign-in with the API message', async () => {
     const { key, keyId } = await createKeyWithId('leaver', 'read');
     const page = await signIn(key);
