@@ -44,7 +44,8 @@ export function ReportState({ report }) {
   if (report.state === 'SUCCEEDED') return null;
   const messages = report.stateMessages ?? (report.errors ?? []).map((error) => error.message);
   const meaning = report.state === 'FAILED' ? 'It has no data: nothing is shown for it.' : 'Its data is partial: what is shown leaves out what failed.';
-  return html`<${ErrorBox} error=${{ status: 0, message: `${messages.join('; ')}. ${meaning}` }} title=${`Report ${report.reportId.slice(0, 8)} ${report.state}`} />`;
+  const why = messages.length > 0 ? `${messages.join('; ')}. ` : '';
+  return html`<${ErrorBox} error=${{ status: 0, message: `${why}${meaning}` }} title=${`Report ${report.reportId.slice(0, 8)} ${report.state}`} />`;
 }
 
 /** Whether a finished report's data is only part of the answer (shown with the figures it gives). */
