@@ -37,11 +37,12 @@ export class ItemWriter {
   /** The header of CSV without items: a script reading the file by its columns finds them. */
   #emptyColumns: readonly string[] = [];
   #count = 0;
+  #started = false;
 
+  /** Nothing is written before the first page arrives (`add` or `finish`): a request that fails writes nothing. */
   constructor(format: Format, write: (text: string) => void) {
     this.#format = format;
     this.#write = write;
-    if (format === 'json') write('[');
   }
 
   /** The columns the items would have, written as CSV's header should none come. */
@@ -50,6 +51,7 @@ export class ItemWriter {
   }
 
   add(items: readonly Item[]): void {
+    this.#start();
     for (const item of items) {
       if (this.#format === 'ndjson') this.#write(`${JSON.stringify(item)}\n`);
       else if (this.#format === 'json') this.#write(`${this.#count === 0 ? '\n' : ',\n'}${JSON.stringify(item)}`);
@@ -66,8 +68,15 @@ export class ItemWriter {
   }
 
   finish(): number {
+    this.#start();
     if (this.#format === 'json') this.#write(this.#count === 0 ? ']\n' : '\n]\n');
     if (this.#format === 'csv' && this.#count === 0 && this.#emptyColumns.length > 0) this.#write(`${this.#emptyColumns.map(csvCell).join(',')}\r\n`);
     return this.#count;
+  }
+
+  #start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    if (this.#format === 'json') this.#write('[');
   }
 }

@@ -1,6 +1,7 @@
 // Where a client command writes: standard output, or a file named by --output (written synchronously,
 // so that the file is whole when the command exits).
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, openSync, statSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { ParsedArgs } from './args.ts';
 import { UsageError } from './args.ts';
 import { FORMATS } from './formats.ts';
@@ -8,9 +9,14 @@ import type { Format } from './formats.ts';
 
 export interface Output {
   write(text: string): void;
+  /** Called once everything is written, never after an error: the file then holds what was written, empty if nothing was. */
   close(): void;
 }
 
+/**
+ * The command's output. A file is checked now, before any request (a report is not scheduled for a path that
+ * cannot take it), and opened at the first write: a request that fails leaves an existing file as it was.
+ */
 export function openOutput(parsed: ParsedArgs): Output {
   const file = parsed.options.get('output');
   if (file === undefined) {
@@ -21,8 +27,36 @@ export function openOutput(parsed: ParsedArgs): Output {
     });
     return { write: (text) => process.stdout.write(text), close: () => undefined };
   }
-  const fd = openSync(file, 'w');
-  return { write: (text) => writeSync(fd, text), close: () => closeSync(fd) };
+  checkWritable(file);
+  let fd: number | null = null;
+  const open = (): number => {
+    try {
+      fd ??= openSync(file, 'w');
+    } catch (error) {
+      throw new UsageError(`cannot write --output ${file}: ${(error as Error).message}`);
+    }
+    return fd;
+  };
+  return {
+    write: (text) => writeSync(open(), text),
+    close: () => closeSync(open()),
+  };
+}
+
+/** A usage error unless `file` can be written: an existing writable file, or a new one in a writable directory. */
+function checkWritable(file: string): void {
+  const exists = existsSync(file);
+  const target = exists ? file : dirname(file);
+  let reason: string | null = null;
+  try {
+    const isDirectory = statSync(target).isDirectory();
+    if (exists && isDirectory) reason = 'it is a directory';
+    else if (!exists && !isDirectory) reason = `${target} is not a directory`;
+    else accessSync(target, constants.W_OK);
+  } catch (error) {
+    reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? `no directory ${target}` : (error as Error).message;
+  }
+  if (reason !== null) throw new UsageError(`cannot write --output ${file}: ${reason}`);
 }
 
 export function formatOption(parsed: ParsedArgs): Format {

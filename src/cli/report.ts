@@ -7,7 +7,9 @@ import { parseArgs, UsageError } from './args.ts';
 import { call, callJson, CLIENT_OPTIONS, clientFrom, clientNotes } from './client.ts';
 import type { ApiClient } from './client.ts';
 import { flattenNested, ItemWriter } from './formats.ts';
+import type { Format } from './formats.ts';
 import { formatOption, openOutput } from './output.ts';
+import type { Output } from './output.ts';
 import { formatUsages } from './help.ts';
 import type { Usage } from './help.ts';
 
@@ -132,21 +134,17 @@ function itemFields(kind: Family, report: Body): string[] {
 }
 
 /** Writes every page of a finished report and returns the exit status its state calls for. */
-async function writeReport(client: ApiClient, kind: Family, first: Body, parsed: ParsedArgs): Promise<number> {
-  const output = openOutput(parsed);
-  const writer = new ItemWriter(formatOption(parsed), (text) => output.write(text));
+async function writeReport(client: ApiClient, kind: Family, first: Body, format: Format, output: Output): Promise<number> {
+  const writer = new ItemWriter(format, (text) => output.write(text));
   writer.expectColumns(itemFields(kind, first));
-  try {
-    const pages = Number(first.totalPages ?? 1);
-    for (let page = 0; page < pages; page++) {
-      const body = page === 0 ? first : await callJson<Body>(client, 'GET', `${FAMILIES[kind].base}/${encodeURIComponent(String(first.reportId))}?page=${page}`);
-      const data = (body.data ?? []) as Body[];
-      writer.add(kind === 'component' ? flattenNested(data) : data);
-    }
-    writer.finish();
-  } finally {
-    output.close();
+  const pages = Number(first.totalPages ?? 1);
+  for (let page = 0; page < pages; page++) {
+    const body = page === 0 ? first : await callJson<Body>(client, 'GET', `${FAMILIES[kind].base}/${encodeURIComponent(String(first.reportId))}?page=${page}`);
+    const data = (body.data ?? []) as Body[];
+    writer.add(kind === 'component' ? flattenNested(data) : data);
   }
+  writer.finish();
+  output.close();
   const state = String(first.state);
   if (state !== 'SUCCEEDED') {
     const errors = ((first.errors ?? []) as { code: string; message: string }[]).map((error) => `${error.code}: ${error.message}`);
@@ -167,9 +165,11 @@ export async function reportCommand(args: readonly string[], env: NodeJS.Process
         const value = parsed.options.get(option);
         if (value !== undefined) query.set(parameter, value);
       }
-      const body = await callJson<Body>(clientFrom(parsed, env), 'GET', `${FAMILIES[kind].base}${query.size > 0 ? `?${query}` : ''}`);
+      const format = formatOption(parsed);
+      const client = clientFrom(parsed, env);
       const output = openOutput(parsed);
-      const writer = new ItemWriter(formatOption(parsed), (text) => output.write(text));
+      const body = await callJson<Body>(client, 'GET', `${FAMILIES[kind].base}${query.size > 0 ? `?${query}` : ''}`);
+      const writer = new ItemWriter(format, (text) => output.write(text));
       writer.add((body.data ?? []) as Body[]);
       writer.finish();
       output.close();
@@ -180,8 +180,10 @@ export async function reportCommand(args: readonly string[], env: NodeJS.Process
       const kind = family(parsed.positional[0]);
       const reportId = parsed.positional[1];
       if (reportId === undefined) throw new UsageError(`report get needs a family and a REPORT_ID\n\n${formatUsages(REPORT_USAGE)}`);
+      const format = formatOption(parsed);
       const client = clientFrom(parsed, env);
-      return writeReport(client, kind, await waitFor(client, kind, reportId), parsed);
+      const output = openOutput(parsed);
+      return writeReport(client, kind, await waitFor(client, kind, reportId), format, output);
     }
     case 'delete': {
       const parsed = parseArgs(rest, CLIENT_OPTIONS);
@@ -197,10 +199,11 @@ export async function reportCommand(args: readonly string[], env: NodeJS.Process
       const parsed = parseArgs(rest, ['filter', 'group-by', 'sort-by', 'from', 'to', 'start-time', 'end-time', 'name', ...OUTPUT_OPTIONS, ...CLIENT_OPTIONS], ['detail']);
       if (parsed.positional.length > 0) throw new UsageError(`unexpected argument '${parsed.positional[0]}'\n\n${formatUsages(REPORT_USAGE)}`);
       const body = requestBody(kind, parsed);
-      formatOption(parsed);
+      const format = formatOption(parsed);
       const client = clientFrom(parsed, env);
+      const output = openOutput(parsed);
       const created = await callJson<Body>(client, 'POST', FAMILIES[kind].create, body);
-      return writeReport(client, kind, await waitFor(client, kind, String(created.reportId)), parsed);
+      return writeReport(client, kind, await waitFor(client, kind, String(created.reportId)), format, output);
     }
   }
 }

@@ -1,8 +1,8 @@
 // `jvmlens sbom`: a CycloneDX 1.6 SBOM with runtime VEX from a running service, to standard output or a file.
-import { writeFileSync } from 'node:fs';
 import { parseArgs, UsageError } from './args.ts';
 import { call, CLIENT_OPTIONS, clientFrom, clientNotes } from './client.ts';
 import { formatUsages } from './help.ts';
+import { openOutput } from './output.ts';
 import type { Usage } from './help.ts';
 
 export const SBOM_USAGE: readonly Usage[] = [
@@ -28,9 +28,8 @@ export async function sbomCommand(args: readonly string[], env: NodeJS.ProcessEn
   }
   if (vmId !== undefined && query.size > 0) throw new UsageError('give a VMID or a selection (--app-env, --tag), not both');
   const client = clientFrom(parsed, env);
+  const output = openOutput(parsed);
   const path = vmId === undefined ? `/public/sbom${query.size > 0 ? `?${query}` : ''}` : `/public/instance/${encodeURIComponent(vmId)}/sbom`;
-  const text = await call(client, 'GET', path, undefined, 'application/vnd.cyclonedx+json');
-  const output = parsed.options.get('output');
-  if (output === undefined) process.stdout.write(`${text}\n`);
-  else writeFileSync(output, `${text}\n`);
+  output.write(`${await call(client, 'GET', path, undefined, 'application/vnd.cyclonedx+json')}\n`);
+  output.close();
 }

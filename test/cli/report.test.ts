@@ -1,14 +1,15 @@
 // `jvmlens report`, `cve events` and `instance` against real services: every format, reports of several
-// pages, each final state's exit status, list/get/delete, and bad options with a clear message.
+// pages, each final state's exit status, list/get/delete, and bad options with a clear message; an output
+// file is written only once the service answered.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fleetBatches } from '../../src/seed/fleet.ts';
 import { componentsEvent, startEvent } from '../helpers/cve.ts';
 import { ingest } from '../helpers/events.ts';
 import { ingestAll, runReport } from '../helpers/reports.ts';
-import { runCli, startService, tempDir } from '../helpers/service.ts';
+import { MAIN, request, runCli, startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
 
 const FLEET = { vms: 40, componentsPerVm: 6, methods: 300, appEnvs: 2, tags: 3, seed: 3, now: Date.now(), days: 20 };
@@ -121,6 +122,48 @@ describe('jvmlens report', () => {
     const badFilter = await cli(service, ['report', 'jvm', '--filter', 'state =']);
     assert.equal(badFilter.code, 3, 'the service refuses a bad filter');
     assert.match(badFilter.stderr, /400 BAD_FILTER/);
+  });
+
+  it('writes nothing when a request fails: an existing output file stays as it was, standard output empty', async () => {
+    const keep = join(tempDir('jvmlens-cli-'), 'keep.csv');
+    const cases: [string[], number][] = [
+      [['cve', 'events', '--all', '--format', 'csv', '--url', 'http://127.0.0.1:1'], 4],
+      [['cve', 'events', '--key', 'wrong-key'], 3],
+      [['cve', 'events', '--limit', '0'], 3],
+      [['report', 'jvm', '--filter', 'state ='], 3],
+      [['report', 'get', 'jvm', 'no-such-report', '--format', 'ndjson'], 3],
+      [['report', 'list', 'code', '--key', 'wrong-key'], 3],
+      [['sbom', 'no-such-vm'], 3],
+    ];
+    for (const [args, status] of cases) {
+      writeFileSync(keep, 'kept\n');
+      const toFile = await cli(service, [...args, '--output', keep]);
+      assert.equal(toFile.code, status, `${args.join(' ')}: ${toFile.stderr}`);
+      assert.equal(readFileSync(keep, 'utf8'), 'kept\n', args.join(' '));
+      const toStdout = await cli(service, args);
+      assert.equal(toStdout.code, status, `${args.join(' ')}: ${toStdout.stderr}`);
+      assert.equal(toStdout.stdout, '', args.join(' '));
+    }
+  });
+
+  it('refuses an --output path it cannot write with one line and exit status 2, before asking the service', async () => {
+    const newest = async () => (await request<{ data: { reportId: string }[] }>(`${service.apiUrl}/public/report/jvmInventory`, { key: service.apiKey })).body.data[0]?.reportId;
+    const before = await newest();
+    const directory = tempDir('jvmlens-cli-');
+    const cases: [string[], string][] = [
+      [['report', 'jvm', '--output', '/nonexistent/dir/x.json'], 'cannot write --output /nonexistent/dir/x.json: no directory /nonexistent/dir'],
+      [['report', 'get', 'jvm', 'any-report', '--output', directory], `cannot write --output ${directory}: it is a directory`],
+      [['report', 'list', 'jvm', '--output', '/nonexistent/x.csv'], 'cannot write --output /nonexistent/x.csv: no directory /nonexistent'],
+      [['cve', 'events', '--output', '/nonexistent/x.csv'], 'cannot write --output /nonexistent/x.csv: no directory /nonexistent'],
+      [['sbom', 'cve-vm-0', '--output', '/nonexistent/x.json'], 'cannot write --output /nonexistent/x.json: no directory /nonexistent'],
+      [['sbom', 'cve-vm-0', '--output', `${MAIN}/x.json`], `cannot write --output ${MAIN}/x.json: ${MAIN} is not a directory`],
+    ];
+    for (const [args, message] of cases) {
+      const run = await cli(service, args);
+      assert.equal(run.code, 2, args.join(' '));
+      assert.equal(run.stderr, `jvmlens: ${message}\n`);
+    }
+    assert.equal(await newest(), before, 'no report scheduled');
   });
 
   it('explains every option with an example in help', async () => {
