@@ -1,6 +1,6 @@
 // `jvmlens backup DIR`: a consistent copy of a data directory, also while its service runs, which then makes
 // the copy itself (storage/copy.ts, through its inbox): no second process opens the store beside it.
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Config } from '../config.ts';
@@ -19,6 +19,7 @@ export async function backupCommand(config: Config, args: readonly string[]): Pr
   // Absolute: the service that makes the copy may run in another directory.
   const target = resolve(args[0]);
   if (!existsSync(join(config.dataDir, STORE_FILE))) throw new UsageError(`no jvmlens data directory at ${config.dataDir} (give --data-dir)`);
+  if (existsSync(target) && !statSync(target).isDirectory()) throw new UsageError(`${args[0]} is a file: a backup goes to a new directory`);
   if (existsSync(target) && (await readdir(target)).length > 0) throw new UsageError(`${args[0]} is not empty: a backup goes to a new directory`);
   const requests = await localRequests(config.dataDir, { readsOnly: true });
   try {

@@ -1,7 +1,7 @@
 // `jvmlens backup DIR` copies a data directory while its service runs, which makes the copy itself (no second
 // process opens a store beside its writer): a service started on the copy holds the same data; a copy holds
 // every batch acknowledged before the command ran while batches keep coming, and the service loses none; a
-// target that is not empty, or a source that is no data directory, is refused.
+// target that is not empty or a file, or a source that is no data directory, is refused.
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -74,7 +74,7 @@ test('backups taken while batches are acknowledged: each copy holds every batch 
   }
 });
 
-test('a backup refuses a target that is not empty and a source that is no data directory', async () => {
+test('a backup refuses a target that is not empty or a file, and a source that is no data directory', async () => {
   const target = tempDir();
   writeFileSync(join(target, 'keep.txt'), 'x');
   const source = tempDir();
@@ -87,4 +87,7 @@ test('a backup refuses a target that is not empty and a source that is no data d
   const refused = await runCli(['backup', '--data-dir', empty.dataDir, target]);
   assert.equal(refused.code, 2);
   assert.match(refused.stderr, /is not empty: a backup goes to a new directory/);
+  const file = await runCli(['backup', '--data-dir', empty.dataDir, join(target, 'keep.txt')]);
+  assert.equal(file.code, 2, file.stderr);
+  assert.equal(file.stderr, `jvmlens: ${join(target, 'keep.txt')} is a file: a backup goes to a new directory\n`);
 });
