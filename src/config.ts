@@ -167,9 +167,10 @@ export class ConfigError extends Error {}
 
 /**
  * Reads settings from the environment, then from `--flag value` / `--flag=value` arguments.
- * Returns the arguments that are not settings, for the command to interpret.
+ * Returns the arguments that are not settings, for the command to interpret, and those that are (`settingArgs`),
+ * for a command that takes none to refuse.
  */
-export function parseConfig(args: readonly string[], env: Readonly<Record<string, string | undefined>>): { config: Config; rest: string[] } {
+export function parseConfig(args: readonly string[], env: Readonly<Record<string, string | undefined>>): { config: Config; rest: string[]; settingArgs: string[] } {
   const config = defaultConfig();
   const values = config as unknown as Record<string, unknown>;
   const apply = (setting: Setting, raw: string, source: string): void => {
@@ -184,6 +185,7 @@ export function parseConfig(args: readonly string[], env: Readonly<Record<string
     if (raw !== undefined && raw !== '') apply(setting, raw, setting.env);
   }
   const rest: string[] = [];
+  const settingArgs: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     const eq = arg.indexOf('=');
@@ -195,9 +197,10 @@ export function parseConfig(args: readonly string[], env: Readonly<Record<string
     }
     let raw: string | undefined = eq > 0 ? arg.slice(eq + 1) : args[++i];
     if (raw === undefined) throw new ConfigError(`${name} needs a value`);
+    settingArgs.push(...(eq > 0 ? [arg] : [name, raw]));
     apply(setting, raw, name);
   }
-  return { config, rest };
+  return { config, rest, settingArgs };
 }
 
 /** An argument no setting knows, with the nearest setting's flag. */

@@ -48,9 +48,15 @@ const HELP: Record<string, string> = {
   cluster: formatUsages(CLUSTER_USAGE),
 };
 
+/** The commands that ask a running service (report, cve events, instance, sbom): they take none of its settings. */
+function isApiClient(rest: readonly string[]): boolean {
+  return ['report', 'instance', 'sbom'].includes(rest[0]) || (rest[0] === 'cve' && rest[1] === 'events');
+}
+
 async function main(argv: readonly string[]): Promise<void> {
-  const { config, rest } = parseConfig(argv, process.env);
-  const [command, ...args] = rest;
+  const { config, rest, settingArgs } = parseConfig(argv, process.env);
+  // Given back to an API client, a setting is refused as the unknown option it is there, with the nearest of its own.
+  const [command, ...args] = isApiClient(rest) ? [...rest, ...settingArgs] : rest;
   // `jvmlens COMMAND --help` (or -h) anywhere after the command: what users of any CLI type first.
   if (command !== undefined && Object.hasOwn(HELP, command) && args.some((arg) => arg === '--help' || arg === '-h')) {
     process.stdout.write(`${HELP[command]}\n`);

@@ -1,5 +1,8 @@
 // Suggestions for mistyped flags and options.
-/** The candidate closest to a mistyped name (edit distance at most a third of its length), or null. */
+/**
+ * The candidate closest to a mistyped name (edit distance at most a third of its length), else one the name
+ * begins, word for word (`host` for `host-name`), or null.
+ */
 export function nearest(name: string, candidates: readonly string[]): string | null {
   let best: string | null = null;
   let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
@@ -10,7 +13,7 @@ export function nearest(name: string, candidates: readonly string[]): string | n
       bestDistance = distance;
     }
   }
-  return best;
+  return best ?? candidates.find((candidate) => candidate.startsWith(`${name}-`)) ?? null;
 }
 
 function editDistance(a: string, b: string): number {

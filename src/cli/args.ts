@@ -12,8 +12,14 @@ export interface ParsedArgs {
   positional: string[];
 }
 
-/** `flags` take no value: present, their option is 'true'. */
-export function parseArgs(args: readonly string[], known: readonly string[], flags: readonly string[] = []): ParsedArgs {
+/** The settings' names: a command that takes them had them taken out before (config.ts), so one that reaches it is mistyped. */
+const SETTING_NAMES = SETTINGS.map((setting) => setting.flag.slice(2));
+
+/**
+ * `flags` take no value: present, their option is 'true'. `alsoSuggest`: names a typo may be meant for, though
+ * not known here (by default the settings; none for the API clients, which take none).
+ */
+export function parseArgs(args: readonly string[], known: readonly string[], flags: readonly string[] = [], alsoSuggest: readonly string[] = SETTING_NAMES): ParsedArgs {
   const options = new Map<string, string>();
   const repeated = new Map<string, string[]>();
   const positional: string[] = [];
@@ -30,8 +36,7 @@ export function parseArgs(args: readonly string[], known: readonly string[], fla
       continue;
     }
     if (!known.includes(name)) {
-      // Settings were taken out before: one that reaches here is mistyped, like a command option.
-      const suggestion = nearest(name, [...known, ...flags, ...SETTINGS.map((setting) => setting.flag.slice(2))]);
+      const suggestion = nearest(name, [...known, ...flags, ...alsoSuggest]);
       throw new UsageError(`unknown option --${name}${suggestion === null ? '' : `; did you mean --${suggestion}?`} (known: ${[...known, ...flags].map((k) => `--${k}`).join(', ')})`);
     }
     const value = eq > 0 ? arg.slice(eq + 1) : args[++i];

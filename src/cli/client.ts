@@ -1,7 +1,7 @@
 // The HTTP client of the commands that talk to a running service (report, cve events, instance, sbom).
 import { CONSISTENCIES } from '../http/types.ts';
 import type { ParsedArgs } from './args.ts';
-import { UsageError } from './args.ts';
+import { parseArgs, UsageError } from './args.ts';
 
 /** The service answered with an error: its status, code and message (exit status 3). */
 export class ServiceError extends Error {}
@@ -19,7 +19,12 @@ export function clientNotes(own: string): string[] {
 }
 
 /** The options every client command takes. */
-export const CLIENT_OPTIONS = ['url', 'key', 'consistency'];
+const CLIENT_OPTIONS = ['url', 'key', 'consistency'];
+
+/** A client command's arguments: its own options and the client's, no setting (those are the service's: `--host` is not `--host-name`). */
+export function parseClientArgs(args: readonly string[], known: readonly string[], flags: readonly string[] = []): ParsedArgs {
+  return parseArgs(args, [...known, ...CLIENT_OPTIONS], flags, []);
+}
 
 
 export interface ApiClient {

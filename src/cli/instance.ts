@@ -1,6 +1,6 @@
 // `jvmlens instance VMID [--tags]`: one VM as the explorer shows it, from a running service.
-import { parseArgs, UsageError } from './args.ts';
-import { call, CLIENT_OPTIONS, clientFrom, clientNotes } from './client.ts';
+import { UsageError } from './args.ts';
+import { call, clientFrom, clientNotes, parseClientArgs } from './client.ts';
 import { formatUsages } from './help.ts';
 import type { Usage } from './help.ts';
 
@@ -9,7 +9,7 @@ export const INSTANCE_USAGE: readonly Usage[] = [
 ];
 
 export async function instanceCommand(args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
-  const parsed = parseArgs(args, CLIENT_OPTIONS, ['tags']);
+  const parsed = parseClientArgs(args, [], ['tags']);
   const [vmId, extra] = parsed.positional;
   if (vmId === undefined || extra !== undefined) throw new UsageError(`instance takes one VMID\n\n${formatUsages(INSTANCE_USAGE)}`);
   const path = `/public/instance/${encodeURIComponent(vmId)}${parsed.options.has('tags') ? '/tags' : ''}`;

@@ -3,8 +3,8 @@
 import { propertyNames, SCHEMAS } from '../http/openapi/schemas.ts';
 import type { Schema } from '../http/openapi/schemas.ts';
 import type { ParsedArgs } from './args.ts';
-import { parseArgs, UsageError } from './args.ts';
-import { call, callJson, CLIENT_OPTIONS, clientFrom, clientNotes } from './client.ts';
+import { UsageError } from './args.ts';
+import { call, callJson, clientFrom, clientNotes, parseClientArgs } from './client.ts';
 import type { ApiClient } from './client.ts';
 import { flattenNested, ItemWriter } from './formats.ts';
 import type { Format } from './formats.ts';
@@ -158,7 +158,7 @@ export async function reportCommand(args: readonly string[], env: NodeJS.Process
   const [action, ...rest] = args;
   switch (action) {
     case 'list': {
-      const parsed = parseArgs(rest, ['state', 'name', 'limit', ...OUTPUT_OPTIONS, ...CLIENT_OPTIONS]);
+      const parsed = parseClientArgs(rest, ['state', 'name', 'limit', ...OUTPUT_OPTIONS]);
       const kind = family(parsed.positional[0]);
       const query = new URLSearchParams();
       for (const [option, parameter] of [['state', 'state'], ['name', 'reportName'], ['limit', 'limit']]) {
@@ -176,7 +176,7 @@ export async function reportCommand(args: readonly string[], env: NodeJS.Process
       return 0;
     }
     case 'get': {
-      const parsed = parseArgs(rest, [...OUTPUT_OPTIONS, ...CLIENT_OPTIONS]);
+      const parsed = parseClientArgs(rest, OUTPUT_OPTIONS);
       const kind = family(parsed.positional[0]);
       const reportId = parsed.positional[1];
       if (reportId === undefined) throw new UsageError(`report get needs a family and a REPORT_ID\n\n${formatUsages(REPORT_USAGE)}`);
@@ -186,7 +186,7 @@ export async function reportCommand(args: readonly string[], env: NodeJS.Process
       return writeReport(client, kind, await waitFor(client, kind, reportId), format, output);
     }
     case 'delete': {
-      const parsed = parseArgs(rest, CLIENT_OPTIONS);
+      const parsed = parseClientArgs(rest, []);
       const kind = family(parsed.positional[0]);
       const reportId = parsed.positional[1];
       if (reportId === undefined) throw new UsageError(`report delete needs a family and a REPORT_ID\n\n${formatUsages(REPORT_USAGE)}`);
@@ -196,7 +196,7 @@ export async function reportCommand(args: readonly string[], env: NodeJS.Process
     }
     default: {
       const kind = family(action);
-      const parsed = parseArgs(rest, ['filter', 'group-by', 'sort-by', 'from', 'to', 'start-time', 'end-time', 'name', ...OUTPUT_OPTIONS, ...CLIENT_OPTIONS], ['detail']);
+      const parsed = parseClientArgs(rest, ['filter', 'group-by', 'sort-by', 'from', 'to', 'start-time', 'end-time', 'name', ...OUTPUT_OPTIONS], ['detail']);
       if (parsed.positional.length > 0) throw new UsageError(`unexpected argument '${parsed.positional[0]}'\n\n${formatUsages(REPORT_USAGE)}`);
       const body = requestBody(kind, parsed);
       const format = formatOption(parsed);

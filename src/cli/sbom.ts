@@ -1,6 +1,6 @@
 // `jvmlens sbom`: a CycloneDX 1.6 SBOM with runtime VEX from a running service, to standard output or a file.
-import { parseArgs, UsageError } from './args.ts';
-import { call, CLIENT_OPTIONS, clientFrom, clientNotes } from './client.ts';
+import { UsageError } from './args.ts';
+import { call, clientFrom, clientNotes, parseClientArgs } from './client.ts';
 import { formatUsages } from './help.ts';
 import { openOutput } from './output.ts';
 import type { Usage } from './help.ts';
@@ -15,7 +15,7 @@ export const SBOM_USAGE: readonly Usage[] = [
 ];
 
 export async function sbomCommand(args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
-  const parsed = parseArgs(args, ['app-env', 'tag', 'output', ...CLIENT_OPTIONS]);
+  const parsed = parseClientArgs(args, ['app-env', 'tag', 'output']);
   if (parsed.positional.length > 1) throw new UsageError(`sbom takes at most one VMID, got ${parsed.positional.length}\n\n${formatUsages(SBOM_USAGE)}`);
   const [vmId] = parsed.positional;
   const query = new URLSearchParams();

@@ -166,6 +166,23 @@ describe('jvmlens report', () => {
     assert.equal(await newest(), before, 'no report scheduled');
   });
 
+  it('refuses the service\'s settings, which a client command does not take, with the nearest of its own options', async () => {
+    const cases: [string[], RegExp][] = [
+      [['cve', 'events', '--host', 'payments-x'], /unknown option --host; did you mean --host-name\?/],
+      [['report', 'jvm', '--workers', '2'], /unknown option --workers \(known: /],
+      [['report', 'list', 'jvm', '--page-bytes=5000'], /unknown option --page-bytes \(known: /],
+      [['instance', 'cve-vm-0', '--data-dir', '/tmp'], /unknown option --data-dir \(known: /],
+      [['sbom', 'cve-vm-0', '--api-key', 'k'], /unknown option --api-key \(known: /],
+      [['--host', 'payments-x', 'cve', 'events'], /unknown option --host; did you mean --host-name\?/],
+    ];
+    for (const [args, message] of cases) {
+      const run = await cli(service, args);
+      assert.equal(run.code, 2, args.join(' '));
+      assert.equal(run.stdout, '', args.join(' '));
+      assert.match(run.stderr, message);
+    }
+  });
+
   it('explains every option with an example in help', async () => {
     const help = await runCli(['help', 'report']);
     assert.equal(help.code, 0);
