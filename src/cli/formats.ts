@@ -56,9 +56,9 @@ export class ItemWriter {
       if (this.#format === 'ndjson') this.#write(`${JSON.stringify(item)}\n`);
       else if (this.#format === 'json') this.#write(`${this.#count === 0 ? '\n' : ',\n'}${JSON.stringify(item)}`);
       else {
-        // Columns are the first item's fields (every item of a report has the same ones).
+        // Columns are the fields of the first page's items, all of them (a report list's items differ: reportName is optional).
         if (this.#columns === null) {
-          this.#columns = Object.keys(item);
+          this.#columns = [...new Set(items.flatMap((each) => Object.keys(each)))];
           this.#write(`${this.#columns.map(csvCell).join(',')}\r\n`);
         }
         this.#write(`${this.#columns.map((column) => csvCell(item[column])).join(',')}\r\n`);

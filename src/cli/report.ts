@@ -121,6 +121,13 @@ async function waitFor(client: ApiClient, kind: Family, reportId: string): Promi
 const JVM_FIELDS = propertyNames((SCHEMAS.JvmItem.anyOf as Schema[])[0]);
 const CODE_FIELDS = propertyNames(SCHEMAS.CodeItem).filter((field) => field !== 'count');
 
+/** A listed report's fields (the API's schemas): CSV's header when the family has no reports. */
+const LIST_FIELDS: Record<Family, string[]> = {
+  jvm: propertyNames(SCHEMAS.JvmReportCreated),
+  code: propertyNames(SCHEMAS.CodeReportCreated),
+  component: propertyNames(SCHEMAS.ComponentReportCreated),
+};
+
 /**
  * The fields a report's items have, in their order, from the request the report echoes: what CSV's header
  * names when the report has no items. `test/cli/report.test.ts` checks them against reports that have items.
@@ -170,6 +177,7 @@ export async function reportCommand(args: readonly string[], env: NodeJS.Process
       const output = openOutput(parsed);
       const body = await callJson<Body>(client, 'GET', `${FAMILIES[kind].base}${query.size > 0 ? `?${query}` : ''}`);
       const writer = new ItemWriter(format, (text) => output.write(text));
+      writer.expectColumns(LIST_FIELDS[kind]);
       writer.add((body.data ?? []) as Body[]);
       writer.finish();
       output.close();

@@ -124,6 +124,23 @@ describe('jvmlens report', () => {
     assert.match(badFilter.stderr, /400 BAD_FILTER/);
   });
 
+  it('lists reports as CSV with every field any of them has, and the header alone when none matches', async () => {
+    const named = await cli(service, ['report', 'jvm', '--name', 'cli-csv-named', '--format', 'ndjson']);
+    assert.equal(named.code, 0, named.stderr);
+    // Newer, so listed first: before, its fields (no reportName) were every row's columns.
+    const unnamed = await cli(service, ['report', 'jvm', '--format', 'ndjson']);
+    assert.equal(unnamed.code, 0, unnamed.stderr);
+    const listed = await cli(service, ['report', 'list', 'jvm', '--format', 'csv']);
+    assert.equal(listed.code, 0, listed.stderr);
+    const [header, ...rows] = listed.stdout.trimEnd().split('\r\n');
+    const nameColumn = header.split(',').indexOf('reportName');
+    assert.ok(nameColumn >= 0, header);
+    assert.ok(rows.some((row) => row.split(',')[nameColumn] === 'cli-csv-named'), rows.join('\n'));
+    const none = await cli(service, ['report', 'list', 'jvm', '--name', 'no-report-is-named-so', '--format', 'csv']);
+    assert.equal(none.code, 0, none.stderr);
+    assert.equal(none.stdout, 'reportId,state,reportName,userId,requestTime,startTime,finishTime,params,stateMessages,errors\r\n');
+  });
+
   it('writes nothing when a request fails: an existing output file stays as it was, standard output empty', async () => {
     const keep = join(tempDir('jvmlens-cli-'), 'keep.csv');
     const cases: [string[], number][] = [
