@@ -20,12 +20,19 @@ export interface Output {
 export function openOutput(parsed: ParsedArgs): Output {
   const file = parsed.options.get('output');
   if (file === undefined) {
-    // A reader that stops early (`| head`) closes the pipe: that ends the command quietly, as it does for any CLI.
-    process.stdout.once('error', (error: NodeJS.ErrnoException) => {
+    // A reader that stops early (`| head`) closes the pipe: the rest is dropped and the command ends with its own
+    // exit status (a report's state), as any CLI does.
+    let readerGone = false;
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code !== 'EPIPE') throw error;
-      process.exit(0);
+      readerGone = true;
     });
-    return { write: (text) => process.stdout.write(text), close: () => undefined };
+    return {
+      write: (text) => {
+        if (!readerGone) process.stdout.write(text);
+      },
+      close: () => undefined,
+    };
   }
   checkWritable(file);
   let fd: number | null = null;

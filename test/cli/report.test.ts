@@ -2,6 +2,7 @@
 // pages, each final state's exit status, list/get/delete, and bad options with a clear message; an output
 // file is written only once the service answered.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -20,6 +21,15 @@ let service: RunningService;
 /** The CLI against a service, URL and key from the environment as a script would set them. */
 function cli(target: RunningService, args: string[]) {
   return runCli(args, { JVMLENS_URL: `${target.apiUrl}/public`, JVMLENS_API_KEY: target.apiKey });
+}
+
+/** The CLI writing into a pipe its reader closed first, as `| head -1` leaves it: the exit status and standard error. */
+function cliIntoClosedPipe(target: RunningService, args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, JVMLENS_URL: target.apiUrl, JVMLENS_API_KEY: target.apiKey }, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.destroy();
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr })));
 }
 
 async function serviceWithFleet(args: string[] = []): Promise<RunningService> {
@@ -215,7 +225,11 @@ describe('exit status of a report that does not succeed', () => {
         const run = await cli(faulty, ['report', 'jvm', '--group-by', 'state']);
         assert.equal(run.code, status, run.stderr);
         assert.match(run.stderr, new RegExp(`ended ${state}`));
-        if (state === 'PARTIALLY_FAILED') assert.ok(JSON.parse(run.stdout).length > 0, 'the data of the other partitions is written');
+        if (state === 'PARTIALLY_FAILED') {
+          assert.ok(JSON.parse(run.stdout).length > 0, 'the data of the other partitions is written');
+          const piped = await cliIntoClosedPipe(faulty, ['report', 'jvm', '--group-by', 'state', '--format', 'csv']);
+          assert.equal(piped.code, status, `a reader that stops early leaves the report's status: ${piped.stderr}`);
+        }
       } finally {
         await faulty.stop();
       }
