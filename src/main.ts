@@ -15,6 +15,7 @@ import { sbomCommand, SBOM_USAGE } from './cli/sbom.ts';
 import { seedCommand, SEED_USAGE } from './cli/seed.ts';
 import { serveCommand } from './cli/serve.ts';
 import { ListenError } from './http/server.ts';
+import { nearest } from './nearest.ts';
 import { StorageWriteError } from './storage/store.ts';
 import { SERVICE_VERSION } from './version.ts';
 
@@ -99,8 +100,10 @@ async function main(argv: readonly string[]): Promise<void> {
     case '--version':
       process.stdout.write(`jvmlens ${SERVICE_VERSION}\n`);
       return;
-    default:
-      throw new UsageError(`unknown command '${command}'\n\n${USAGE}`);
+    default: {
+      const suggestion = nearest(command, Object.keys(HELP));
+      throw new UsageError(`unknown command '${command}'${suggestion === null ? '' : `; did you mean ${suggestion}?`}\n\n${USAGE}`);
+    }
   }
 }
 

@@ -16,13 +16,17 @@ export function nearest(name: string, candidates: readonly string[]): string | n
   return best ?? candidates.find((candidate) => candidate.startsWith(`${name}-`)) ?? null;
 }
 
+/** Optimal string alignment: two swapped neighbours are one edit, so --fromat is nearer --format than --from. */
 function editDistance(a: string, b: string): number {
+  let beforePrevious: number[] = [];
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
       current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) current[j] = Math.min(current[j], beforePrevious[j - 2] + 1);
     }
+    beforePrevious = previous;
     previous = current;
   }
   return previous[b.length];

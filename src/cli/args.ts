@@ -31,7 +31,8 @@ export function parseArgs(args: readonly string[], known: readonly string[], fla
     }
     const eq = arg.indexOf('=');
     const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
-    if (flags.includes(name) && eq < 0) {
+    if (flags.includes(name)) {
+      if (eq > 0) throw new UsageError(`--${name} takes no value: give --${name} alone`);
       options.set(name, 'true');
       continue;
     }

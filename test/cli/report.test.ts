@@ -122,6 +122,10 @@ describe('jvmlens report', () => {
       [['report', 'inventory'], /a report family is jvm, code or component, not 'inventory'/],
       [['report', 'jvm', '--format', 'xml'], /--format takes json, ndjson, csv, not 'xml'/],
       [['report', 'jvm', '--grup-by', 'day'], /did you mean --group-by/],
+      [['report', 'jvm', '--fromat', 'csv'], /unknown option --fromat; did you mean --format\?/],
+      [['report', 'component', '--detail=true'], /--detail takes no value: give --detail alone/],
+      [['cve', 'events', '--all=true'], /--all takes no value: give --all alone/],
+      [['reprt', 'jvm'], /unknown command 'reprt'; did you mean report\?/],
       [['help', 'nothing'], /no help on 'nothing'/],
     ];
     for (const [args, message] of cases) {
