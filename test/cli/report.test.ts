@@ -268,6 +268,17 @@ describe('jvmlens cve events and instance', () => {
     assert.equal(vms.size, 5, 'every VM given Log4Shell');
   });
 
+  it('filters by CVE id with --cve-id', async () => {
+    const log4shell = await cli(service, ['cve', 'events', '--tag', 'env=prod', '--cve-id', 'CVE-2021-44228', '--format', 'ndjson']);
+    assert.equal(log4shell.code, 0, log4shell.stderr);
+    const events = log4shell.stdout.trim().split('\n').map((line) => JSON.parse(line) as { cveId: string; vmId: string });
+    assert.deepEqual(new Set(events.map((event) => event.cveId)), new Set(['CVE-2021-44228']));
+    assert.equal(new Set(events.map((event) => event.vmId)).size, 5, 'every VM given Log4Shell');
+    const other = await cli(service, ['cve', 'events', '--tag', 'env=prod', '--cve-id', 'CVE-1999-0001', '--format', 'ndjson']);
+    assert.equal(other.code, 0, other.stderr);
+    assert.equal(other.stdout, '');
+  });
+
   it('shows a VM and its tags', async () => {
     const vm = await cli(service, ['instance', 'cve-vm-0']);
     assert.equal(vm.code, 0, vm.stderr);
