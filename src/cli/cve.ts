@@ -33,7 +33,8 @@ export async function cveCommand(config: Config, args: readonly string[], env: N
     report(counts, started, 'into the cluster\'s log', 'every node applies them');
     return;
   }
-  const requests = await localRequests(config.dataDir);
+  // Vulnerability data may be imported before a service's first start on the directory.
+  const requests = await localRequests(config.dataDir, { startsStore: true });
   try {
     const counts = await importOsv(paths, async (records) => (await requests.send({ kind: 'vulns', records, at: started })) as number);
     report(counts, started, `(${counts.replaced} replaced stored ones)`, requests.service === null ? 'a service started on this directory uses them' : `the running service (pid ${requests.service}) uses them`);

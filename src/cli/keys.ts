@@ -18,6 +18,8 @@ export const KEYS_USAGE: readonly Usage[] = [
 
 function parseScopes(raw: string | undefined): Scope[] {
   const scopes = (raw ?? 'read').split(',').map((s) => s.trim()).filter(Boolean);
+  // A key with no scope opens nothing.
+  if (scopes.length === 0) throw new UsageError(`--scopes needs at least one of ${SCOPES.join(', ')}`);
   for (const scope of scopes) {
     if (!(SCOPES as readonly string[]).includes(scope)) throw new UsageError(`unknown scope '${scope}'; scopes: ${SCOPES.join(', ')}`);
   }
@@ -36,30 +38,41 @@ function printKeys(keys: readonly ApiKeyRecord[]): void {
   }
 }
 
+/** A keys command, its arguments checked: before any store is opened (or started), so a refused one changes nothing. */
+type KeysAction = { kind: 'create'; key: string; record: ApiKeyRecord } | { kind: 'list' } | { kind: 'revoke'; keyId: string };
+
+function keysAction(action: string | undefined, parsed: ReturnType<typeof parseArgs>): KeysAction {
+  switch (action) {
+    case 'create':
+      return { kind: 'create', ...newKey(requiredUser(parsed.options.get('user')), parseScopes(parsed.options.get('scopes')), Date.now()) };
+    case 'list':
+      return { kind: 'list' };
+    case 'revoke':
+      return { kind: 'revoke', keyId: requiredKeyId(parsed.positional[0]) };
+    default:
+      throw new UsageError(`usage:\n${formatUsages(KEYS_USAGE)}`);
+  }
+}
+
 export async function keysCommand(config: Config, args: readonly string[]): Promise<void> {
   const [action, ...rest] = args;
-  const parsed = parseArgs(rest, ['user', 'scopes']);
-  if (config.cluster.length > 0) return clusterKeys(config, action, parsed);
-  const requests = await localRequests(config.dataDir);
+  const command = keysAction(action, parseArgs(rest, ['user', 'scopes']));
+  if (config.cluster.length > 0) return clusterKeys(config, command);
+  // A key created for a data directory before its service's first start is one it knows; a list or revocation needs its keys.
+  const requests = await localRequests(config.dataDir, { startsStore: command.kind === 'create' });
   try {
-    switch (action) {
-      case 'create': {
-        const { key, record } = newKey(requiredUser(parsed.options.get('user')), parseScopes(parsed.options.get('scopes')), Date.now());
-        await requests.send({ kind: 'key.put', record });
-        printCreated(key, record);
+    switch (command.kind) {
+      case 'create':
+        await requests.send({ kind: 'key.put', record: command.record });
+        printCreated(command.key, command.record);
         return;
-      }
       case 'list':
         printKeys((await requests.send({ kind: 'keys.list' })) as ApiKeyRecord[]);
         return;
-      case 'revoke': {
-        const keyId = requiredKeyId(parsed.positional[0]);
-        if ((await requests.send({ kind: 'key.revoke', keyId, at: Date.now() })) !== true) throw new UsageError(`no key with id '${keyId}'`);
-        process.stdout.write(`revoked ${keyId}\n`);
+      case 'revoke':
+        if ((await requests.send({ kind: 'key.revoke', keyId: command.keyId, at: Date.now() })) !== true) throw new UsageError(`no key with id '${command.keyId}'`);
+        process.stdout.write(`revoked ${command.keyId}\n`);
         return;
-      }
-      default:
-        throw new UsageError(`usage:\n${formatUsages(KEYS_USAGE)}`);
     }
   } finally {
     await requests.close();
@@ -77,28 +90,23 @@ function requiredKeyId(keyId: string | undefined): string {
 }
 
 /** The same actions on a cluster: through its log, so every node applies them (within seconds). */
-async function clusterKeys(config: Config, action: string | undefined, parsed: ReturnType<typeof parseArgs>): Promise<void> {
-  if (action !== 'create' && action !== 'list' && action !== 'revoke') throw new UsageError(`usage:\n${formatUsages(KEYS_USAGE)}`);
+async function clusterKeys(config: Config, command: KeysAction): Promise<void> {
   await withClusterLog(config, async (log) => {
-    switch (action) {
-      case 'create': {
-        const { key, record } = newKey(requiredUser(parsed.options.get('user')), parseScopes(parsed.options.get('scopes')), Date.now());
-        await log.append({ kind: 'key.put', record });
+    switch (command.kind) {
+      case 'create':
+        await log.append({ kind: 'key.put', record: command.record });
         await log.readBackWrites();
-        printCreated(key, record);
+        printCreated(command.key, command.record);
         return;
-      }
       case 'list':
         printKeys(await clusterKeyRecords(log));
         return;
-      case 'revoke': {
-        const keyId = requiredKeyId(parsed.positional[0]);
-        if (!(await clusterKeyRecords(log)).some((record) => record.keyId === keyId)) throw new UsageError(`no key with id '${keyId}'`);
-        await log.append({ kind: 'key.revoke', keyId, at: Date.now() });
+      case 'revoke':
+        if (!(await clusterKeyRecords(log)).some((record) => record.keyId === command.keyId)) throw new UsageError(`no key with id '${command.keyId}'`);
+        await log.append({ kind: 'key.revoke', keyId: command.keyId, at: Date.now() });
         await log.readBackWrites();
-        process.stdout.write(`revoked ${keyId}\n`);
+        process.stdout.write(`revoked ${command.keyId}\n`);
         return;
-      }
     }
   });
 }

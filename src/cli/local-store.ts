@@ -1,10 +1,12 @@
 // The store of --data-dir for a command (keys, cve import, seed, backup): never a cluster node's for a write,
 // which goes through the cluster's log (--cluster), or that one node alone would hold it. One process opens a
 // store at a time (storage/writer-lock.ts): while a service runs, keys, imports and backups go through its inbox.
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { clusterNodeData } from '../cluster/log-identity.ts';
 import { applyRequest, InboxRefusedError, InboxTimeoutError, sendToService } from '../storage/inbox.ts';
 import type { InboxRequest, InboxResult } from '../storage/inbox.ts';
-import { openStore, storageWriteFailure } from '../storage/store.ts';
+import { openStore, STORE_FILE, storageWriteFailure } from '../storage/store.ts';
 import type { Store } from '../storage/store.ts';
 import { takeWriterLock } from '../storage/writer-lock.ts';
 import type { WriterHolder, WriterLock } from '../storage/writer-lock.ts';
@@ -48,11 +50,24 @@ export async function openLocalStore(dataDir: string, whileServing: string): Pro
 }
 
 /**
- * Where a command's requests go: the store when no service runs on it, else the service's inbox. A command
- * that only reads (`readsOnly`: backup) may also act on a cluster node's directory.
+ * A usage error unless `dataDir` holds a store or, for a command that may start one (`startsStore`: a key or
+ * vulnerability data for a service's first start), is at least a directory: a mistyped path never becomes a
+ * new, empty store that no service knows.
  */
-export async function localRequests(dataDir: string, options: { readsOnly?: boolean } = {}): Promise<LocalRequests> {
+export function requireDataDir(dataDir: string, startsStore = false): void {
+  if (existsSync(join(dataDir, STORE_FILE))) return;
+  if (!startsStore) throw new UsageError(`no jvmlens data directory at ${dataDir} (give --data-dir)`);
+  if (!existsSync(dataDir) || !statSync(dataDir).isDirectory()) throw new UsageError(`no directory ${dataDir} (give --data-dir; a new data directory is made by serve or seed, or by mkdir)`);
+}
+
+/**
+ * Where a command's requests go: the store when no service runs on it, else the service's inbox. A command
+ * that only reads (`readsOnly`: backup) may also act on a cluster node's directory; `startsStore`: see requireDataDir.
+ */
+export async function localRequests(dataDir: string, options: { readsOnly?: boolean; startsStore?: boolean } = {}): Promise<LocalRequests> {
   const readsOnly = options.readsOnly === true;
+  // Before the lock, which makes the directory.
+  requireDataDir(dataDir, options.startsStore);
   const lock = await commandLock(dataDir);
   if (!('release' in lock) && lock.service.clusterNode === true && !readsOnly) throw new UsageError(`this data directory is a cluster node's (pid ${lock.service.pid} runs it): ${ONE_NODE_ALONE}`);
   if (!('release' in lock)) {

@@ -113,8 +113,8 @@ test('commands that write a full data directory: exit 1, saying which directory 
   try {
     const dataDir = join(mountPoint, 'data');
     mkdirSync(dataDir);
-    // The store's first pages, written by a command that only reads, then no room for any write.
-    assert.equal((await runCli(['keys', 'list', '--data-dir', dataDir])).code, 0);
+    // The store's first pages (keys list needs a store), then no room for any write.
+    assert.equal((await runCli(['keys', 'create', '--user', 'first', '--data-dir', dataDir])).code, 0);
     fill(mountPoint, 0);
     for (const command of [['keys', 'create', '--user', 'ops'], ['cve', 'import', osv], ['seed', '--vms', '20']]) {
       const run = await runCli([...command, '--data-dir', dataDir], {}, 30_000);
