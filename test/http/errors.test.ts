@@ -63,6 +63,14 @@ test('unknown route → 404 NOT_FOUND on both ports', async () => {
   assertError(await request(`${service.gatewayUrl}/`), 404, 'NOT_FOUND');
 });
 
+test("a static file named like an Object member (constructor, __proto__) → 404 NOT_FOUND, not a 500", async () => {
+  for (const folder of ['/console/vendor', '/docs/assets']) {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      assertError(await request(`${service.apiUrl}${folder}/${name}`), 404, 'NOT_FOUND');
+    }
+  }
+});
+
 test('a 404 for a path the other port serves names that port: the gateway and the API are easily mixed up', async () => {
   const { port: apiPort } = new URL(service.apiUrl);
   const { port: gatewayPort } = new URL(service.gatewayUrl);

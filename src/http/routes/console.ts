@@ -7,24 +7,25 @@ import { fileURLToPath } from 'node:url';
 import { ApiError } from '../../errors.ts';
 import type { Route } from '../types.ts';
 
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-};
+// Maps, not plain objects: a name from the URL such as `constructor` must find nothing, not Object's members.
+const TYPES = new Map([
+  ['.html', 'text/html; charset=utf-8'],
+  ['.js', 'text/javascript; charset=utf-8'],
+  ['.mjs', 'text/javascript; charset=utf-8'],
+  ['.css', 'text/css; charset=utf-8'],
+  ['.svg', 'image/svg+xml'],
+]);
 
 /**
  * The libraries, by the name the page's import map gives them: a module their package exports, and the
  * browser build that sits beside it (packages need not export every file).
  */
-const VENDOR: Record<string, [specifier: string, file: string]> = {
-  'preact.mjs': ['preact', 'preact.mjs'],
-  'hooks.mjs': ['preact/hooks', 'hooks.mjs'],
-  'htm.mjs': ['htm', 'htm.module.js'],
-  'chart.umd.js': ['chart.js', 'chart.umd.min.js'],
-};
+const VENDOR = new Map<string, [specifier: string, file: string]>([
+  ['preact.mjs', ['preact', 'preact.mjs']],
+  ['hooks.mjs', ['preact/hooks', 'hooks.mjs']],
+  ['htm.mjs', ['htm', 'htm.module.js']],
+  ['chart.umd.js', ['chart.js', 'chart.umd.min.js']],
+]);
 
 /** tsc copies no JavaScript into dist/: the folder is src/console in the source tree, from src/ or dist/src/. */
 function consoleFolder(): string {
@@ -37,7 +38,7 @@ function consoleFolder(): string {
 
 function typeOf(file: string): string | undefined {
   const dot = file.lastIndexOf('.');
-  return dot < 0 ? undefined : TYPES[file.slice(dot)];
+  return dot < 0 ? undefined : TYPES.get(file.slice(dot));
 }
 
 export function consoleRoutes(): Route[] {
@@ -51,7 +52,7 @@ export function consoleRoutes(): Route[] {
   };
   const page = read(join(folder, 'index.html'));
   // The page is small and names its scripts: never cached, so a new version is picked up at once.
-  const pageResponse = () => ({ status: 200, contentType: TYPES['.html'], raw: page, headers: { 'cache-control': 'no-cache' } });
+  const pageResponse = () => ({ status: 200, contentType: TYPES.get('.html'), raw: page, headers: { 'cache-control': 'no-cache' } });
   return [
     { method: 'GET', pattern: '/', handler: () => ({ status: 302, raw: '', headers: { location: '/console/' } }) },
     { method: 'GET', pattern: '/console', handler: pageResponse },
@@ -71,8 +72,8 @@ export function consoleRoutes(): Route[] {
       pattern: '/console/vendor/:file',
       handler: (request) => {
         const { file } = request.params;
-        const source = VENDOR[file];
-        if (source === undefined) throw new ApiError('NOT_FOUND', `no console library '${file}'; libraries: ${Object.keys(VENDOR).join(', ')}`);
+        const source = VENDOR.get(file);
+        if (source === undefined) throw new ApiError('NOT_FOUND', `no console library '${file}'; libraries: ${[...VENDOR.keys()].join(', ')}`);
         const path = join(dirname(require.resolve(source[0])), source[1]);
         // A library changes only with its package version, which is in no URL: a day, then revalidated.
         return { status: 200, contentType: typeOf(file)!, raw: read(path), headers: { 'cache-control': 'public, max-age=86400' } };

@@ -7,13 +7,16 @@ import { ApiError } from '../../errors.ts';
 import { openApiDocument } from '../openapi/document.ts';
 import type { Route } from '../types.ts';
 
-/** The files of swagger-ui-dist the page loads, with their content types. */
-const ASSETS: Record<string, string> = {
-  'swagger-ui.css': 'text/css; charset=utf-8',
-  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
-  'swagger-ui-standalone-preset.js': 'text/javascript; charset=utf-8',
-  'favicon-32x32.png': 'image/png',
-};
+/**
+ * The files of swagger-ui-dist the page loads, with their content types. A Map, not a plain object: a name
+ * from the URL such as `constructor` must find nothing, not Object's members.
+ */
+const ASSETS = new Map([
+  ['swagger-ui.css', 'text/css; charset=utf-8'],
+  ['swagger-ui-bundle.js', 'text/javascript; charset=utf-8'],
+  ['swagger-ui-standalone-preset.js', 'text/javascript; charset=utf-8'],
+  ['favicon-32x32.png', 'image/png'],
+]);
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -49,8 +52,8 @@ export function docsRoutes(version: string): Route[] {
       pattern: '/docs/assets/:file',
       handler: (request) => {
         const { file } = request.params;
-        const type = ASSETS[file];
-        if (type === undefined) throw new ApiError('NOT_FOUND', `no asset '${file}'; assets: ${Object.keys(ASSETS).join(', ')}`);
+        const type = ASSETS.get(file);
+        if (type === undefined) throw new ApiError('NOT_FOUND', `no asset '${file}'; assets: ${[...ASSETS.keys()].join(', ')}`);
         let bytes = assets.get(file);
         if (bytes === undefined) assets.set(file, (bytes = readFileSync(join(folder, file))));
         return { status: 200, contentType: type, raw: bytes, headers: cached };
