@@ -233,9 +233,21 @@ function checkFields(event: Record<string, unknown>, allowed: readonly string[])
   }
 }
 
+/**
+ * An item, whose known fields were checked, holds no other (a misspelt `sourcename` would lose the JAR link
+ * silently): its keys are counted, ~10 ns, and named by checkFields only when the count is not `known`.
+ */
+function checkItemFields(item: Record<string, unknown>, known: number, allowed: readonly string[]): void {
+  let count = 0;
+  for (const _ in item) count++;
+  if (count !== known) checkFields(item, allowed);
+}
+
 const COMMON = ['type', 'vmId', 'time'];
 const START_FIELDS = [...COMMON, 'agentVersion', 'agentRevision', 'mailbox', 'inventory', 'jvmInfo', 'tags', 'annotations'];
 const ITEM_FIELDS = [...COMMON, 'items'];
+const CODE_ITEM_FIELDS = ['sourceName', 'className', 'methodName', 'methodNames'];
+const COMPONENT_ITEM_FIELDS = ['componentName', 'componentVersion', 'sourceName', 'groupId'];
 
 function validateInventory(inventory: Record<string, unknown>): void {
   if (inventory.systemProperties !== undefined) {
@@ -318,6 +330,8 @@ function validateEvent(raw: unknown, now: number): AgentEvent {
         try {
           text(item, 'sourceName');
           text(item, 'className', false, false);
+          // sourceName, className and one of methodName, methodNames (both is refused below).
+          checkItemFields(item, 3, CODE_ITEM_FIELDS);
           if (item.methodNames === undefined) {
             text(item, 'methodName', false, false);
             expanded?.push(item);
@@ -342,12 +356,14 @@ function validateEvent(raw: unknown, now: number): AgentEvent {
         time,
         items: items(raw).map((item, i) => {
           try {
-            return {
+            const component = {
               componentName: text(item, 'componentName', false, false),
               componentVersion: text(item, 'componentVersion', false, false),
               sourceName: text(item, 'sourceName', true) || null,
               groupId: text(item, 'groupId', true) || null,
             };
+            checkItemFields(item, 2 + Number(item.sourceName !== undefined) + Number(item.groupId !== undefined), COMPONENT_ITEM_FIELDS);
+            return component;
           } catch (error) {
             throw itemProblem(i, error);
           }

@@ -76,6 +76,39 @@ test('a batch with one bad event is rejected whole with the index of the problem
   }
 });
 
+test('an unknown field inside a code or components item is refused, naming the event, the item and the field, in JSON and MessagePack', async () => {
+  const service = await startService();
+  try {
+    const now = Date.now();
+    const log4j = { componentName: 'log4j-core', componentVersion: '2.14.1' };
+    const method = { sourceName: 'a.jar', className: 'A', methodName: 'a()' };
+    const post = (body: string | Buffer, contentType: string) => request(events(service.gatewayUrl), { method: 'POST', key: service.apiKey, rawBody: body, contentType });
+    const bad = [
+      // A misspelt sourceName would lose the JAR link that decides USED or PRESENT.
+      { event: { type: 'components', vmId: 'first', time: now, items: [log4j, { ...log4j, sourcename: 'log4j-core-2.14.1.jar' }] }, message: "items[1]: unknown field 'sourcename'" },
+      { event: { type: 'components', vmId: 'first', time: now, items: [{ ...log4j, sourceName: 'a.jar', groupId: 'g', extra: null }] }, message: "items[0]: unknown field 'extra'" },
+      { event: { type: 'code', vmId: 'first', time: now, items: [method, { ...method, line: 7 }] }, message: "items[1]: unknown field 'line'" },
+      { event: { type: 'code', vmId: 'first', time: now, items: [{ sourceName: 'a.jar', className: 'A', methodNames: ['a()'], line: 7 }] }, message: "items[0]: unknown field 'line'" },
+    ];
+    for (const { event, message } of bad) {
+      for (const [body, type] of [[JSON.stringify([vmStart('first', now), event]), 'application/json'], [pack([vmStart('first', now), event]), 'application/msgpack']] as const) {
+        const response = await post(body, type);
+        assert.equal(response.status, 400, `${type} ${JSON.stringify(event)}`);
+        assert.equal(response.body.error, 'INVALID_EVENTS');
+        assert.deepEqual(response.body.details, [{ index: 1, message }]);
+      }
+    }
+    // Past the depth limit of free-form values, under a key that no item has.
+    const deep = `{"type":"components","vmId":"first","time":${now},"items":[{"componentName":"a","componentVersion":"1","x":${'['.repeat(100_000)}${']'.repeat(100_000)}}]}`;
+    const response = await post(`[${JSON.stringify(vmStart('first', now))},${deep}]`, 'application/json');
+    assert.equal(response.status, 400);
+    assert.deepEqual(response.body.details, [{ index: 1, message: "items[0]: unknown field 'x'" }]);
+    assert.equal((await request(`${service.apiUrl}/public/instance/first`, { key: service.apiKey })).status, 404, 'nothing stored');
+  } finally {
+    await service.stop();
+  }
+});
+
 test('a class with methodNames is one code item per method, in order, beside items of one method', () => {
   const now = Date.now();
   const [event] = validateEvents([{
