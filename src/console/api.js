@@ -69,6 +69,22 @@ export function query(params) {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
+ * The key's user and scopes (GET /public/me). While the service starts it answers 503 NOT_READY, as all of
+ * /public does: asked again a second later (its Retry-After), `onStarting(message)` told each time.
+ */
+export async function whoAmI(key, onStarting) {
+  for (;;) {
+    try {
+      return await api('/public/me', { key });
+    } catch (error) {
+      if (error.status !== 503) throw error;
+      onStarting(error.message);
+      await sleep(1000);
+    }
+  }
+}
+
+/**
  * Creates a report and waits for it to leave PROCESSING, calling onProgress(elapsedMs) while it runs;
  * its page 0. `signal.cancelled` stops the wait (the page moved on).
  */

@@ -1,7 +1,7 @@
 // The console's shell: sign-in with an API key, the navigation, and the hash routes to each page.
 import { render } from 'preact';
 import { useEffect, useErrorBoundary, useState } from 'preact/hooks';
-import { api, session, UNAUTHORIZED } from './api.js';
+import { session, UNAUTHORIZED, whoAmI } from './api.js';
 import { CodePage } from './code.js';
 import { ComponentsPage } from './components.js';
 import { FleetPage, VmListPage } from './fleet.js';
@@ -28,17 +28,20 @@ function SignIn({ onSignedIn, signedOut }) {
   const [key, setKey] = useState('');
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
+  const [starting, setStarting] = useState(null);
   const submit = async (event) => {
     event.preventDefault();
     setBusy(true);
+    setError(null);
     try {
-      const me = await api('/public/me', { key: key.trim() });
+      const me = await whoAmI(key.trim(), setStarting);
       session.keep(key.trim());
       onSignedIn(me);
     } catch (failure) {
       setError(failure);
     } finally {
       setBusy(false);
+      setStarting(null);
     }
   };
   return html`<main class="signin">
@@ -49,6 +52,7 @@ function SignIn({ onSignedIn, signedOut }) {
       <input id="key" name="key" type="password" autocomplete="off" value=${key} onInput=${(e) => setKey(e.target.value)} placeholder="jvl_…" required />
       <button type="submit" disabled=${busy}>${busy ? 'Signing in…' : 'Sign in'}</button>
     </form>
+    ${starting === null ? null : html`<${Starting} message=${starting} />`}
     <p class="note">The key is kept in this tab only, until it closes. A key with the <code>read</code> scope sees everything; creating reports and editing tags needs <code>write</code>.</p>
     <${ErrorBox} error=${error ?? signedOut} title=${error ? 'Sign-in failed' : 'You were signed out'} />
   </main>`;
@@ -96,6 +100,11 @@ function Shell({ me, onSignOut }) {
   </div>`;
 }
 
+/** The service is up but not ready yet (a start, a restart): sign-in waits for it rather than failing. */
+function Starting({ message }) {
+  return html`<p class="loading" data-testid="starting">The service is starting (${message}); signing in as soon as it is ready…</p>`;
+}
+
 function App() {
   const [me, setMe] = useState(null);
   const [checking, setChecking] = useState(session.key() !== null);
@@ -110,12 +119,13 @@ function App() {
     addEventListener(UNAUTHORIZED, onUnauthorized);
     return () => removeEventListener(UNAUTHORIZED, onUnauthorized);
   }, []);
+  const [starting, setStarting] = useState(null);
   useEffect(() => {
     if (session.key() === null) return;
-    // A key kept by this tab (a reload): still valid?
-    api('/public/me').then(setMe, () => session.forget()).finally(() => setChecking(false));
+    // A key kept by this tab (a reload): still valid? A service still starting says nothing about the key.
+    whoAmI(undefined, setStarting).then(setMe, () => session.forget()).finally(() => setChecking(false));
   }, []);
-  if (checking) return html`<p class="loading">Checking the key…</p>`;
+  if (checking) return starting === null ? html`<p class="loading">Checking the key…</p>` : html`<${Starting} message=${starting} />`;
   if (me === null) return html`<${SignIn} onSignedIn=${(signedIn) => { setSignedOut(null); setMe(signedIn); }} signedOut=${signedOut} />`;
   const signOut = () => {
     session.forget();

@@ -387,3 +387,28 @@ describe('web console', { skip }, () => {
     for (const path of ['/console/..%2Fpackage.json', '/console/nothing.js', '/console/vendor/lodash.js']) assert.equal((await fetch(`${service.apiUrl}${path}`)).status, 404, path);
   });
 });
+
+describe('web console while the service starts', { skip }, () => {
+  test('sign-in and a kept key wait for a starting service (/public/me is 503 until it is ready) instead of failing', async () => {
+    // Long enough for the two pages to reach the service before it is ready.
+    const service = await startService({ waitReady: false, args: ['--test-ready-delay-ms', '8000'] });
+    const browser = await launchBrowser();
+    try {
+      const typed = await browser.newPage();
+      await typed.goto(`${service.apiUrl}/console/`);
+      await typed.fill('#key', service.apiKey);
+      await typed.click('button[type=submit]');
+      const kept = await browser.newPage();
+      await kept.goto(`${service.apiUrl}/console/`);
+      await kept.evaluate(`sessionStorage.setItem('jvmlens.apiKey', ${JSON.stringify(service.apiKey)})`);
+      await kept.reload();
+      for (const page of [typed, kept]) assert.match(await page.innerText('[data-testid=starting]'), /starting \(service not ready: .+\)/);
+      assert.equal((await request(`${service.gatewayUrl}/opthub-health`)).status, 503, 'still starting when the pages said so');
+      for (const page of [typed, kept]) await page.waitForSelector('header nav', { timeout: 30_000 });
+      assert.equal(await kept.evaluate("sessionStorage.getItem('jvmlens.apiKey')"), service.apiKey, 'the kept key was not forgotten');
+    } finally {
+      await browser.close();
+      await service.stop();
+    }
+  });
+});

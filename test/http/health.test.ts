@@ -27,6 +27,8 @@ test('health is DOWN (503) until the service is ready, then UP (200), and DOWN a
     assert.equal(api.status, 503);
     assert.equal(api.headers.get('retry-after'), '1');
     assert.equal(api.body.error, 'NOT_READY');
+    const me = await request(`${service.apiUrl}/public/me`, { key: service.apiKey });
+    assert.deepEqual([me.status, me.headers.get('retry-after'), me.body.error], [503, '1', 'NOT_READY']);
 
     await waitForHealth(service, 200);
     const up = await request(`${service.gatewayUrl}/opthub-health`);

@@ -7,6 +7,8 @@ export function identityRoutes(): Route[] {
       method: 'GET',
       pattern: '/public/me',
       scope: 'read',
+      // decisions §3: all of /public is 503 while DOWN; the console waits for it (src/console/api.js, whoAmI).
+      needsReady: true,
       handler: (request) => ({ status: 200, body: { userId: request.principal!.userId, scopes: request.principal!.scopes } }),
     },
   ];
