@@ -2,6 +2,8 @@
 // example per operation; the conformance helper that checks every test's responses can fail; and the
 // reference page at /docs renders the operations in a real browser.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
@@ -73,6 +75,26 @@ describe('OpenAPI document', () => {
     assert.deepEqual(invalidExamples(), []);
   });
 
+  it('lists the statuses the server gives on any operation: 400 for a repeated key or unknown consistency, 413 for a body too large', async () => {
+    const operations = Object.entries(document.paths as Json).flatMap(([path, methods]) => Object.entries(methods as Json).map(([method, operation]) => ({ path, method: method.toUpperCase(), operation: operation as Json })));
+    const urlOf = (path: string, operation: Json) => `${operation.servers === undefined ? service.apiUrl : service.gatewayUrl}${path.replace(/\{\w+\}/g, 'x')}`;
+    for (const { path, method, operation } of operations) {
+      const url = urlOf(path, operation);
+      // `request` fails on a status the document does not list for the operation.
+      if (operation.security.length > 0) {
+        const bogus = await request(url, { method, key: service.apiKey, headers: { 'x-jvmlens-consistency': 'bogus' } });
+        assert.equal(bogus.status, 400, `${method} ${path}`);
+        const repeated = await withRepeatedKey(url, method);
+        assert.equal(repeated.status, 400, `${method} ${path}`);
+        checkResponse(method, url, repeated.status, repeated.contentType, repeated.body);
+      }
+      if (method !== 'GET') {
+        const size = path.startsWith('/agent') ? 17 * 1024 * 1024 : 2 * 1024 * 1024;
+        assert.equal((await request(url, { method, key: service.apiKey, rawBody: Buffer.alloc(size, 0x20) })).status, 413, `${method} ${path}`);
+      }
+    }
+  });
+
   it('checks responses: a body that drifts from the document fails the test that received it', () => {
     const url = `${service.apiUrl}/public/instance/vm-1`;
     assert.throws(() => checkResponse('GET', url, 200, 'application/json', JSON.stringify({ vmId: 'vm-1' })), /does not match the OpenAPI document/);
@@ -118,3 +140,15 @@ describe('reference page', () => {
     }
   });
 });
+
+/** A request with its x-api-key header twice, which fetch would join into one; the status, type and body. */
+async function withRepeatedKey(url: string, method: string): Promise<{ status: number; contentType: string; body: string }> {
+  const { hostname, port, pathname } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  await once(socket, 'connect');
+  socket.end(`${method} ${pathname} HTTP/1.1\r\nhost: ${hostname}\r\nx-api-key: ${service.apiKey}\r\nx-api-key: ${service.apiKey}\r\nconnection: close\r\n\r\n`);
+  let text = '';
+  for await (const chunk of socket) text += String(chunk);
+  const [head, body] = text.split('\r\n\r\n', 2);
+  return { status: Number(head.split(' ')[1]), contentType: /^content-type: *(.*)$/im.exec(head)?.[1] ?? '', body };
+}

@@ -12,7 +12,7 @@ type Json = Record<string, unknown>;
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 
 /** Every route behind a key can answer these. */
-const KEYED: ErrorCode[] = ['UNAUTHORIZED', 'FORBIDDEN', 'URI_TOO_LONG', 'NOT_READY', 'CLUSTER_UNAVAILABLE', 'INTERNAL'];
+const KEYED: ErrorCode[] = ['UNAUTHORIZED', 'FORBIDDEN', 'NOT_READY', 'CLUSTER_UNAVAILABLE'];
 /** A route that reads a JSON body can also answer these. */
 const BODY: ErrorCode[] = ['MALFORMED_JSON', 'MALFORMED_BODY', 'BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];
 /** A route that writes can also find storage full. */
@@ -310,11 +310,17 @@ function operationJson(path: string, method: string, operation: Operation): Json
         },
       };
   }
-  // Every read may ask a cluster node for what it has applied (src/http/server.ts, readsLocally); a value it
-  // does not know is a 400.
   const read = method === 'get' && operation.scope !== undefined;
-  // Any route answers 405 for a method it does not take and 414 for an overlong path (decisions §10).
-  Object.assign(responses, errorResponses([...operation.errors, 'METHOD_NOT_ALLOWED', ...(read ? ['BAD_REQUEST' as const] : [])]));
+  // What src/http/server.ts answers before or around any handler, whatever the operation lists: 405 for a
+  // method the path does not take, 414 for an overlong path, 503 from a closed server, 500 for a bug. Where
+  // it reads the headers (behind a key, or a method with a body), a repeated x-api-key or Content-Length and
+  // an unknown x-jvmlens-consistency are 400; a method with a body is 413 past the limit, though the route
+  // never reads it. A success status (health's 503) keeps its own description.
+  const sendsBody = method === 'post' || method === 'put' || method === 'delete';
+  const server: ErrorCode[] = ['METHOD_NOT_ALLOWED', 'URI_TOO_LONG', 'NOT_READY', 'INTERNAL'];
+  if (operation.scope !== undefined || sendsBody) server.push('BAD_REQUEST');
+  if (sendsBody) server.push('PAYLOAD_TOO_LARGE');
+  for (const [status, response] of Object.entries(errorResponses([...operation.errors, ...server]))) responses[status] ??= response;
   const json: Json = {
     operationId: `${method}${path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, next: string | undefined) => (next ?? '').toUpperCase())}`,
     summary: operation.summary,
