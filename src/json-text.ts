@@ -22,13 +22,42 @@ export class JsonSyntaxError extends Error {
 /** Strict JSON, as JSON.parse reads it: no comments, no trailing commas, nothing after the value. */
 const STRICT = { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false };
 
-/** Where JSON.parse stopped: the position V8 names, else the first error jsonc-parser finds, else the end. */
-function offsetOf(text: string, reason: string): number {
+/**
+ * Where JSON.parse stopped: the position V8 names, else the first error jsonc-parser finds, else the end;
+ * null when the text nests deeper than jsonc-parser's recursion can follow.
+ */
+function offsetOf(text: string, reason: string): number | null {
   const named = /at position (\d+)/.exec(reason);
   if (named !== null) return Math.min(Number(named[1]), text.length);
   const errors: ParseError[] = [];
-  scanJson(text, errors, STRICT);
+  try {
+    scanJson(text, errors, STRICT);
+  } catch (error) {
+    if (error instanceof RangeError) return null;
+    throw error;
+  }
   return errors.length > 0 ? errors[0].offset : text.length;
+}
+
+/** The first place where the text's arrays and objects nest deepest, and how deep (strings skipped). */
+function deepestPoint(text: string): { offset: number; depth: number } {
+  let depth = 0;
+  let deepest = { offset: 0, depth: 0 };
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > deepest.depth) deepest = { offset: i, depth };
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return deepest;
 }
 
 /** JSON.parse, but a failure is a JsonSyntaxError that says where the text breaks. */
@@ -36,8 +65,14 @@ export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    const reason = (error as Error).message;
-    const offset = offsetOf(text, reason);
+    let reason = (error as Error).message;
+    // V8 recurses: nesting deeper than the stack is a RangeError ("Maximum call stack size exceeded").
+    let offset = error instanceof RangeError ? null : offsetOf(text, reason);
+    if (offset === null) {
+      const deepest = deepestPoint(text);
+      offset = deepest.offset;
+      reason = `arrays and objects nest ${deepest.depth} levels deep here, too deep to read`;
+    }
     const lineStart = text.lastIndexOf('\n', offset - 1) + 1;
     let line = 1;
     for (let at = text.indexOf('\n'); at !== -1 && at < lineStart; at = text.indexOf('\n', at + 1)) line++;

@@ -33,6 +33,17 @@ test('malformed JSON → 400 MALFORMED_JSON, saying where the body breaks', asyn
   assert.match(events.body.message, /^body is not valid JSON at line 2, column 28: /);
 });
 
+test('JSON nested deeper than can be read → 400 saying so and where, in a JSON body or an NDJSON line', async () => {
+  const text = '['.repeat(500_000);
+  const tags = await request(`${service.apiUrl}/public/instance/vm-e/tags`, { method: 'POST', key: service.apiKey, rawBody: text });
+  assertError(tags, 400, 'MALFORMED_JSON');
+  assert.equal(tags.body.message, 'body is not valid JSON at line 1, column 500000: arrays and objects nest 500000 levels deep here, too deep to read');
+  assert.deepEqual(tags.body.details, [{ line: 1, column: 500_000, offset: 499_999 }]);
+  const events = await request(`${service.gatewayUrl}/agent/v1/events`, { method: 'POST', key: service.apiKey, rawBody: `{}\n${text}`, contentType: 'application/x-ndjson' });
+  assertError(events, 400, 'MALFORMED_BODY');
+  assert.equal(events.body.message, 'line 2 is not valid JSON at column 500000: arrays and objects nest 500000 levels deep here, too deep to read');
+});
+
 test('an NDJSON line that is not JSON → 400 MALFORMED_BODY naming the line and column', async () => {
   const body = `${JSON.stringify(vmStart('vm-e', Date.now()))}\n{"type": "vm.heartbeat", "vmId": 'vm-e'}\n`;
   const response = await request(`${service.gatewayUrl}/agent/v1/events`, { method: 'POST', key: service.apiKey, rawBody: body, contentType: 'application/x-ndjson' });
