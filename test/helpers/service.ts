@@ -140,7 +140,8 @@ export async function request<T = any>(url: string, init: { method?: string; key
   else if (init.body !== undefined) body = JSON.stringify(init.body);
   if (body !== undefined) headers['content-type'] = init.contentType ?? 'application/json';
   // A copy into a plain Uint8Array: Deno's fetch types do not take a Buffer, whose memory may be shared.
-  const response = await fetch(url, { method: init.method ?? 'GET', headers, body: typeof body === 'string' || body === undefined ? body : new Uint8Array(body) });
+  // A redirect (GET /) is the answer checked, not the page it leads to.
+  const response = await fetch(url, { method: init.method ?? 'GET', headers, body: typeof body === 'string' || body === undefined ? body : new Uint8Array(body), redirect: 'manual' });
   const text = await response.text();
   checkResponse(init.method ?? 'GET', url, response.status, response.headers.get('content-type') ?? '', text);
   let parsed: unknown = text;

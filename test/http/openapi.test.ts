@@ -51,7 +51,7 @@ describe('OpenAPI document', () => {
 
   it('documents every route of both listeners, with the security scheme and scopes', () => {
     const documented = new Set(Object.entries(document.paths as Json).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`)));
-    const served = serviceRoutes().map((route) => `${route.method} ${route.pattern.replace(/:([A-Za-z]+)/g, '{$1}')}`).filter((route) => !route.includes('/docs') && !route.includes('/console') && route !== 'GET /');
+    const served = serviceRoutes().map((route) => `${route.method} ${route.pattern.replace(/:([A-Za-z]+)/g, '{$1}')}`);
     for (const route of served) assert.ok(documented.has(route), `${route} is documented`);
     assert.equal(documented.size, served.length, 'and nothing else');
     assert.deepEqual(document.components.securitySchemes.apiKey, { ...document.components.securitySchemes.apiKey, type: 'apiKey', in: 'header', name: 'x-api-key' });
@@ -120,6 +120,11 @@ describe('reference page', () => {
     }
     const missing = await request(`${service.apiUrl}/docs/assets/secret.txt`);
     assert.equal(missing.status, 404);
+    // The page, its assets and the console are in the document too: `request` checks them against it.
+    for (const path of ['/docs', '/docs/assets/swagger-ui.css', '/docs/assets/favicon-32x32.png', '/console/', '/console/app.js', '/console/style.css', '/console/vendor/preact.mjs']) {
+      assert.equal((await request(`${service.apiUrl}${path}`)).status, 200, path);
+    }
+    assert.equal((await request(`${service.apiUrl}/`)).status, 302);
   });
 
   it('lists every operation in a real browser', async (t) => {

@@ -25,7 +25,7 @@ interface Operation {
   parameters?: Json[];
   body?: { schema: Schema; example: unknown; contentTypes?: string[] };
   /** Success status → schema (null: no body), with an example. */
-  success: Record<number, { description: string; schema: Schema | null; example?: unknown; contentType?: string; alsoAs?: string }>;
+  success: Record<number, { description: string; schema: Schema | null; example?: unknown; contentType?: string; alsoAs?: string[] }>;
   errors: ErrorCode[];
   /** The gateway's paths are served on their own port. */
   gateway?: boolean;
@@ -116,7 +116,7 @@ function reportFamily(name: string, family: 'Jvm' | 'Code' | 'Component', create
     [`${base}/{reportId}`]: {
       get: {
         summary: `Get a page of a ${name} report`, tags, scope: 'read', parameters: [REPORT_ID, ...PAGE_QUERY],
-        success: { 200: { description: 'the report and one page of its items (`data: []` while PROCESSING); `Accept: application/msgpack` gives the same as MessagePack', schema: ref(`${family}Report`), example: EXAMPLES[family].page, alsoAs: 'application/msgpack' } },
+        success: { 200: { description: 'the report and one page of its items (`data: []` while PROCESSING); `Accept: application/msgpack` gives the same as MessagePack', schema: ref(`${family}Report`), example: EXAMPLES[family].page, alsoAs: ['application/msgpack'] } },
         errors: [...KEYED, 'BAD_PARAMETER', 'BAD_AFTER_TOKEN', 'REPORT_NOT_FOUND', 'PAGE_NOT_FOUND'],
       },
       delete: {
@@ -273,7 +273,37 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       errors: [],
     },
   },
+  '/docs': { get: page('The reference page of this document', 'Documentation') },
+  '/docs/assets/{file}': { get: staticFile('A file of the reference page, from swagger-ui-dist', 'Documentation', ['text/css; charset=utf-8', 'text/javascript; charset=utf-8', 'image/png']) },
+  '/': {
+    get: {
+      summary: 'The web console', tags: ['Console'],
+      success: { 302: { description: 'Location: /console/', schema: null } },
+      errors: [],
+    },
+  },
+  '/console': { get: page('The web console', 'Console') },
+  '/console/{file}': { get: staticFile("A script, style or image of the web console's own", 'Console', ['text/javascript; charset=utf-8', 'text/css; charset=utf-8', 'text/html; charset=utf-8', 'image/svg+xml']) },
+  '/console/vendor/{file}': { get: staticFile('A library the web console runs on, from its npm package', 'Console', ['text/javascript; charset=utf-8']) },
 };
+
+/** An HTML page served without a key. */
+function page(summary: string, tag: string): Operation {
+  return {
+    summary, tags: [tag],
+    success: { 200: { description: 'the page', schema: { type: 'string' }, contentType: 'text/html; charset=utf-8', example: '<!doctype html>…' } },
+    errors: [],
+  };
+}
+
+/** A file a page loads, served without a key; `types`: the content types it can have. */
+function staticFile(summary: string, tag: string, [type, ...others]: string[]): Operation {
+  return {
+    summary, tags: [tag], parameters: [pathParameter('file', 'the file name')],
+    success: { 200: { description: 'the file', schema: { type: 'string' }, contentType: type, example: '…', alsoAs: others } },
+    errors: ['NOT_FOUND'],
+  };
+}
 
 /** One response per error status the operation can give; `error` lists the registry's codes for it. */
 function errorResponses(codes: readonly ErrorCode[]): Record<string, Json> {
@@ -306,7 +336,7 @@ function operationJson(path: string, method: string, operation: Operation): Json
         description: success.description,
         content: {
           [success.contentType ?? 'application/json']: { schema: success.schema, ...(success.example === undefined ? {} : { example: success.example }) },
-          ...(success.alsoAs === undefined ? {} : { [success.alsoAs]: { schema: success.schema } }),
+          ...Object.fromEntries((success.alsoAs ?? []).map((type) => [type, { schema: success.schema }])),
         },
       };
   }
@@ -358,7 +388,7 @@ export function openApiDocument(version: string): Json {
     // Relative: the reference page's "try it out" calls the service that served it.
     servers: [{ url: '/', description: 'this service (the public API port)' }],
     security: [{ apiKey: [] }],
-    tags: ['Explorer', 'SBOM', 'JVM inventory reports', 'code inventory reports', 'component inventory reports', 'CVE events', 'Health', 'Agents', 'Documentation'].map((name) => ({ name })),
+    tags: ['Explorer', 'SBOM', 'JVM inventory reports', 'code inventory reports', 'component inventory reports', 'CVE events', 'Health', 'Agents', 'Documentation', 'Console'].map((name) => ({ name })),
     paths,
     components: {
       schemas: SCHEMAS,
