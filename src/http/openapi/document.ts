@@ -279,7 +279,8 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     get: {
       summary: 'The web console', tags: ['Console'],
       success: { 302: { description: 'Location: /console/', schema: null } },
-      errors: [],
+      // Served on the API port only: on the gateway, / is 404 NOT_FOUND.
+      errors: ['NOT_FOUND'],
     },
   },
   '/console': { get: page('The web console', 'Console') },
