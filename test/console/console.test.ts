@@ -390,15 +390,16 @@ describe('web console', { skip }, () => {
 
 describe('web console while the service starts', { skip }, () => {
   test('sign-in and a kept key wait for a starting service (/public/me is 503 until it is ready) instead of failing', async () => {
-    // Long enough for the two pages to reach the service before it is ready.
-    const service = await startService({ waitReady: false, args: ['--test-ready-delay-ms', '8000'] });
+    // The browser first, its slowest part on a loaded machine; then a delay long enough for the two pages to
+    // reach the service before it is ready.
     const browser = await launchBrowser();
+    const typed = await browser.newPage();
+    const kept = await browser.newPage();
+    const service = await startService({ waitReady: false, args: ['--test-ready-delay-ms', '15000'] });
     try {
-      const typed = await browser.newPage();
       await typed.goto(`${service.apiUrl}/console/`);
       await typed.fill('#key', service.apiKey);
       await typed.click('button[type=submit]');
-      const kept = await browser.newPage();
       await kept.goto(`${service.apiUrl}/console/`);
       await kept.evaluate(`sessionStorage.setItem('jvmlens.apiKey', ${JSON.stringify(service.apiKey)})`);
       await kept.reload();
