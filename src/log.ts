@@ -9,7 +9,8 @@ export interface Logger {
 }
 
 function write(level: LogLevel, fixed: Record<string, unknown>, message: string, fields?: Record<string, unknown>): void {
-  const record = { time: new Date().toISOString(), level, ...fixed, message, ...fields };
+  // `fixed` spread last too: a call's field of the same name (a node it speaks of) cannot replace the writer's.
+  const record = { time: new Date().toISOString(), level, ...fixed, message, ...fields, ...fixed };
   process.stderr.write(JSON.stringify(record) + '\n');
 }
 

@@ -141,7 +141,7 @@ export class CodeReports {
       } catch (error) {
         if (stopped.aborted) throw error;
         failed.set(node, (error as Error).message);
-        this.#options.logger.warn('a node did not give its code group\'s classes; another is asked', { node, codeGroup: of, reason: (error as Error).message });
+        this.#options.logger.warn('a node did not give its code group\'s classes; another is asked', { peer: node, codeGroup: of, reason: (error as Error).message });
       }
     }
   }

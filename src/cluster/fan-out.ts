@@ -141,12 +141,12 @@ export class ReportFanOut {
           }
           this.counts.ranHere++;
           if (error instanceof PartialTooLargeError) {
-            this.#options.logger.info('a node\'s report partition does not fit one message; it runs here', { reportId: meta.reportId, node, reason: error.message });
+            this.#options.logger.info('a node\'s report partition does not fit one message; it runs here', { reportId: meta.reportId, peer: node, reason: error.message });
             return here();
           }
           const reason = (error as Error).message;
           this.#failing.set(node, { at: Date.now(), reason });
-          this.#options.logger.warn('a node did not give its report partition; it runs here', { reportId: meta.reportId, node, reason });
+          this.#options.logger.warn('a node did not give its report partition; it runs here', { reportId: meta.reportId, peer: node, reason });
           return here();
         }
       },
