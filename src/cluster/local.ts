@@ -9,6 +9,8 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { SERVE_NODE_FLAGS } from '../node-flags.ts';
+import { takeWriterLock, writerHolder } from '../storage/writer-lock.ts';
+import type { WriterLock } from '../storage/writer-lock.ts';
 import { clusterKeyRecords } from './keys.ts';
 import { ClusterLog } from './log.ts';
 import { startNatsServers } from './nats-servers.ts';
@@ -104,8 +106,23 @@ async function groupsLine(urls: string): Promise<string> {
   return `code ${line ?? 'groups: none shown by jvmlens cluster status'}\n`;
 }
 
+/**
+ * DIR for this process alone. Another cluster:local on it would rewrite the servers' configurations and start
+ * three more servers on the same JetStream stores, which wrecks the running cluster's log for good.
+ */
+async function holdDir(dir: string): Promise<WriterLock> {
+  try {
+    return await takeWriterLock(dir, 'service', 0, false);
+  } catch (error) {
+    const holder = writerHolder(dir);
+    process.stderr.write(`cluster:local: ${dir} is in use by ${holder === null ? `another process (${(error as Error).message})` : `process ${holder.pid}`}, another cluster:local on it: stop that one (Ctrl-C) or give another DIR; nothing was started\n`);
+    process.exit(2);
+  }
+}
+
 const { dir, port, codeGroups } = options();
 mkdirSync(dir, { recursive: true });
+const dirLock = await holdDir(dir);
 let stopping = false;
 let servers: NatsServer[] = [];
 const nodes: ChildProcess[] = [];
@@ -119,6 +136,7 @@ const stop = async (exitCode = 0): Promise<void> => {
     child.kill('SIGTERM');
   })));
   await Promise.all(servers.map((server) => server.stop()));
+  dirLock.release();
   process.exit(exitCode);
 };
 process.on('SIGINT', () => void stop());

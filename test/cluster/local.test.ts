@@ -1,12 +1,13 @@
 // `npm run cluster:local`, as someone trying a cluster uses it: it starts three nats-servers and three nodes
 // and prints a key; a write through one node is read through another; every node's log records name the
-// node; a node or a server killed is named with the command that starts it again, which works; Ctrl-C stops
-// everything it started and keeps the data; started again on it, the cluster keeps its keys. With code groups,
-// each node takes one, and the cluster keeps them.
+// node; a second one on the directory in use is refused; a node or a server killed is named with the command
+// that starts it again, which works; Ctrl-C stops everything it started and keeps the data; started again on
+// it, the cluster keeps its keys. With code groups, each node takes one, and the
+// cluster keeps them.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -73,6 +74,15 @@ test('npm run cluster:local starts a cluster to try, names what dies and how to 
     return { pid: Number(pid), url };
   }));
 
+  // A second cluster:local on the directory in use (a restart command meant for another terminal, run as
+  // this tool) is refused before it rewrites the servers' configurations or starts a server on their stores.
+  const configs = [1, 2, 3].map((k) => readFileSync(join(dir, `s${k}.conf`), 'utf8'));
+  const second = spawnSync(process.execPath, [join(ROOT, 'dist/src/cluster/local.js'), dir, '--port', '0'], { encoding: 'utf8', timeout: 120_000 });
+  assert.equal(second.status, 2, `${second.stdout}\n${second.stderr}`);
+  assert.match(second.stderr, new RegExp(`^cluster:local: ${dir} is in use by process ${local.pid}, another cluster:local on it: stop that one \\(Ctrl-C\\) or give another DIR; nothing was started$`, 'm'));
+  assert.doesNotMatch(second.stdout, /^nats-server /m);
+  assert.deepEqual([1, 2, 3].map((k) => readFileSync(join(dir, `s${k}.conf`), 'utf8')), configs);
+
   const vmId = 'local-try-vm';
   const written = await ingest(nodes[0].gateway, key, [vmStart(vmId, Date.now() - 1000)]);
   assert.equal(written.status, 200, JSON.stringify(written.body));
@@ -97,6 +107,7 @@ test('npm run cluster:local starts a cluster to try, names what dies and how to 
   await nodeOutput.line(/^jvmlens: ready$/);
   const again = await request(`${api}/public/instance/${vmId}`, { key });
   assert.equal(again.status, 200, again.text);
+
   node.kill('SIGTERM');
   server.kill('SIGTERM');
 
