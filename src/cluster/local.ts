@@ -63,11 +63,16 @@ function relay(stream: NodeJS.ReadableStream, prefix: string, onLine: (line: str
  * as a single node does: at the first start only. Started again on its data, the cluster keeps its keys.
  */
 async function firstKey(urls: string): Promise<string> {
-  const listed = await withLog(urls, async (log) => (await clusterKeyRecords(log)).filter((record) => record.revokedAt === null).length).catch((error: Error) => error);
+  const listed = await withLog(urls, (log) => clusterKeyRecords(log)).catch((error: Error) => error);
   const another = shellLine(['jvmlens', 'keys', 'create', '--cluster', urls, '--user', 'ID']);
   // Not knowing whether there is one, create none: each start would otherwise risk another.
   if (listed instanceof Error) return `API keys: could not list this cluster's keys (${listed.message}); to create one: ${another}\n`;
-  if (listed > 0) return `API keys: this cluster has ${listed} already (the one printed at its first start still works); list them: ${shellLine(['jvmlens', 'keys', 'list', '--cluster', urls])}; another: ${another}\n`;
+  if (listed.length > 0) {
+    // The key printed at the first start may be among the revoked ones: only the counts are known true.
+    const revoked = listed.filter((record) => record.revokedAt !== null).length;
+    const held = listed.length === revoked ? `no key that is not revoked (${revoked} revoked)` : `${listed.length - revoked} not revoked${revoked > 0 ? ` and ${revoked} revoked` : ''}`;
+    return `API keys: this cluster has ${held}; list them: ${shellLine(['jvmlens', 'keys', 'list', '--cluster', urls])}; another: ${another}\n`;
+  }
   const created = await promisify(execFile)(process.execPath, [MAIN, 'keys', 'create', '--cluster', urls, '--user', 'admin', '--scopes', 'read,write,ingest']).catch((error: { stdout?: string; stderr?: string }) => error);
   return `${created.stdout ?? ''}${created.stderr ?? ''}`;
 }

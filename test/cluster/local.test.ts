@@ -2,15 +2,16 @@
 // and prints a key; a write through one node is read through another; every node's log records name the
 // node; a second one on the directory in use is refused; a node or a server killed is named with the command
 // that starts it again, which works; Ctrl-C stops everything it started and keeps the data; started again on
-// it, the cluster keeps its keys. With code groups, each node takes one, and the
+// it, the cluster keeps its keys and says how many it has. With code groups, each node takes one, and the
 // cluster keeps them.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { promisify } from 'node:util';
 import { ingest, vmStart } from '../helpers/events.ts';
 import { request, ROOT, tempDir } from '../helpers/service.ts';
 
@@ -108,6 +109,11 @@ test('npm run cluster:local starts a cluster to try, names what dies and how to 
   const again = await request(`${api}/public/instance/${vmId}`, { key });
   assert.equal(again.status, 200, again.text);
 
+  // The key printed at the first start revoked, another made: started again, the tool must not claim the first still works.
+  const keysCli = (...args: string[]) => promisify(execFile)(process.execPath, [join(ROOT, 'dist/src/main.js'), 'keys', ...args, '--cluster', servers.map(({ url }) => url).join(',')]);
+  const otherKey = (/^key:\s+(\S+)$/m.exec((await keysCli('create', '--user', 'carol', '--scopes', 'read')).stdout) ?? [])[1];
+  assert.ok(otherKey !== undefined);
+  await keysCli('revoke', (await output.line(/^key id: (\S+)$/))[1]);
   node.kill('SIGTERM');
   server.kill('SIGTERM');
 
@@ -126,15 +132,15 @@ test('npm run cluster:local starts a cluster to try, names what dies and how to 
   for (const { url } of [servers[0], servers[2]]) assert.equal(await accepts(url), false, `${url} no longer accepts connections`);
   for (const name of ['n1', 'n2', 'n3', 's1', 's2', 's3']) assert.ok(existsSync(join(dir, name)), `${name}'s data stays`);
 
-  // Started again on its data, the cluster keeps its keys: none is created, and the first one still works.
+  // Started again on its data, the cluster keeps its keys: none is created, and the one made since works.
   const restarted = spawn(process.execPath, [join(ROOT, 'dist/src/cluster/local.js'), dir, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   started.push(restarted);
   const againOutput = new Output(restarted);
   await againOutput.line(/^Ctrl-C stops everything\.$/);
-  assert.match(againOutput.text, /^API keys: this cluster has 1 already \(the one printed at its first start still works\); list them: jvmlens keys list --cluster nats:/m);
+  assert.match(againOutput.text, /^API keys: this cluster has 1 not revoked and 1 revoked; list them: jvmlens keys list --cluster nats:/m);
   assert.doesNotMatch(againOutput.text, /^key:/m);
   const [, againApi] = await againOutput.line(/^node n1 \(pid \d+\): gateway \S+, API (\S+)\/public$/);
-  const readAgain = await request(`${againApi}/public/instance/${vmId}`, { key });
+  const readAgain = await request(`${againApi}/public/instance/${vmId}`, { key: otherKey });
   assert.equal(readAgain.status, 200, readAgain.text);
   restarted.kill('SIGINT');
   assert.equal(await new Promise((resolve) => restarted.once('exit', resolve)), 0);
