@@ -173,8 +173,8 @@ export class ClusterLog {
   #disconnectedAt: number | null = null;
   /** When JetStream last answered this client (an acknowledged append, the stream's state): health's evidence. */
   #answeredAt = Date.now();
-  /** Since when every write given up was refused (none acknowledged since), and the last reason; null while writes are taken. */
-  #refused: { since: number; at: number; reason: string } | null = null;
+  /** Since when every write given up was refused (none acknowledged since), the last reason, and whether for full storage; null while writes are taken. */
+  #refused: { since: number; at: number; reason: string; storageFull: boolean } | null = null;
   /** This client's writes until they are read back, from checkWrites on (null before). */
   #acknowledged: AcknowledgedWrites | null = null;
   /** Test only (`--test-faults lose-writes`): agent batches and keys created whose acknowledged sequence the log gives another write. */
@@ -351,7 +351,7 @@ export class ClusterLog {
         const waitMs = cause.message === INSUFFICIENT_RESOURCES ? Math.min(PUBLISH_TIMEOUT_MS, this.#publishWaitMs) : this.#publishWaitMs;
         if (Date.now() + RETRY_PAUSE_MS >= started + waitMs) {
           const reason = describeNatsError(cause);
-          this.#refused = { since: this.#refused?.since ?? Date.now() - waitMs, at: Date.now(), reason };
+          this.#refused = { since: this.#refused?.since ?? Date.now() - waitMs, at: Date.now(), reason, storageFull: cause.message === INSUFFICIENT_RESOURCES };
           throw new LogUnavailableError(`the cluster's log did not take the write within ${waitMs / 1000} s: ${reason}`);
         }
         await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
@@ -493,7 +493,9 @@ export class ClusterLog {
   refusedWrites(): string | null {
     const refused = this.#refused;
     if (refused === null || Date.now() - refused.at > REFUSED_SHOWN_MS) return null;
-    return `degraded: the cluster log has refused every write for ${Math.round((Date.now() - refused.since) / 1000)} s (${refused.reason}); writes are answered 503 until it takes one again`;
+    // The log's leader answered since (health's check, a read's barrier): it takes writes again, unless its storage is full.
+    if (!refused.storageFull && this.#answeredAt > refused.at) return null;
+    return `degraded: the cluster log has refused every write for ${Math.round((refused.at - refused.since) / 1000)} s (${refused.reason}); writes are answered 503 until it takes one again`;
   }
 
   /** When JetStream last answered: an append acknowledged, or the stream's state with a leader. */
