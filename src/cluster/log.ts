@@ -116,7 +116,7 @@ export async function untilAnswered<T>(request: () => Promise<T>, waitMs: number
     try {
       return await request();
     } catch (error) {
-      if (Date.now() + RETRY_PAUSE_MS >= deadline) throw new LogUnavailableError(`the cluster's log did not answer within ${waitMs / 1000} s: ${(error as Error).message}`);
+      if (Date.now() + RETRY_PAUSE_MS >= deadline) throw new LogUnavailableError(`the cluster's log did not answer within ${waitMs / 1000} s: ${describeNatsError(error as Error)}`);
       await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
     }
   }
@@ -147,8 +147,14 @@ export function replicaState(peer: Pick<PeerInfo, 'current' | 'offline' | 'activ
 /** A failed request to NATS as health and logs say it: the client's bare `timeout` says nothing of why. */
 export function describeNatsError(error: Error): string {
   if (error instanceof errors.TimeoutError) return 'JetStream did not answer in time (while a server is down or has just started, it may be electing a leader)';
+  // The client's name for a request no server answered. Once the log is open JetStream is on (ClusterLog.open
+  // says when it is not): the log, or JetStream's meta layer, has no leader without a majority of the servers.
+  if (error.name === 'JetStreamNotEnabled' && error.message === 'jetstream is not enabled') return NO_MAJORITY;
   return error.message === INSUFFICIENT_RESOURCES ? STORAGE_FULL : error.message;
 }
+
+/** As `jvmlens cluster status` says it. */
+const NO_MAJORITY = 'JetStream system temporarily unavailable; retry once a majority of the NATS servers is up';
 
 /** What JetStream answers a write, a consumer or a bucket entry it has no room for. */
 const INSUFFICIENT_RESOURCES = 'insufficient resources';

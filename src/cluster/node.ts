@@ -519,7 +519,7 @@ export class ClusterNode {
     } catch (error) {
       // The next round tries again: a truncation that waits costs only disk on the NATS servers. Said once
       // per run of failures (every round fails while JetStream elects a leader), not every few seconds.
-      if (this.#compactionFailures++ === 0) logger.warn('truncating the cluster log failed; trying again every round', { reason: (error as Error).message });
+      if (this.#compactionFailures++ === 0) logger.warn('truncating the cluster log failed; trying again every round', { reason: describeNatsError(error as Error) });
     }
   }
 

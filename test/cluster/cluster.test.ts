@@ -427,6 +427,8 @@ test('without a JetStream majority a write is refused with 503 and Retry-After, 
       assert.equal(refused.status, 503, refused.text);
       // A node whose NATS server died is DOWN (NOT_READY) until it reconnects; one still connected finds no quorum.
       assert.ok(['CLUSTER_UNAVAILABLE', 'NOT_READY'].includes(refused.body.error), refused.text);
+      // JetStream is on, without a majority: not the message that tells to restart the servers with --jetstream.
+      assert.doesNotMatch(refused.body.message, /jetstream is not enabled/i, refused.text);
       assert.ok(Number(refused.headers.get('retry-after')) > 0, 'Retry-After says when to retry');
     }
     assert.ok(Date.now() - started < 3 * 15_000, 'each refused within about 10 s');
@@ -468,6 +470,7 @@ test('without a JetStream majority a write is refused with 503 and Retry-After, 
     assert.equal(health.status, 200, `${node.gatewayUrl} health is UP again`);
     // The log answered this node's reads since: it no longer says that writes are refused.
     assert.doesNotMatch(health.body.note, /refused every write/, health.text);
+    assert.doesNotMatch(node.stderr(), /jetstream is not enabled/i);
   }
 });
 
