@@ -59,7 +59,7 @@ export async function keysCommand(config: Config, args: readonly string[]): Prom
   const command = keysAction(action, parseArgs(rest, ['user', 'scopes']));
   if (config.cluster.length > 0) return clusterKeys(config, command);
   // A key created for a data directory before its service's first start is one it knows; a list or revocation needs its keys.
-  const requests = await localRequests(config.dataDir, { startsStore: command.kind === 'create' });
+  const requests = await localRequests(config.dataDir, { startsStore: command.kind === 'create', lists: command.kind === 'list' });
   try {
     switch (command.kind) {
       case 'create':

@@ -13,7 +13,12 @@ import type { WriterHolder, WriterLock } from '../storage/writer-lock.ts';
 import { UsageError } from './args.ts';
 import { ServiceError, UnreachableError } from './client.ts';
 
-const ONE_NODE_ALONE = 'what this command writes there would reach that node alone; give it --cluster URLS instead of --data-dir';
+/** Why a command is refused a cluster node's directory: what it writes, or lists, there is that node's alone. */
+function oneNodeAlone(lists: boolean): string {
+  const alone = lists ? 'what this command lists there is what that node applied alone, which can lag the cluster\'s log' : 'what this command writes there would reach that node alone';
+  return `${alone}; give it --cluster URLS instead of --data-dir`;
+}
+
 /** How long a command waits for another command writing the same directory. */
 const COMMAND_WAIT_MS = 60_000;
 /** How long a command waits for the running service to apply its request (at once, unless busy). */
@@ -62,19 +67,21 @@ export function requireDataDir(dataDir: string, startsStore = false): void {
 
 /**
  * Where a command's requests go: the store when no service runs on it, else the service's inbox. A command
- * that only reads (`readsOnly`: backup) may also act on a cluster node's directory; `startsStore`: see requireDataDir.
+ * that only reads (`readsOnly`: backup) may also act on a cluster node's directory; one that lists (`lists`:
+ * keys list) is refused it as one that writes is, in its own words; `startsStore`: see requireDataDir.
  */
-export async function localRequests(dataDir: string, options: { readsOnly?: boolean; startsStore?: boolean } = {}): Promise<LocalRequests> {
+export async function localRequests(dataDir: string, options: { readsOnly?: boolean; lists?: boolean; startsStore?: boolean } = {}): Promise<LocalRequests> {
   const readsOnly = options.readsOnly === true;
+  const lists = options.lists === true;
   // Before the lock, which makes the directory.
   requireDataDir(dataDir, options.startsStore);
   const lock = await commandLock(dataDir);
-  if (!('release' in lock) && lock.service.clusterNode === true && !readsOnly) throw new UsageError(`this data directory is a cluster node's (pid ${lock.service.pid} runs it): ${ONE_NODE_ALONE}`);
+  if (!('release' in lock) && lock.service.clusterNode === true && !readsOnly) throw new UsageError(`this data directory is a cluster node's (pid ${lock.service.pid} runs it): ${oneNodeAlone(lists)}`);
   if (!('release' in lock)) {
     const send = (request: InboxRequest) => sendToService(dataDir, request, request.kind === 'backup' ? BACKUP_WAIT_MS : SERVICE_WAIT_MS).catch((error: NodeJS.ErrnoException) => notSent(dataDir, error));
     return { service: lock.service.pid, send, close: async () => undefined };
   }
-  const { store, close } = await openLocked(dataDir, lock, readsOnly);
+  const { store, close } = await openLocked(dataDir, lock, readsOnly, lists);
   return {
     service: null,
     send: (request) => applyRequest(store, request).catch(exitOnFailedWrite(dataDir)),
@@ -82,14 +89,14 @@ export async function localRequests(dataDir: string, options: { readsOnly?: bool
   };
 }
 
-async function openLocked(dataDir: string, lock: WriterLock, readsOnly = false): Promise<LocalStore> {
+async function openLocked(dataDir: string, lock: WriterLock, readsOnly = false, lists = false): Promise<LocalStore> {
   try {
     exitOnFailedCommit(dataDir);
     const store = openStore(dataDir);
     const clusterNode = readsOnly ? null : clusterNodeData(store);
     if (clusterNode !== null) {
       await store.close();
-      throw new UsageError(`${clusterNode}: ${ONE_NODE_ALONE}`);
+      throw new UsageError(`${clusterNode}: ${oneNodeAlone(lists)}`);
     }
     return {
       store,

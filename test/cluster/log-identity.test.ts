@@ -162,6 +162,10 @@ test('a single node\'s data directory is refused as a cluster node\'s and adopte
   const besideNode = await runCli(['keys', 'create', '--data-dir', join(dir, 'n2'), '--user', 'ops', '--scopes', 'read']);
   assert.equal(besideNode.code, 2, besideNode.stdout + besideNode.stderr);
   assert.match(besideNode.stderr, /^jvmlens: this data directory is a cluster node's \(pid \d+ runs it\): what this command writes there would reach that node alone; give it --cluster URLS instead of --data-dir/);
+  // A list, which writes nothing, is refused for what it would read: that node's keys, not the cluster's.
+  const listBeside = await runCli(['keys', 'list', '--data-dir', join(dir, 'n2')]);
+  assert.equal(listBeside.code, 2, listBeside.stdout + listBeside.stderr);
+  assert.match(listBeside.stderr, /^jvmlens: this data directory is a cluster node's \(pid \d+ runs it\): what this command lists there is what that node applied alone, which can lag the cluster's log; give it --cluster URLS instead of --data-dir/);
 
   // Another single node's data, on the cluster whose log now begins past where it could follow: refused as
   // well, not replaced by a copy of a live node's data.
