@@ -11,6 +11,7 @@ import { forgetAppliedHashes, forgetAppliedWindows } from './applied-windows.ts'
 import type { WindowHash } from './applied-windows.ts';
 import { bucketEntries, keptBucket, readBucket } from './buckets.ts';
 import { LogPartings } from './log-partings.ts';
+import { describeNatsError } from './log.ts';
 import { goneNode } from './membership.ts';
 import { mostShared, oddBefore, rightReading, voided } from './right-reading.ts';
 import type { OddWindow, RightReading, WindowCommands } from './right-reading.ts';
@@ -491,7 +492,7 @@ export class LogChecks {
     // never rebuilt, and stayed DOWN. A mark not made is made at its next record().
     await this.#store.meta.put(ODD_WINDOW, JSON.stringify(this.#odd));
     this.#foundOdd(this.#odd);
-    await this.#kv.put(`${ODD_MARK}.${this.#nodeId}`, String(window.to)).catch((error: Error) => this.#logger.warn('marking this node as having read an odd history failed; it is marked at the next window it records', { reason: error.message }));
+    await this.#kv.put(`${ODD_MARK}.${this.#nodeId}`, String(window.to)).catch((error: Error) => this.#logger.warn('marking this node as having read an odd history failed; it is marked at the next window it records', { reason: describeNatsError(error) }));
     return true;
   }
 
@@ -589,7 +590,7 @@ export class LogChecks {
       try {
         differing.logCrc = await this.#readLog(this.#from(to), to);
       } catch (error) {
-        this.#logger.warn('reading the cluster log again to tell which reading is right failed; trying at the next check', { from: this.#from(to), to, reason: (error as Error).message });
+        this.#logger.warn('reading the cluster log again to tell which reading is right failed; trying at the next check', { from: this.#from(to), to, reason: describeNatsError(error as Error) });
         return null;
       }
     }

@@ -355,7 +355,7 @@ export class ClusterNode {
       };
       const checks = await LogChecks.open(log.nc, { nodeId: config.nodeId, replicas, logger, store, every, foundOdd, readAgain: (from, to) => log.hashOf(from, to), canGiveCopy, groupPeers, commandsOf: (from, to) => appliedCommands(store, from, to), ...goneForGood });
       this.#logChecks = checks;
-      const compareFailed = (to: number | null) => (error: Error) => logger.warn('comparing the cluster log with the other nodes failed', { to, reason: error.message });
+      const compareFailed = (to: number | null) => (error: Error) => logger.warn('comparing the cluster log with the other nodes failed', { to, reason: describeNatsError(error) });
       const record = (window: WindowHash) => void checks.record(window).catch(compareFailed(window.to));
       // Those its last process may not have recorded (killed first, or JetStream did not take them): recorded again, alike.
       for (const window of appliedWindows(store)) record(window);

@@ -14,7 +14,7 @@ import type { ReadyWrite } from './awaiting-start.ts';
 import { foldApplied } from './applied-windows.ts';
 import { decodeCommand, loggedEvents } from './commands.ts';
 import type { Command } from './commands.ts';
-import { LogUnavailableError, msgIdOf, notFor } from './log.ts';
+import { describeNatsError, LogUnavailableError, msgIdOf, notFor } from './log.ts';
 import type { ClusterLog } from './log.ts';
 import { CHECK_EVERY } from './log-checks.ts';
 import { LastSeqQuestions } from './read-barrier.ts';
@@ -287,7 +287,7 @@ export class Replica {
         if (this.#stopped) return;
         // While JetStream elects leaders after a server died each try times out; the first after it succeeds.
         // Meanwhile the servers still give the log's commands one by one.
-        logger.warn('following the cluster log failed; reading it command by command meanwhile', { applied: this.#applied, reason: (error as Error).message });
+        logger.warn('following the cluster log failed; reading it command by command meanwhile', { applied: this.#applied, reason: describeNatsError(error as Error) });
         await this.#applyDirect();
         await new Promise((resolve) => setTimeout(resolve, FOLLOW_RETRY_MS));
         continue;
@@ -344,7 +344,7 @@ export class Replica {
       }
     } catch (error) {
       // Unavailable too, or a command that does not apply: the consumer's path retries and says which.
-      this.#options.logger.warn('reading the cluster log command by command stopped', { applied: this.#applied, reason: (error as Error).message });
+      this.#options.logger.warn('reading the cluster log command by command stopped', { applied: this.#applied, reason: describeNatsError(error as Error) });
     } finally {
       // Any server's replica answers these reads, not the consumer's: said, so that a window found odd later can be traced to them.
       if (this.#applied >= from) this.#options.logger.info(READ_ONE_BY_ONE, { from, to: this.#applied });

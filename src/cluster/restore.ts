@@ -11,7 +11,7 @@ import { storedCodeGroup } from '../storage/code-groups.ts';
 import type { CodeGroup } from '../storage/code-groups.ts';
 import { openStore, PAGES_DIR, STORE_FILE } from '../storage/store.ts';
 import { codeGroupOf } from './code-group-choice.ts';
-import { ClusterLog } from './log.ts';
+import { ClusterLog, describeNatsError } from './log.ts';
 import { forgetWindows, readersOfRight, storedOddWindow } from './log-checks.ts';
 import type { OddWindow } from './right-reading.ts';
 import { singleNodeData } from './log-identity.ts';
@@ -87,7 +87,7 @@ export async function restoreIfNeeded(config: Config, logger: Logger): Promise<v
   try {
     log = await ClusterLog.open(config.cluster, `jvmlens-${config.nodeId}-restore`, 'once', config.clusterCa);
   } catch (error) {
-    logger.warn('could not ask the cluster log whether this node can follow it; starting as it is', { reason: (error as Error).message });
+    logger.warn('could not ask the cluster log whether this node can follow it; starting as it is', { reason: describeNatsError(error as Error) });
     return;
   }
   try {

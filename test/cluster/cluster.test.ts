@@ -470,6 +470,7 @@ test('without a JetStream majority a write is refused with 503 and Retry-After, 
     assert.equal(health.status, 200, `${node.gatewayUrl} health is UP again`);
     // The log answered this node's reads since: it no longer says that writes are refused.
     assert.doesNotMatch(health.body.note, /refused every write/, health.text);
+    // Nor do its log records (the log's truncation, the comparison of readings, …) give that wrong cause.
     assert.doesNotMatch(node.stderr(), /jetstream is not enabled/i);
   }
 });
