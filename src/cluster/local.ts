@@ -146,6 +146,9 @@ const stop = async (exitCode = 0): Promise<void> => {
 };
 process.on('SIGINT', () => void stop());
 process.on('SIGTERM', () => void stop());
+// Its terminal closed: nats-server takes SIGHUP for a reload and would run on without this process and its
+// lock, and a cluster:local started again on DIR would start more servers on their stores.
+process.on('SIGHUP', () => void stop());
 
 servers = await startNatsServers(3, dir, {
   onExit: (server, how) => {

@@ -176,8 +176,11 @@ test('npm run cluster:local --code-groups 3 gives each node a group, keeps them 
   const holders = /^code groups {2}0: (n\d); 1: (n\d); 2: (n\d)$/.exec(groupsLine);
   assert.ok(holders !== null, groupsLine);
   assert.deepEqual(holders.slice(1).sort(), ['n1', 'n2', 'n3'], groupsLine);
-  first.child.kill('SIGINT');
+  // Its terminal closed (SIGHUP) stops everything it started, as Ctrl-C does: no nats-server runs on alone.
+  const serverPids = await Promise.all([1, 2, 3].map(async (k) => Number((await first.output.line(new RegExp(`^nats-server s${k} \\(pid (\\d+)\\)`)))[1])));
+  first.child.kill('SIGHUP');
   assert.equal((await firstEnded).code, 0);
+  for (const pid of serverPids) assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `nats-server ${pid} is gone`);
 
   // Without the flag, the count the cluster was created with; each node keeps the group its directory records.
   const again = local([dir, '--port', '0']);
