@@ -4,8 +4,8 @@
 // with the command that starts it again.
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { SERVE_NODE_FLAGS } from '../node-flags.ts';
@@ -125,9 +125,43 @@ async function holdDir(dir: string): Promise<WriterLock> {
   }
 }
 
+/**
+ * The nats-servers running on one of DIR's configurations, and so on its stores, by pid: one started by hand
+ * with the command printed when it died, or left by a cluster:local killed outright. Read from /proc (none
+ * found where there is none).
+ */
+function serversRunningOn(dir: string): { pid: number; configFile: string }[] {
+  const configs = new Set(Array.from({ length: NODES }, (_, index) => join(dir, `s${index + 1}.conf`)));
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+  return pids.flatMap((pid) => {
+    try {
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      const flag = args.findIndex((arg) => arg === '-c' || arg === '--config');
+      if (basename(args[0]) !== 'nats-server' || flag < 0) return [];
+      const configFile = resolve(readlinkSync(`/proc/${pid}/cwd`), args[flag + 1] ?? '');
+      return configs.has(configFile) ? [{ pid: Number(pid), configFile }] : [];
+    } catch {
+      // Ended meanwhile, or another user's.
+      return [];
+    }
+  });
+}
+
 const { dir, port, codeGroups } = options();
 mkdirSync(dir, { recursive: true });
 const dirLock = await holdDir(dir);
+// A second server on a store wrecks it as a second cluster:local does.
+const running = serversRunningOn(dir);
+if (running.length > 0) {
+  process.stderr.write(`cluster:local: ${running.map(({ pid, configFile }) => `nats-server (pid ${pid}) runs on ${configFile}`).join(', ')}: stop it before starting the cluster in ${dir} again; nothing was started\n`);
+  dirLock.release();
+  process.exit(2);
+}
 let stopping = false;
 let servers: NatsServer[] = [];
 const nodes: ChildProcess[] = [];

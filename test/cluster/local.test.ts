@@ -115,7 +115,6 @@ test('npm run cluster:local starts a cluster to try, names what dies and how to 
   assert.ok(otherKey !== undefined);
   await keysCli('revoke', (await output.line(/^key id: (\S+)$/))[1]);
   node.kill('SIGTERM');
-  server.kill('SIGTERM');
 
   // Every log record a node wrote names that node.
   const records = output.text.split('\n').flatMap((line) => {
@@ -131,6 +130,15 @@ test('npm run cluster:local starts a cluster to try, names what dies and how to 
   for (const { pid } of [nodes[0], nodes[2], servers[0], servers[2]]) assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `process ${pid} is gone`);
   for (const { url } of [servers[0], servers[2]]) assert.equal(await accepts(url), false, `${url} no longer accepts connections`);
   for (const name of ['n1', 'n2', 'n3', 's1', 's2', 's3']) assert.ok(existsSync(join(dir, name)), `${name}'s data stays`);
+
+  // Not while the server restarted by hand still runs on its store: a second one there would wreck it.
+  const whileServer = spawnSync(process.execPath, [join(ROOT, 'dist/src/cluster/local.js'), dir, '--port', '0'], { encoding: 'utf8', timeout: 120_000 });
+  assert.equal(whileServer.status, 2, `${whileServer.stdout}\n${whileServer.stderr}`);
+  assert.match(whileServer.stderr, new RegExp(`^cluster:local: nats-server \\(pid ${server.pid}\\) runs on ${join(dir, 's2.conf')}: stop it before starting the cluster in ${dir} again; nothing was started$`, 'm'));
+  await new Promise((resolve) => {
+    server.once('exit', resolve);
+    server.kill('SIGTERM');
+  });
 
   // Started again on its data, the cluster keeps its keys: none is created, and the one made since works.
   const restarted = spawn(process.execPath, [join(ROOT, 'dist/src/cluster/local.js'), dir, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
