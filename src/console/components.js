@@ -1,5 +1,6 @@
 // Components: search by name, versions and VM counts grouped by a tag, and which versions have CVEs.
 import { api, flatten, literal, readAllPages, runReport } from './api.js';
+import { Downloads } from './reports.js';
 import { Empty, ErrorBox, href, html, Progress, ReportState, Table, useDraft, useLoad } from './ui.js';
 
 export function ComponentsPage({ canWrite, params }) {
@@ -41,7 +42,7 @@ export function ComponentsPage({ canWrite, params }) {
       : state.error ? html`<${ErrorBox} error=${state.error} />`
       : html`<${ReportState} report=${state.data.report} />${state.data.report.state === 'FAILED' ? null
       : state.data.items.length === 0 ? html`<${Empty}>No component whose name contains “${name}”.<//>`
-      : html`<${Table} testId="component-list" rows=${state.data.items} columns=${[
+      : html`<${Table} testId="component-list" rows=${state.data.items} more=${html`<${Downloads} family="component" report=${state.data.report} />`} columns=${[
           ...(tagKey ? [[`tags.${tagKey}`, (item) => item[`tags.${tagKey}`] ?? '(none)']] : []),
           ['Component', (item) => item.componentName],
           ['Version', (item) => item.componentVersion],

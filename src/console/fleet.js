@@ -2,6 +2,7 @@
 // inventory reports, as charts and tables; a group's VMs on their own page.
 import { useState } from 'preact/hooks';
 import { api, FAMILIES, literal, readAllPages, runReport, waitForReport } from './api.js';
+import { Downloads } from './reports.js';
 import { BarChart, ConnectHint, Empty, ErrorBox, formatTime, html, isPartial, Progress, ReportState, Table, tagsText, useLoad } from './ui.js';
 
 const NONE = '(none)';
@@ -70,7 +71,7 @@ function GroupChart({ chart, fleet }) {
     <h2>${chart.title}</h2>
     ${sorted.length === 0 ? html`<${Empty}>No VMs.<//>` : html`
       <${BarChart} labels=${sorted.map(label)} values=${sorted.map((item) => item.count)} onPick=${(index) => open(sorted[index])} />
-      <${Table} columns=${[[chart.title, label], ['VMs', (item) => item.count.toLocaleString()]]} rows=${sorted} limit=${50} onRow=${open} />`}
+      <${Table} columns=${[[chart.title, label], ['VMs', (item) => item.count.toLocaleString()]]} rows=${sorted} limit=${50} onRow=${open} more=${html`<${Downloads} family="jvm" report=${fleet.report} />`} />`}
   </section>`;
 }
 
@@ -117,7 +118,7 @@ export function VmListPage({ canWrite, params }) {
   const report = state.data;
   return html`<div>
     <h1>${title}</h1>
-    <p class="note">Filter: <code>${filter.join(' AND ') || 'none'}</code> · ${report.totalCount.toLocaleString()} VMs · page ${report.page + 1} of ${report.totalPages}</p>
+    <p class="note">Filter: <code>${filter.join(' AND ') || 'none'}</code>${report.state === 'FAILED' ? null : ` · ${report.totalCount.toLocaleString()} VMs · page ${report.page + 1} of ${report.totalPages}`}</p>
     <${ReportState} report=${report} />
     ${report.state === 'FAILED' ? null : report.data.length === 0 ? html`<${Empty}>No VM matches.<//>` : html`<${Table} testId="vm-list" rows=${report.data} onRow=${(vm) => (location.hash = `#/instance/${encodeURIComponent(vm.vmId)}`)} columns=${[
       ['vmId', (vm) => html`<a class="id" href=${`#/instance/${encodeURIComponent(vm.vmId)}`}>${vm.vmId}</a>`],

@@ -87,15 +87,18 @@ export function useDraft(values) {
   return [draft, setDraft];
 }
 
-/** A table of rows; `columns` are [label, value(row) → text or element]; at most `limit` rows are drawn. */
-export function Table({ columns, rows, limit = 500, onRow, testId }) {
+/**
+ * A table of rows; `columns` are [label, value(row) → text or element]; at most `limit` rows are drawn, and
+ * `more` (the report's downloads) is offered for all of them.
+ */
+export function Table({ columns, rows, limit = 500, onRow, testId, more }) {
   const shown = rows.slice(0, limit);
   return html`<div class="table-wrap">
     <table data-testid=${testId}>
       <thead><tr>${columns.map(([label]) => html`<th>${label}</th>`)}</tr></thead>
       <tbody>${shown.map((row) => html`<tr class=${onRow ? 'clickable' : ''} onClick=${onRow ? () => onRow(row) : undefined}>${columns.map(([, value]) => html`<td>${value(row)}</td>`)}</tr>`)}</tbody>
     </table>
-    ${rows.length > limit ? html`<p class="note">Showing ${limit} of ${rows.length.toLocaleString()} rows: download the report for all.</p>` : null}
+    ${rows.length > limit ? html`<p class="note">Showing ${limit} of ${rows.length.toLocaleString()} rows.${more ? html` All of them: ${more}` : null}</p>` : null}
   </div>`;
 }
 

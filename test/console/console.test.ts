@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { browserMissing, launchBrowser } from '../helpers/browser.ts';
+import { ingest, vmStart } from '../helpers/events.ts';
 import { runReport } from '../helpers/reports.ts';
 import { request, runCli, startService, tempDir } from '../helpers/service.ts';
 import type { RunningService } from '../helpers/service.ts';
@@ -347,6 +348,26 @@ describe('web console', { skip }, () => {
     }
   });
 
+  test("a fleet table cut at its row limit offers its report's download for every row", async () => {
+    const wide = await startService();
+    try {
+      const now = Date.now();
+      const events = Array.from({ length: 51 }, (_, i) => vmStart(`wide-${i}`, now - 60_000, { tags: { rack: `r${String(i).padStart(2, '0')}` } }));
+      assert.equal((await ingest(wide.gatewayUrl, wide.apiKey, events)).status, 200);
+      const page = await signIn(wide.apiKey, { on: wide });
+      await page.fill('[aria-label="tag key"]', 'rack');
+      await page.click('button:text-is("Group")');
+      const note = await page.waitForSelector('[data-testid="chart-tags.rack"] p.note:has-text("Showing 50 of 51 rows")');
+      const [json] = await Promise.all([page.waitForEvent('download'), note.$('button:text-is("JSON")').then((button) => button!.click())]);
+      const groups = JSON.parse(readFileSync((await json.path())!, 'utf8')) as { count: number }[];
+      assert.equal(groups.length, 51);
+      noPageErrors(page);
+      await page.close();
+    } finally {
+      await wide.stop();
+    }
+  });
+
   for (const [fault, state] of [['finalize-fail', 'FAILED'], ['partition-fail', 'PARTIALLY_FAILED']]) {
     test(`fleet, components and code show a ${state} report's state and messages, never its emptiness as an empty fleet`, async () => {
       const faulty = await startService({ args: ['--test-faults', fault] });
@@ -368,6 +389,9 @@ describe('web console', { skip }, () => {
           await page.goto(`${faulty.apiUrl}/console/#/code?package=com/&level=jars`);
           await stateBox();
           assert.doesNotMatch(await page.innerText('main'), /Nothing here|0 of 0/);
+          await page.goto(`${faulty.apiUrl}/console/#/vms?filter=${encodeURIComponent("state = 'RUNNING'")}&title=running`);
+          await stateBox();
+          assert.doesNotMatch(await page.innerText('main'), /\d VMs · page/, 'no VM count from a report without data');
         }
         noPageErrors(page);
         await page.close();
