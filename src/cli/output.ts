@@ -9,6 +9,8 @@ import type { Format } from './formats.ts';
 
 export interface Output {
   write(text: string): void;
+  /** True once the reader closed the pipe (`| head`): whatever is left would be dropped, so is not worth fetching. */
+  readonly readerGone: boolean;
   /** Called once everything is written, never after an error: the file then holds what was written, empty if nothing was. */
   close(): void;
 }
@@ -31,6 +33,9 @@ export function openOutput(parsed: ParsedArgs): Output {
       write: (text) => {
         if (!readerGone) process.stdout.write(text);
       },
+      get readerGone() {
+        return readerGone;
+      },
       close: () => undefined,
     };
   }
@@ -46,6 +51,7 @@ export function openOutput(parsed: ParsedArgs): Output {
   };
   return {
     write: (text) => writeSync(open(), text),
+    readerGone: false,
     close: () => closeSync(open()),
   };
 }

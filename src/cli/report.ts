@@ -145,7 +145,7 @@ async function writeReport(client: ApiClient, kind: Family, first: Body, format:
   const writer = new ItemWriter(format, (text) => output.write(text));
   writer.expectColumns(itemFields(kind, first));
   const pages = Number(first.totalPages ?? 1);
-  for (let page = 0; page < pages; page++) {
+  for (let page = 0; page < pages && !output.readerGone; page++) {
     const body = page === 0 ? first : await callJson<Body>(client, 'GET', `${FAMILIES[kind].base}/${encodeURIComponent(String(first.reportId))}?page=${page}`);
     const data = (body.data ?? []) as Body[];
     writer.add(kind === 'component' ? flattenNested(data) : data);

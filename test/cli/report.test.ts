@@ -3,6 +3,8 @@
 // file is written only once the service answered.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -211,6 +213,34 @@ describe('jvmlens report', () => {
       assert.equal(run.code, 2, args.join(' '));
       assert.equal(run.stdout, '', args.join(' '));
       assert.match(run.stderr, message);
+    }
+  });
+
+  it('stops reading pages once its reader has gone, as after `| head -1`: a report\'s, and CVE events\' with --all', async () => {
+    const api = await runReport(service, 'jvmInventory', { from: '30d' });
+    assert.ok(api.pages.length >= 4, `the report spans ${api.pages.length} pages`);
+    // A stand-in for the service's address that passes every GET on and counts them.
+    let reads = 0;
+    const counting = createServer((request, response) => {
+      reads++;
+      void fetch(`${service.apiUrl}${request.url ?? '/'}`, { headers: { 'x-api-key': service.apiKey } }).then(async (answer) => {
+        response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+        response.end(Buffer.from(await answer.arrayBuffer()));
+      });
+    });
+    await new Promise<void>((resolve) => counting.listen(0, '127.0.0.1', resolve));
+    try {
+      const target = { ...service, apiUrl: `http://127.0.0.1:${(counting.address() as AddressInfo).port}` };
+      const report = await cliIntoClosedPipe(target, ['report', 'get', 'jvm', api.reportId, '--format', 'ndjson']);
+      assert.equal(report.code, 0, report.stderr);
+      // The report's record, then at most the page asked for while the pipe's error was on its way.
+      assert.ok(reads <= 2, `${reads} requests for a report of ${api.pages.length} pages`);
+      reads = 0;
+      const events = await cliIntoClosedPipe(target, ['cve', 'events', '--tag', 'env=prod', '--limit', '1', '--all']);
+      assert.equal(events.code, 0, events.stderr);
+      assert.ok(reads <= 2, `${reads} requests for CVE events of 5 pages and more`);
+    } finally {
+      counting.close();
     }
   });
 
