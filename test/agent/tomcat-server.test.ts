@@ -2,10 +2,11 @@
 // bin/setenv.sh (key in a file, tags joined by '+', which the script's eval leaves whole), a webapp
 // serving a request. The code report names what the user sees (lib/catalina.jar, not the symlink's
 // target; the webapp's classes by its context), tomcat-catalina matches its OSV record as USED, and
-// the log4j-core JAR in WEB-INF/lib that no class was loaded from is a component, PRESENT. The agent runs with
+// the log4j-core JAR in WEB-INF/lib that no class was loaded from is a component, PRESENT. A second webapp runs
+// from its packed WAR (unpackWARs="false"): the JARs inside it are components too. The agent runs with
 // methods=called under -Xverify:all: every method of Tomcat's classes gets a probe, and the JVM verifies each.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -41,12 +42,32 @@ public class Hello extends HttpServlet {
 }
 `;
 
+const BLANK = `package store;
+
+import jakarta.servlet.annotation.WebServlet;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import org.apache.logging.log4j.util.Strings;
+
+@WebServlet("/blank")
+public class Blank extends HttpServlet {
+    @Override
+    protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        response.setContentType("text/plain");
+        response.getWriter().print(Strings.isBlank(request.getParameter("q")) ? "blank" : "not blank");
+    }
+}
+`;
+
 /** A CATALINA_BASE of Debian's configuration, the HTTP connector on `port`, no shutdown port, the agent in setenv.sh. */
 function catalinaBase(base: string, port: number, agentOptions: string): void {
   for (const folder of ['bin', 'conf', 'logs', 'temp', 'webapps', 'work']) mkdirSync(join(base, folder), { recursive: true });
   cpSync(join(TOMCAT, 'etc'), join(base, 'conf'), { recursive: true, dereference: true });
   const serverXml = join(base, 'conf', 'server.xml');
-  const configured = readFileSync(serverXml, 'utf8').replace(/<Server port="-?\d+"/, '<Server port="-1"').replace('<Connector port="8080"', '<Connector port="${http.port}" address="127.0.0.1"');
+  const configured = readFileSync(serverXml, 'utf8').replace(/<Server port="-?\d+"/, '<Server port="-1"').replace('<Connector port="8080"', '<Connector port="${http.port}" address="127.0.0.1"')
+    .replace('unpackWARs="true"', 'unpackWARs="false"');
   writeFileSync(serverXml, configured);
   // As the README shows it: the options in CATALINA_OPTS, which catalina.sh evals.
   writeFileSync(join(base, 'bin', 'setenv.sh'), `CATALINA_OPTS="$CATALINA_OPTS -Dhttp.port=${port} -javaagent:${AGENT_JAR}=${agentOptions}"\n`);
@@ -75,6 +96,7 @@ describe('the agent in a running Tomcat server', { skip }, () => {
   let tomcat: ChildProcess | undefined;
   let output = '';
   let hello = '';
+  let blank = '';
   let vmId = '';
 
   before(async () => {
@@ -87,6 +109,7 @@ describe('the agent in a running Tomcat server', { skip }, () => {
     const folder = writeAdvisories([
       { osvId: 'JVMLENS-TOMCAT-2', cveId: 'CVE-2099-20160', groupId: 'org.apache.tomcat', artifactId: 'tomcat-catalina', versions: ['10.1.60'], severity: CVSS.score98 },
       { osvId: 'JVMLENS-LOG4J-1', cveId: 'CVE-2099-21900', groupId: 'org.apache.logging.log4j', artifactId: 'log4j-core', versions: ['2.19.0'], severity: CVSS.score98 },
+      { osvId: 'JVMLENS-LOG4J-API-1', cveId: 'CVE-2099-21901', groupId: 'org.apache.logging.log4j', artifactId: 'log4j-api', versions: ['2.19.0'], severity: CVSS.score98 },
     ]);
     await cveImport(service.dataDir, [folder]);
 
@@ -100,6 +123,14 @@ describe('the agent in a running Tomcat server', { skip }, () => {
     cpSync(join(dir, 'build', 'classes'), join(webInf, 'classes'), { recursive: true });
     mkdirSync(join(webInf, 'lib'));
     copyFileSync(jars.log4jCore, join(webInf, 'lib', 'log4j-core-2.19.0.jar'));
+    // The packed WAR: its servlet calls log4j-api; spring-core sits in its WEB-INF/lib unused.
+    const store = join(dir, 'store');
+    compileJar(join(store, 'build'), { 'store/Blank.java': BLANK }, { classPath: [SERVLET_API, jars.log4jApi] });
+    cpSync(join(store, 'build', 'classes'), join(store, 'war', 'WEB-INF', 'classes'), { recursive: true });
+    mkdirSync(join(store, 'war', 'WEB-INF', 'lib'));
+    copyFileSync(jars.log4jApi, join(store, 'war', 'WEB-INF', 'lib', 'log4j-api-2.19.0.jar'));
+    copyFileSync(jars.springCore, join(store, 'war', 'WEB-INF', 'lib', 'spring-core.jar'));
+    execFileSync('jar', ['--create', '--file', join(base, 'webapps', 'store.war'), '-C', join(store, 'war'), '.'], { stdio: ['ignore', 'ignore', 'pipe'] });
 
     tomcat = spawn(join(TOMCAT, 'bin', 'catalina.sh'), ['run'], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, CATALINA_HOME: TOMCAT, CATALINA_BASE: base, JAVA_OPTS: '-Xverify:all' },
@@ -108,6 +139,7 @@ describe('the agent in a running Tomcat server', { skip }, () => {
     tomcat.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     tomcat.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     hello = await waitForHello(`http://127.0.0.1:${port}/shop/hello`, tomcat, () => output);
+    blank = await waitForHello(`http://127.0.0.1:${port}/store/blank`, tomcat, () => output);
     vmId = /jvmlens agent: vmId=(\S+) gateway=/.exec(output)?.[1] ?? '';
   });
 
@@ -121,8 +153,10 @@ describe('the agent in a running Tomcat server', { skip }, () => {
     if (dir !== '') rmSync(dir, { recursive: true, force: true });
   });
 
-  test('Tomcat starts from setenv.sh with the agent and serves the webapp', () => {
+  test('Tomcat starts from setenv.sh with the agent and serves the webapps', () => {
     assert.equal(hello, 'hello from shop');
+    assert.equal(blank, 'blank');
+    assert.ok(!existsSync(join(dir, 'base', 'webapps', 'store')), 'store runs from its packed WAR');
     assert.match(vmId, /.+/, `the agent's start line:\n${output}`);
     const agentLines = output.split('\n').filter((line) => line.startsWith('jvmlens agent: '));
     assert.deepEqual(agentLines.filter((line) => !line.includes('vmId=')), [], 'no class the agent failed to observe or probe');
@@ -168,6 +202,13 @@ describe('the agent in a running Tomcat server', { skip }, () => {
     assert.equal(byCve.get('CVE-2099-21900')?.componentVersion, '2.19.0');
     assert.equal(byCve.get('CVE-2099-21900')?.cveState, 'PRESENT', 'no class of log4j-core was loaded');
     assert.deepEqual(byCve.get('CVE-2099-20160')?.tags, { env: 'test', team: 'web' });
+  });
+
+  test("a packed WAR's WEB-INF/lib JARs are components: log4j-api, which ran, USED; spring-core, never loaded, PRESENT", async () => {
+    const { items } = await pollEvents(service!, { vmId }, (events) => events.some((event) => event.componentName === 'log4j-api' && event.cveState === 'USED') && events.some((event) => event.componentName === 'spring-core'), 30_000);
+    assert.equal(items.find((event) => event.cveId === 'CVE-2099-21901')?.componentVersion, '2.19.0', JSON.stringify(items));
+    const spring = items.filter((event) => event.componentName === 'spring-core');
+    assert.deepEqual([...new Set(spring.map((event) => event.cveState))], ['PRESENT'], JSON.stringify(spring));
   });
 
   test('lib/ JARs no class was loaded from are components all the same', async () => {

@@ -9,6 +9,7 @@ import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Enumeration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Properties;
 import java.util.jar.Attributes;
 import java.util.jar.JarEntry;
@@ -31,6 +32,7 @@ import java.util.jar.Manifest;
  */
 final class ComponentScanner {
     static final String UNKNOWN = "UNKNOWN";
+    private static final String WAR_LIBRARIES = "WEB-INF/lib/";
 
     /** One component as the components event carries it; groupId is null when unknown. */
     record Component(String componentName, String componentVersion, String sourceName, String groupId) {}
@@ -71,7 +73,8 @@ final class ComponentScanner {
 
     /**
      * Scans the archive at a code-source location: a JAR file, or a JAR nested in one
-     * ("jar:file:/app.jar!/BOOT-INF/lib/x.jar!/", Spring Boot 3.2+ "jar:nested:/app.jar/!BOOT-INF/lib/x.jar!/").
+     * ("jar:file:/app.jar!/BOOT-INF/lib/x.jar!/", Spring Boot 3.2+ "jar:nested:/app.jar/!BOOT-INF/lib/x.jar!/",
+     * Tomcat's packed WAR "war:file:/webapps/shop.war*&#47;WEB-INF/lib/x.jar").
      * Null for a directory or a location it cannot read as a JAR.
      */
     static Scan scanLocation(String location, String sourceName) throws IOException {
@@ -79,17 +82,21 @@ final class ComponentScanner {
             Path path = filePath(location);
             return path != null && Files.isRegularFile(path) ? scanFile(path, sourceName) : null;
         }
-        String outer;
+        Path outerPath;
         String inner;
-        if (location.startsWith("jar:nested:")) {
+        Path war = packedWar(location);
+        if (war != null) {
+            outerPath = war;
+            inner = location.substring(warSeparator(location) + 2);
+        } else if (location.startsWith("jar:nested:")) {
             int separator = location.indexOf("/!");
             if (separator < 0) return null;
-            outer = "file:" + location.substring("jar:nested:".length(), separator);
+            outerPath = filePath("file:" + location.substring("jar:nested:".length(), separator));
             inner = location.substring(separator + 2);
         } else if (location.startsWith("jar:file:")) {
             int separator = location.indexOf("!/");
             if (separator < 0) return null;
-            outer = location.substring("jar:".length(), separator);
+            outerPath = filePath(location.substring("jar:".length(), separator));
             inner = location.substring(separator + 2);
         } else {
             return null;
@@ -97,7 +104,6 @@ final class ComponentScanner {
         int end = inner.indexOf("!/");
         if (end >= 0) inner = inner.substring(0, end);
         while (inner.endsWith("/")) inner = inner.substring(0, inner.length() - 1);
-        Path outerPath = filePath(outer);
         if (outerPath == null || !Files.isRegularFile(outerPath)) return null;
         if (inner.isEmpty() || !CodeSources.isArchive(inner)) {
             // Classes in a directory of an archive (BOOT-INF/classes) belong to the archive itself.
@@ -110,6 +116,45 @@ final class ComponentScanner {
                 return scanStream(in, sourceName);
             }
         }
+    }
+
+    /**
+     * The WAR file of a location inside a packed webapp, or null: Tomcat (unpackWARs="false") names a JAR of
+     * its WEB-INF/lib "war:file:/webapps/shop.war*&#47;WEB-INF/lib/x.jar" ('^' in place of '*' in old
+     * versions), and its WEB-INF/classes "file:/webapps/shop.war".
+     */
+    static Path packedWar(String location) {
+        String path = location.startsWith("jar:") ? location.substring("jar:".length()) : location;
+        if (path.startsWith("war:file:")) {
+            int separator = warSeparator(path);
+            return separator < 0 ? null : filePath(path.substring("war:".length(), separator));
+        }
+        if (!path.startsWith("file:") || !path.toLowerCase(Locale.ROOT).endsWith(".war")) return null;
+        Path war = filePath(path);
+        return war != null && Files.isRegularFile(war) ? war : null;
+    }
+
+    private static int warSeparator(String location) {
+        int separator = location.indexOf("*/");
+        return separator >= 0 ? separator : location.indexOf("^/");
+    }
+
+    /** Every JAR directly in a packed WAR's WEB-INF/lib, each under its file name, the sourceName its classes carry. */
+    static List<Component> scanWarLibraries(Path war) throws IOException {
+        List<Component> found = new ArrayList<>();
+        try (JarFile file = new JarFile(war.toFile(), false)) {
+            Enumeration<JarEntry> entries = file.entries();
+            while (entries.hasMoreElements()) {
+                String name = entries.nextElement().getName();
+                if (!name.startsWith(WAR_LIBRARIES)) continue;
+                String fileName = name.substring(WAR_LIBRARIES.length());
+                if (fileName.indexOf('/') >= 0 || !fileName.toLowerCase(Locale.ROOT).endsWith(".jar")) continue;
+                try (InputStream in = file.getInputStream(file.getJarEntry(name))) {
+                    found.addAll(scanStream(in, fileName).components());
+                }
+            }
+        }
+        return found;
     }
 
     /** The local path of a file: URL, or null when it is not one. */

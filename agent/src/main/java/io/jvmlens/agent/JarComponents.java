@@ -105,8 +105,21 @@ final class JarComponents {
         scanWebappLibraries(location.location);
     }
 
-    /** The first class of a webapp (from WEB-INF/classes or WEB-INF/lib) brings every JAR of its WEB-INF/lib. */
+    /**
+     * The first class of a webapp (from WEB-INF/classes or WEB-INF/lib) brings every JAR of its WEB-INF/lib,
+     * whether Tomcat unpacked the WAR or runs it packed.
+     */
     private void scanWebappLibraries(String location) {
+        Path war = ComponentScanner.packedWar(location);
+        if (war != null) {
+            if (!scannedWebapps.add(realPath(war).toString())) return;
+            try {
+                add(ComponentScanner.scanWarLibraries(war));
+            } catch (IOException | RuntimeException e) {
+                problem(war.toString(), e);
+            }
+            return;
+        }
         String path = location.startsWith("jar:") ? location.substring("jar:".length()) : location;
         int webInf = path.indexOf("/WEB-INF/");
         if (!path.startsWith("file:") || webInf < 0 || path.lastIndexOf("!/", webInf) >= 0) return;
