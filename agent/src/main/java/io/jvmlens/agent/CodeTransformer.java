@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * drops a class it already saw from the same source), so the loading thread pays for a queue insert and,
  * when the class comes from another JAR than the last one, a map lookup; it never changes a class. With methods=called it
  * puts a probe at the entry of each method (MethodProbes) and registers the class's methods; a class it
- * cannot rewrite is left as it is. It never throws: a failure is counted and reported by the reporter thread.
+ * cannot rewrite is left as it is, and one whose loader or module cannot reach the probe is queued as with methods=loaded. It never throws: a failure is counted and reported by the reporter thread.
  */
 final class CodeTransformer implements ClassFileTransformer {
     private static final String OWN_PACKAGE = "io/jvmlens/agent/";
@@ -77,7 +77,9 @@ final class CodeTransformer implements ClassFileTransformer {
         String sourceName = sourceNameOf(protectionDomain);
         if (sourceName.isEmpty()) return null;
         // Each definition of a class gets its probes: the reporter sends a method's first call once per copy.
-        if (calledMethods != null) return probeable(module, loader, className) ? probe(sourceName, className, bytes) : null;
+        if (calledMethods != null && probeable(module, loader, className)) return probe(sourceName, className, bytes);
+        // A class that cannot reach the probe is reported as methods=loaded reports it: unreported, its JAR would
+        // look unused (a CVE PRESENT, not USED) while its code runs.
         observations.classLoaded(new Observations.LoadedClass(sourceName, className, bytes));
         return null;
     }

@@ -242,7 +242,7 @@ final class Reporter implements Runnable {
         }
         if (!unprobedClassesLogged && transformer.unprobedClasses() > 0) {
             unprobedClassesLogged = true;
-            AgentLog.line("left " + transformer.unprobedClasses() + " class(es) without probes (a class loader that does not delegate to the application class loader, or a named module): their first calls go unreported; first: " + transformer.firstUnprobedClass());
+            AgentLog.line("left " + transformer.unprobedClasses() + " class(es) without probes (a class loader that does not delegate to the application class loader, or a named module): reported with every declared method, as methods=loaded does; first: " + transformer.firstUnprobedClass());
         }
         if (!unprobedLogged && transformer.unprobedMethods() > 0) {
             unprobedLogged = true;
