@@ -250,13 +250,15 @@ describe('agent units', { skip }, () => {
   });
 
   test('options come from the agent argument, else JVMLENS_AGENT_* variables, else defaults', async () => {
-    const defaults = { gateway: 'http://127.0.0.1:8080', apiKey: null, flushMs: 1000, heartbeatMs: 30000, stopWaitMs: 3000, maxBatches: 256, sendEnvValues: 'false', tags: null, methods: 'loaded', problems: [] };
+    const defaults = { gateway: 'http://127.0.0.1:8080', apiKey: null, flushMs: 1000, heartbeatMs: 30000, stopWaitMs: 3000, codeRefreshMs: 86400000, maxBatches: 256, sendEnvValues: 'false', tags: null, methods: 'loaded', problems: [] };
     await table('options', [
       { input: [null], expected: defaults },
       { input: ['methods=called'], expected: { ...defaults, methods: 'called' } },
       { input: ['', 'JVMLENS_AGENT_METHODS', 'called'], expected: { ...defaults, methods: 'called' } },
       { input: ['methods=loaded', 'JVMLENS_AGENT_METHODS', 'called'], expected: defaults },
       { input: ['methods=all'], expected: { ...defaults, problems: ["ignoring methods 'all' from agent option: expected called or loaded"] } },
+      { input: ['', 'JVMLENS_AGENT_CODE_REFRESH_MS', '3600000'], expected: { ...defaults, codeRefreshMs: 3600000 } },
+      { input: ['codeRefreshMs=10'], expected: { ...defaults, problems: ["ignoring codeRefreshMs '10' from agent option: expected an integer from 1000 to 2592000000"] } },
       {
         input: ['gateway=http://gw:8080/,apiKey=jvl_a-b_c,flushMs=250,tags=team=core;env=prod', 'JVMLENS_AGENT_GATEWAY', 'http://env:1', 'JVMLENS_AGENT_FLUSH_MS', '5000'],
         expected: { ...defaults, gateway: 'http://gw:8080', apiKey: 'jvl_a-b_c', flushMs: 250, tags: 'team=core;env=prod' },
@@ -274,7 +276,7 @@ describe('agent units', { skip }, () => {
             "ignoring gateway 'ftp://x' from agent option: expected an http:// or https:// URL",
             "ignoring flushMs 'fast' from agent option: expected an integer from 10 to 3600000",
             "ignoring heartbeatMs '1' from agent option: expected an integer from 100 to 86400000",
-            "ignoring unknown agent option 'b' (options: gateway, apiKeyFile, apiKey, flushMs, heartbeatMs, stopWaitMs, maxBatches, sendEnvValues, tags, libDirs, methods; separate tags with '+' or ';': tags=k1=v1+k2=v2)",
+            "ignoring unknown agent option 'b' (options: gateway, apiKeyFile, apiKey, flushMs, heartbeatMs, stopWaitMs, codeRefreshMs, maxBatches, sendEnvValues, tags, libDirs, methods; separate tags with '+' or ';': tags=k1=v1+k2=v2)",
             "ignoring agent option 'verbose': expected name=value",
           ],
         },
@@ -287,14 +289,14 @@ describe('agent units', { skip }, () => {
     mkdirSync(keys, { recursive: true });
     writeFileSync(join(keys, 'agent.key'), 'jvl_secret_from_file\nsecond line ignored\n');
     writeFileSync(join(keys, 'empty.key'), '\n');
-    const defaults = { gateway: 'http://127.0.0.1:8080', apiKey: null, flushMs: 1000, heartbeatMs: 30000, stopWaitMs: 3000, maxBatches: 256, sendEnvValues: 'false', tags: null, methods: 'loaded', problems: [] };
+    const defaults = { gateway: 'http://127.0.0.1:8080', apiKey: null, flushMs: 1000, heartbeatMs: 30000, stopWaitMs: 3000, codeRefreshMs: 86400000, maxBatches: 256, sendEnvValues: 'false', tags: null, methods: 'loaded', problems: [] };
     await table('options', [
       { input: [`apiKeyFile=${join(keys, 'agent.key')}`], expected: { ...defaults, apiKey: 'jvl_secret_from_file' } },
       { input: ['', 'JVMLENS_AGENT_API_KEY_FILE', join(keys, 'agent.key')], expected: { ...defaults, apiKey: 'jvl_secret_from_file' } },
       { input: [`apiKeyFile=${join(keys, 'empty.key')}`], expected: { ...defaults, problems: [`ignoring apiKeyFile '${join(keys, 'empty.key')}' from agent option: its first line is empty`] } },
       { input: [`apiKeyFile=${join(keys, 'missing.key')}`], expected: { ...defaults, problems: [`ignoring apiKeyFile '${join(keys, 'missing.key')}' from agent option: cannot read it (NoSuchFileException)`] } },
       // A mistyped option name with a key in it is reported by name only.
-      { input: ['apikey=jvl_do_not_print'], expected: { ...defaults, problems: ["ignoring unknown agent option 'apikey' (options: gateway, apiKeyFile, apiKey, flushMs, heartbeatMs, stopWaitMs, maxBatches, sendEnvValues, tags, libDirs, methods; separate tags with '+' or ';': tags=k1=v1+k2=v2)"] } },
+      { input: ['apikey=jvl_do_not_print'], expected: { ...defaults, problems: ["ignoring unknown agent option 'apikey' (options: gateway, apiKeyFile, apiKey, flushMs, heartbeatMs, stopWaitMs, codeRefreshMs, maxBatches, sendEnvValues, tags, libDirs, methods; separate tags with '+' or ';': tags=k1=v1+k2=v2)"] } },
     ]);
   });
 

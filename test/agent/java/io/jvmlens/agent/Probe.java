@@ -93,6 +93,7 @@ public final class Probe {
                         .field("flushMs", options.flushMs)
                         .field("heartbeatMs", options.heartbeatMs)
                         .field("stopWaitMs", options.stopWaitMs)
+                        .field("codeRefreshMs", options.codeRefreshMs)
                         .field("maxBatches", options.maxBatches)
                         .field("sendEnvValues", String.valueOf(options.sendEnvValues))
                         .field("tags", options.tags)

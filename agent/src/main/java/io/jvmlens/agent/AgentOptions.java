@@ -25,6 +25,8 @@ final class AgentOptions {
     long flushMs = 1000;
     long heartbeatMs = 30_000;
     long stopWaitMs = 3000;
+    /** How often the code reported so far is reported again, so that the service sees it still in use. */
+    long codeRefreshMs = 86_400_000;
     int maxBatches = 256;
     boolean sendEnvValues;
     String tags;
@@ -42,6 +44,7 @@ final class AgentOptions {
         options.set("flushMs", environment.get("JVMLENS_AGENT_FLUSH_MS"), "JVMLENS_AGENT_FLUSH_MS", problems);
         options.set("heartbeatMs", environment.get("JVMLENS_AGENT_HEARTBEAT_MS"), "JVMLENS_AGENT_HEARTBEAT_MS", problems);
         options.set("stopWaitMs", environment.get("JVMLENS_AGENT_STOP_WAIT_MS"), "JVMLENS_AGENT_STOP_WAIT_MS", problems);
+        options.set("codeRefreshMs", environment.get("JVMLENS_AGENT_CODE_REFRESH_MS"), "JVMLENS_AGENT_CODE_REFRESH_MS", problems);
         options.set("sendEnvValues", environment.get("JVMLENS_AGENT_SEND_ENV_VALUES"), "JVMLENS_AGENT_SEND_ENV_VALUES", problems);
         options.set("libDirs", environment.get("JVMLENS_AGENT_LIB_DIRS"), "JVMLENS_AGENT_LIB_DIRS", problems);
         options.set("methods", environment.get("JVMLENS_AGENT_METHODS"), "JVMLENS_AGENT_METHODS", problems);
@@ -86,6 +89,9 @@ final class AgentOptions {
             case "stopWaitMs":
                 stopWaitMs = number(name, value, origin, 0, 600_000, stopWaitMs, problems);
                 break;
+            case "codeRefreshMs":
+                codeRefreshMs = number(name, value, origin, 1000, 2_592_000_000L, codeRefreshMs, problems);
+                break;
             case "maxBatches":
                 maxBatches = (int) number(name, value, origin, 1, 100_000, maxBatches, problems);
                 break;
@@ -108,7 +114,7 @@ final class AgentOptions {
                 break;
             default:
                 problems.add("ignoring unknown agent option '" + name + "' (options: gateway, apiKeyFile, apiKey, flushMs, heartbeatMs,"
-                        + " stopWaitMs, maxBatches, sendEnvValues, tags, libDirs, methods; separate tags with '+' or ';': tags=k1=v1+k2=v2)");
+                        + " stopWaitMs, codeRefreshMs, maxBatches, sendEnvValues, tags, libDirs, methods; separate tags with '+' or ';': tags=k1=v1+k2=v2)");
         }
     }
 

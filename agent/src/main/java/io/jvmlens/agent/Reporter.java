@@ -49,6 +49,7 @@ final class Reporter implements Runnable {
     private Events events;
     private Delivery delivery;
     private JarComponents components;
+    private ReportedCode reportedCode;
     private long unreadableClasses;
     private String firstUnreadable;
     private boolean unreadableLogged;
@@ -162,6 +163,7 @@ final class Reporter implements Runnable {
         delivery = new Delivery(options, new GatewayClient(options.eventsUrl(), options.apiKey, identity[0]), startEvent, startTime, this::reintroduce);
         events = new Events(vmId);
         components = new JarComponents(ownJar(), aliases);
+        reportedCode = new ReportedCode(options.codeRefreshMs, startTime);
         components.scanClassPath(properties.getProperty("java.class.path", ""), File.pathSeparator);
         components.scanLibraryDirectories();
     }
@@ -185,21 +187,21 @@ final class Reporter implements Runnable {
         }
     }
 
-    private void tick(long now) {
+    private void tick(long now) throws IOException {
         collect(now);
         if (delivery.idle(now, options.heartbeatMs)) delivery.add(Events.heartbeat(vmId, now));
         delivery.deliverIfDue(now);
     }
 
     /** At shutdown: everything still observed, then vm.stop, delivered before stopWaitMs runs out. */
-    private void finish() {
+    private void finish() throws IOException {
         collect(System.currentTimeMillis());
         delivery.addKept(Events.stop(vmId, stopTime));
         delivery.deliverBefore(stopTime + options.stopWaitMs);
     }
 
-    /** Turns everything observed so far into batches: components first, then code. */
-    private void collect(long now) {
+    /** Turns everything observed so far into batches: components first, then code, then code reported again. */
+    private void collect(long now) throws IOException {
         for (Observations.Location location = observations.pollLocation(); location != null; location = observations.pollLocation()) {
             components.scanLocation(location);
         }
@@ -223,6 +225,10 @@ final class Reporter implements Runnable {
         }
         if (!classes.isEmpty()) events.code(classes, now);
         if (!calls.isEmpty()) events.calls(calls);
+        List<Events.DeclaredMethods> again = reportedCode.due(now);
+        if (!again.isEmpty()) events.code(again, now);
+        reportedCode.add(classes);
+        reportedCode.addCalls(calls);
         for (byte[] batch : events.takeBatches()) delivery.add(batch);
         logAgentProblems();
     }
