@@ -90,7 +90,7 @@ final class CodeTransformer implements ClassFileTransformer {
         if (last.domain().get() == domain) return last.sourceName();
         CodeSource codeSource = domain.getCodeSource();
         URL url = codeSource == null ? null : codeSource.getLocation();
-        String sourceName = url == null ? IGNORED : sourceName(url.toString());
+        String sourceName = url == null ? IGNORED : sourceName(url.toString(), domain.getClassLoader());
         lastDomain = new LastDomain(new WeakReference<>(domain), sourceName);
         return sourceName;
     }
@@ -127,8 +127,14 @@ final class CodeTransformer implements ClassFileTransformer {
         return result.bytes();
     }
 
-    private String sourceName(String location) {
-        String known = sourceNames.get(location);
+    /**
+     * A webapp's locations are keyed by their class loader as well: redeployed in place, it has a new loader and
+     * the same locations, whose JARs the reporter must look at again. Other locations are not: loaders that come
+     * and go with one location (a JSP's, a script's) would fill the map.
+     */
+    private String sourceName(String location, ClassLoader loader) {
+        String key = location.contains("/WEB-INF/") ? System.identityHashCode(loader) + " " + location : location;
+        String known = sourceNames.get(key);
         if (known != null) return known;
         String name = CodeSources.sourceName(location);
         if (name == null) {
@@ -140,7 +146,7 @@ final class CodeTransformer implements ClassFileTransformer {
         // Only a location entered in the map is announced, so each is scanned once and, past
         // MAX_LOCATIONS, the queue of locations cannot grow either.
         if (sourceNames.size() < MAX_LOCATIONS) {
-            String previous = sourceNames.putIfAbsent(location, name);
+            String previous = sourceNames.putIfAbsent(key, name);
             if (previous != null) return previous;
             if (!name.isEmpty()) observations.locationSeen(location, name);
         }

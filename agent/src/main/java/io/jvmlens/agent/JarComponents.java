@@ -14,7 +14,9 @@ import java.util.Set;
  * Class-Path names) and the server lib directories'; then each JAR a class is first loaded from, and
  * with a webapp's first class every JAR of its WEB-INF/lib. A JAR no class loaded from is a component
  * all the same, which is how the service shows a vulnerable library as PRESENT. JARs are keyed by their
- * real path, so one reached by several names is scanned once. Each component is reported once.
+ * real path, size and modification time, so one reached by several names is scanned once, and one replaced
+ * in place (a webapp redeployed) again; so are a webapp's WEB-INF/lib and a packed WAR. Each component is
+ * reported once.
  * Used by the reporter thread only.
  */
 final class JarComponents {
@@ -75,7 +77,7 @@ final class JarComponents {
 
     /** Scans a JAR file once (by its real path), under the given sourceName; null when seen before or unreadable. */
     private ComponentScanner.Scan scanJar(Path jar, String sourceName) {
-        if (jar.equals(agentJar) || !scannedJars.add(realPath(jar).toString()) || !Files.isRegularFile(jar)) return null;
+        if (jar.equals(agentJar) || !scannedJars.add(fileKey(jar)) || !Files.isRegularFile(jar)) return null;
         try {
             ComponentScanner.Scan scan = ComponentScanner.scanFile(jar, sourceName);
             add(scan.components());
@@ -92,7 +94,7 @@ final class JarComponents {
         if (key.startsWith("file:")) {
             Path path = ComponentScanner.filePath(key);
             if (path == null) return;
-            key = realPath(path).toString();
+            key = fileKey(path);
         }
         if (scannedJars.add(key)) {
             try {
@@ -112,7 +114,7 @@ final class JarComponents {
     private void scanWebappLibraries(String location) {
         Path war = ComponentScanner.packedWar(location);
         if (war != null) {
-            if (!scannedWebapps.add(realPath(war).toString())) return;
+            if (!scannedWebapps.add(fileKey(war))) return;
             try {
                 add(ComponentScanner.scanWarLibraries(war));
             } catch (IOException | RuntimeException e) {
@@ -124,8 +126,20 @@ final class JarComponents {
         int webInf = path.indexOf("/WEB-INF/");
         if (!path.startsWith("file:") || webInf < 0 || path.lastIndexOf("!/", webInf) >= 0) return;
         Path webapp = ComponentScanner.filePath(path.substring(0, webInf + 1));
-        if (webapp == null || !scannedWebapps.add(webapp.toString())) return;
-        for (Path jar : JarAliases.jarsIn(webapp.resolve("WEB-INF").resolve("lib"))) scanJar(jar, jar.getFileName().toString());
+        if (webapp == null) return;
+        Path libraries = webapp.resolve("WEB-INF").resolve("lib");
+        if (!scannedWebapps.add(fileKey(libraries))) return;
+        for (Path jar : JarAliases.jarsIn(libraries)) scanJar(jar, jar.getFileName().toString());
+    }
+
+    /** What tells a file (or directory) from the one seen before at its path: real path, size, modification time. */
+    private static String fileKey(Path path) {
+        Path real = realPath(path);
+        try {
+            return real + " " + Files.size(real) + " " + Files.getLastModifiedTime(real).toMillis();
+        } catch (IOException | RuntimeException e) {
+            return real.toString();
+        }
     }
 
     private static Path realPath(Path path) {
