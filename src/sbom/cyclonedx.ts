@@ -34,10 +34,19 @@ function componentKey(component: Pick<SbomComponent, 'componentName' | 'componen
   return `${component.componentName}@${component.componentVersion}`;
 }
 
-function purl(component: Pick<SbomComponent, 'componentName' | 'componentVersion' | 'groupId'>): string | undefined {
-  if (component.groupId === null || component.componentVersion === 'UNKNOWN') return undefined;
+/**
+ * The component's group when agents reported one only: which of several groups a VM's copy has is not kept,
+ * so a (name, version) reported under several names none rather than a wrong one.
+ */
+function soleGroupId(component: Pick<SbomComponent, 'groupId' | 'otherGroupIds'>): string | null {
+  return component.otherGroupIds === undefined ? component.groupId : null;
+}
+
+function purl(component: Pick<SbomComponent, 'componentName' | 'componentVersion' | 'groupId' | 'otherGroupIds'>): string | undefined {
+  const groupId = soleGroupId(component);
+  if (groupId === null || component.componentVersion === 'UNKNOWN') return undefined;
   const part = (text: string) => encodeURIComponent(text);
-  return `pkg:maven/${part(component.groupId)}/${part(component.componentName)}@${part(component.componentVersion)}`;
+  return `pkg:maven/${part(groupId)}/${part(component.componentName)}@${part(component.componentVersion)}`;
 }
 
 /** One component of the document: the same (name, version) in several VMs is one entry. */
@@ -72,7 +81,8 @@ function componentJson(entry: Entry, fleet: boolean): Json {
   const properties = [{ name: 'jvmlens:codeLoaded', value: entry.usedVms > 0 ? 'true' : 'false' }];
   if (fleet) properties.push({ name: 'jvmlens:vmCount', value: String(entry.vms) }, { name: 'jvmlens:codeLoadedVmCount', value: String(entry.usedVms) });
   const json: Json = { type: 'library', 'bom-ref': entry.bomRef, name: component.componentName, version: component.componentVersion };
-  if (component.groupId !== null) json.group = component.groupId;
+  const groupId = soleGroupId(component);
+  if (groupId !== null) json.group = groupId;
   const url = purl(component);
   if (url !== undefined) json.purl = url;
   if (entry.jars.size > 0) json.evidence = { occurrences: [...entry.jars].sort().map((location) => ({ location })) };

@@ -1,7 +1,7 @@
 // What an SBOM says of a VM, read from the store: its components with their JARs, whether the VM loaded
 // code from them (USED) or only carried them (PRESENT), and their CVEs with the advisories behind them.
 import type { Dictionary } from '../storage/dictionary.ts';
-import type { ComponentCve, VmRecord } from '../storage/records.ts';
+import type { ComponentCve, ComponentRecord, VmRecord } from '../storage/records.ts';
 import type { Store } from '../storage/store.ts';
 import { uint32View } from '../storage/store.ts';
 import { vmRecords } from '../storage/vm-scan.ts';
@@ -15,10 +15,7 @@ import type { Vulnerability } from '../vuln/osv.ts';
 /** A component as ingestion stored it without a sourceName (ingest.ts). */
 const NO_SOURCE = 0xffffffff;
 
-export interface SbomComponent {
-  componentName: string;
-  componentVersion: string;
-  groupId: string | null;
+export interface SbomComponent extends ComponentRecord {
   /** The JAR the component was found in, when the agent named one. */
   jar: string | null;
   /** Code was loaded from that JAR by this VM. */

@@ -15,7 +15,7 @@ export class ComponentIds {
   /** Replaced when the vulnerability data changes. */
   matcher: ComponentMatcher = () => [];
   // Ids never change once assigned, so cached ids stay valid while other processes write.
-  readonly #ids = new Map<string, { id: number; hasGroup: boolean }>();
+  readonly #ids = new Map<string, { id: number; groups: string[] }>();
 
   constructor(store: Store) {
     this.#store = store;
@@ -25,35 +25,34 @@ export class ComponentIds {
   intern(item: ComponentItem, analysisTime: number): { id: number; created: boolean; cvesChanged: boolean } {
     const identity = componentIdentity(item.componentName, item.componentVersion);
     const cached = this.#ids.get(identity);
-    if (cached !== undefined && (cached.hasGroup || item.groupId === null)) return { id: cached.id, created: false, cvesChanged: false };
+    if (cached !== undefined && (item.groupId === null || cached.groups.includes(item.groupId))) return { id: cached.id, created: false, cvesChanged: false };
     let id = cached?.id ?? this.#store.componentIds.get(identity);
     let created = false;
     let cvesChanged = false;
-    let hasGroup = item.groupId !== null;
+    let record: ComponentRecord;
     if (id === undefined) {
       id = nextId(this.#store, 'componentNext', 0);
       created = true;
       this.#store.componentIds.put(identity, id);
-      const record: ComponentRecord = { componentName: item.componentName, componentVersion: item.componentVersion, groupId: item.groupId };
+      record = { componentName: item.componentName, componentVersion: item.componentVersion, groupId: item.groupId };
       this.#store.components.put(id, record);
       const cves = this.matcher(record, analysisTime);
       if (cves.length > 0) this.#store.componentCves.put(id, cves);
     } else {
-      // The first groupId reported for a component completes its record (vulnerability matching uses it).
-      const existing = this.#store.components.get(id)!;
-      if (existing.groupId === null && item.groupId !== null) {
-        const record = { ...existing, groupId: item.groupId };
+      record = this.#store.components.get(id)!;
+      // A groupId not reported before completes the record (vulnerability matching uses every one of them).
+      if (item.groupId !== null && !groupIdsOf(record).includes(item.groupId)) {
+        record = record.groupId === null ? { ...record, groupId: item.groupId } : { ...record, otherGroupIds: [...(record.otherGroupIds ?? []), item.groupId] };
         this.#store.components.put(id, record);
-        // A groupId can narrow the match (a same-named artifact of another group).
+        // The first groupId can narrow the match (a same-named artifact of another group), another one widen it.
         const before = this.#store.componentCves.get(id) ?? [];
         const cves = this.matcher(record, analysisTime);
         if (cves.length > 0) this.#store.componentCves.put(id, cves);
         else this.#store.componentCves.remove(id);
         cvesChanged = cves.map((cve) => cve.cveId).join() !== before.map((cve) => cve.cveId).join();
       }
-      hasGroup ||= existing.groupId !== null;
     }
-    this.#ids.set(identity, { id, hasGroup });
+    this.#ids.set(identity, { id, groups: groupIdsOf(record) });
     return { id, created, cvesChanged };
   }
 
@@ -65,6 +64,12 @@ export class ComponentIds {
   clearCache(): void {
     this.#ids.clear();
   }
+}
+
+/** Every groupId reported for a component, the first one first. */
+export function groupIdsOf(record: ComponentRecord): string[] {
+  if (record.groupId === null) return [];
+  return record.otherGroupIds === undefined ? [record.groupId] : [record.groupId, ...record.otherGroupIds];
 }
 
 /** A component's key in `componentIds`: its name and version. */

@@ -34,7 +34,13 @@ export interface Annotation {
 export interface ComponentRecord {
   componentName: string;
   componentVersion: string;
+  /** The first groupId an agent reported for this (name, version). */
   groupId: string | null;
+  /**
+   * Other groupIds agents reported for the same (name, version), in the order first seen: a fork or a
+   * relocation can share an artifactId and version, and each group's advisories must still match.
+   */
+  otherGroupIds?: string[];
 }
 
 /** A CVE matched to a component (decisions §11). */

@@ -46,7 +46,12 @@ export async function putVulnerabilities(store: Store, vulnerabilities: readonly
 /** The CVEs of one component, as stored for reports and CVE events. */
 export function componentCves(index: VulnerabilityIndex, component: ComponentRecord, analysisTime: number): ComponentCve[] {
   return index
-    .match({ componentName: component.componentName, componentVersion: component.componentVersion, ...(component.groupId === null ? {} : { groupId: component.groupId }) })
+    .match({
+      componentName: component.componentName,
+      componentVersion: component.componentVersion,
+      ...(component.groupId === null ? {} : { groupId: component.groupId }),
+      ...(component.otherGroupIds === undefined ? {} : { otherGroupIds: component.otherGroupIds }),
+    })
     .map((vulnerability) => ({ cveId: vulnerability.cveId, score: vulnerability.score, analysisTime }));
 }
 
