@@ -51,7 +51,7 @@ function purl(component: Pick<SbomComponent, 'componentName' | 'componentVersion
 
 /** One component of the document: the same (name, version) in several VMs is one entry. */
 interface Entry {
-  component: Omit<SbomComponent, 'jar' | 'used'>;
+  component: Omit<SbomComponent, 'jars' | 'used'>;
   bomRef: string;
   jars: Set<string>;
   vms: number;
@@ -68,7 +68,7 @@ function entries(vms: readonly VmInventory[]): Entry[] {
         entry = { component, bomRef: purl(component) ?? `jvmlens:${key}`, jars: new Set(), vms: 0, usedVms: 0 };
         byKey.set(key, entry);
       }
-      if (component.jar !== null) entry.jars.add(component.jar);
+      for (const jar of component.jars) entry.jars.add(jar);
       entry.vms++;
       if (component.used) entry.usedVms++;
     }

@@ -16,9 +16,9 @@ import type { Vulnerability } from '../vuln/osv.ts';
 const NO_SOURCE = 0xffffffff;
 
 export interface SbomComponent extends ComponentRecord {
-  /** The JAR the component was found in, when the agent named one. */
-  jar: string | null;
-  /** Code was loaded from that JAR by this VM. */
+  /** The JARs the component was found in, as the agent named them (none when it named none). */
+  jars: string[];
+  /** Code was loaded from one of those JARs by this VM. */
   used: boolean;
   cves: ComponentCve[];
 }
@@ -38,16 +38,20 @@ export function vmInventory(store: Store, dict: Dictionary, record: VmRecord, no
   const used = new Set(uint32View(store.usedSources.getBinary(record.row)));
   const pairs = uint32View(store.vmComponents.getBinary(record.row));
   const components: SbomComponent[] = [];
+  let last: SbomComponent | undefined;
   for (let k = 0; k < pairs.length; k += 2) {
-    const component = store.components.get(pairs[k]);
-    if (component === undefined) continue;
+    // A component found in several JARs has consecutive pairs, one per JAR.
+    if (k === 0 || pairs[k] !== pairs[k - 2]) {
+      const component = store.components.get(pairs[k]);
+      last = component === undefined ? undefined : { ...component, jars: [], used: false, cves: store.componentCves.get(pairs[k]) ?? [] };
+      if (last !== undefined) components.push(last);
+    }
     const source = pairs[k + 1];
-    components.push({
-      ...component,
-      jar: source === NO_SOURCE ? null : dict.lookup(source),
-      used: source !== NO_SOURCE && used.has(source),
-      cves: store.componentCves.get(pairs[k]) ?? [],
-    });
+    if (last === undefined || source === NO_SOURCE) continue;
+    const jar = dict.lookup(source);
+    if (jar === null) continue;
+    last.jars.push(jar);
+    last.used ||= used.has(source);
   }
   const inventory = vmDetails(store, record)?.inventory;
   return {

@@ -214,9 +214,13 @@ export class FleetColumns {
   }
 }
 
-/** The stored (component id, source id) pairs of a VM reduced to its component ids. */
+/** The stored (component id, source id) pairs of a VM reduced to its component ids, each once. */
 function componentIds(pairs: Uint32Array): Uint32Array {
   const ids = new Uint32Array(pairs.length >>> 1);
-  for (let k = 0; k < ids.length; k++) ids[k] = pairs[2 * k];
-  return ids;
+  let count = 0;
+  for (let k = 0; k < pairs.length; k += 2) {
+    // A component found in several JARs has consecutive pairs.
+    if (count === 0 || ids[count - 1] !== pairs[k]) ids[count++] = pairs[k];
+  }
+  return count === ids.length ? ids : ids.subarray(0, count);
 }

@@ -120,7 +120,8 @@ class VmSources {
 /** Batch-local view of the VMs and sets a batch touches, written once at the end. */
 class BatchState {
   readonly vms = new Map<string, VmRecord>();
-  readonly components = new Map<number, Map<number, number>>();
+  /** Each VM's components (id → the sources it was found in) as the batch changes them. */
+  readonly components = new Map<number, Map<number, number[]>>();
   readonly sources = new Map<number, VmSources>();
   readonly appEnvs = new Map<number, string>();
   readonly code: CodeBatch;
@@ -176,12 +177,16 @@ class BatchState {
     return value;
   }
 
-  componentSet(row: number): Map<number, number> {
+  componentSet(row: number): Map<number, number[]> {
     let set = this.components.get(row);
     if (set === undefined) {
       set = new Map();
       const pairs = uint32s(this.#store.vmComponents.getBinary(row));
-      for (let i = 0; i < pairs.length; i += 2) set.set(pairs[i], pairs[i + 1]);
+      for (let i = 0; i < pairs.length; i += 2) {
+        const sources = set.get(pairs[i]);
+        if (sources === undefined) set.set(pairs[i], [pairs[i + 1]]);
+        else sources.push(pairs[i + 1]);
+      }
       this.components.set(row, set);
     }
     return set;
@@ -275,9 +280,15 @@ function applyEvent(store: Store, dict: Dictionary, components: ComponentIds, ba
         if (created) batch.newComponents.push(id);
         else if (cvesChanged) batch.matchesChanged = true;
         const source = item.sourceName === null ? NO_SOURCE : dict.intern(item.sourceName);
-        const previous = set.get(id);
-        if (previous === undefined || (previous === NO_SOURCE && source !== NO_SOURCE)) {
-          set.set(id, source);
+        const sources = set.get(id);
+        if (sources === undefined) {
+          set.set(id, [source]);
+          batch.componentsChanged.add(record.row);
+        } else if (source !== NO_SOURCE && !sources.includes(source)) {
+          // Each JAR the component was found in counts (the same library in two webapps): code loaded from
+          // any of them makes it USED. A known JAR replaces "none known".
+          if (sources[0] === NO_SOURCE) sources[0] = source;
+          else sources.push(source);
           batch.componentsChanged.add(record.row);
         }
       }
@@ -293,11 +304,16 @@ function writeBatch(store: Store, dict: Dictionary, batch: BatchState): void {
   for (const row of batch.componentsChanged) {
     const set = batch.components.get(row)!;
     const ids = [...set.keys()].sort((a, b) => a - b);
-    const pairs = new Uint32Array(ids.length * 2);
-    ids.forEach((id, i) => {
-      pairs[2 * i] = id;
-      pairs[2 * i + 1] = set.get(id)!;
-    });
+    let count = 0;
+    for (const sources of set.values()) count += sources.length;
+    const pairs = new Uint32Array(count * 2);
+    let at = 0;
+    for (const id of ids) {
+      for (const source of set.get(id)!.sort((a, b) => a - b)) {
+        pairs[at++] = id;
+        pairs[at++] = source;
+      }
+    }
     store.vmComponents.put(row, bufferOf(pairs));
   }
   for (const [row, sources] of batch.sources) {

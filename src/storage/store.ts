@@ -46,7 +46,10 @@ export interface Store {
   annotations: Database<Annotation[], number>;
   componentIds: Database<number, string>;
   components: Database<ComponentRecord, number>;
-  /** Per VM: Uint32 pairs [componentId, sourceNameId] sorted by componentId. */
+  /**
+   * Per VM: Uint32 pairs [componentId, sourceNameId] sorted by componentId, then sourceNameId: a component
+   * found in several JARs of the VM has a pair for each.
+   */
   vmComponents: Database<Buffer, number>;
   /** Per VM: sorted Uint32 ids of the sourceNames it loaded code from. */
   usedSources: Database<Buffer, number>;

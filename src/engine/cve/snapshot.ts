@@ -191,7 +191,13 @@ export class CveSnapshot {
     componentScratch = grown(componentScratch, pairs.length >>> 1);
     let count = 0;
     for (let k = 0; k < pairs.length; k += 2) {
-      if (keep(pairs[k])) componentScratch[count++] = pairs[k] * 2 + (sortedHas(usedScratch, usedCount, pairs[k + 1]) ? 1 : 0);
+      const used = sortedHas(usedScratch, usedCount, pairs[k + 1]) ? 1 : 0;
+      // A component found in several JARs has consecutive pairs: USED when code came from any of them.
+      if (k > 0 && pairs[k] === pairs[k - 2]) {
+        if (count > 0 && componentScratch[count - 1] >>> 1 === pairs[k]) componentScratch[count - 1] |= used;
+      } else if (keep(pairs[k])) {
+        componentScratch[count++] = pairs[k] * 2 + used;
+      }
     }
     return componentScratch.subarray(0, count);
   }
@@ -205,6 +211,7 @@ export class CveSnapshot {
     let eventRows = 0;
     let allRows = 0;
     for (let k = 0; k < pairs.length; k += 2) {
+      if (k > 0 && pairs[k] === pairs[k - 2]) continue;
       const cves = counts[pairs[k]] ?? 0;
       if (cves > 0) componentScratch[impacted++] = pairs[k] * 2;
       eventRows += cves;
