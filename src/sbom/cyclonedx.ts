@@ -1,6 +1,6 @@
 // CycloneDX 1.6 JSON documents of one VM or of a set of VMs, with a runtime VEX analysis per vulnerability:
 // a vulnerable component whose JAR the JVMs never loaded code from is `not_affected` (`code_not_reachable`),
-// one they loaded code from is `in_triage`. Built as plain JSON (the document shape is in the 1.6 schema,
+// one they loaded code from, or whose JAR is not known, is `in_triage`. Built as plain JSON (the document shape is in the 1.6 schema,
 // which the tests validate against with @cyclonedx/cyclonedx-library): the library's models have no
 // `evidence.occurrences`, which is where a component's JARs belong.
 import { randomUUID } from 'node:crypto';
@@ -56,6 +56,8 @@ interface Entry {
   jars: Set<string>;
   vms: number;
   usedVms: number;
+  /** VMs whose agent named no JAR for the component: whether they loaded its code is not known. */
+  jarlessVms: number;
 }
 
 function entries(vms: readonly VmInventory[]): Entry[] {
@@ -65,10 +67,11 @@ function entries(vms: readonly VmInventory[]): Entry[] {
       const key = componentKey(component);
       let entry = byKey.get(key);
       if (entry === undefined) {
-        entry = { component, bomRef: purl(component) ?? `jvmlens:${key}`, jars: new Set(), vms: 0, usedVms: 0 };
+        entry = { component, bomRef: purl(component) ?? `jvmlens:${key}`, jars: new Set(), vms: 0, usedVms: 0, jarlessVms: 0 };
         byKey.set(key, entry);
       }
       for (const jar of component.jars) entry.jars.add(jar);
+      if (component.jars.length === 0) entry.jarlessVms++;
       entry.vms++;
       if (component.used) entry.usedVms++;
     }
@@ -90,18 +93,26 @@ function componentJson(entry: Entry, fleet: boolean): Json {
   return json;
 }
 
-/** The VEX analysis of a vulnerability over the entries it affects, in the words of what was observed. */
+/**
+ * The VEX analysis of a vulnerability over the entries it affects, in the words of what was observed. Only
+ * JARs jvmlens knows can show code was not loaded: a copy whose agent named no JAR stays in triage.
+ */
 function analysis(affected: readonly Entry[], single: VmInventory | null): Json {
   const used = affected.filter((entry) => entry.usedVms > 0);
+  const jarless = affected.filter((entry) => entry.jarlessVms > 0);
   const names = (list: readonly Entry[]) => list.map((entry) => `${componentKey(entry.component)}${entry.jars.size > 0 ? ` (${[...entry.jars].sort().join(', ')})` : ''}`).join('; ');
+  const unknown = (list: readonly Entry[]) => `the agent named no JAR for ${list.map((entry) => componentKey(entry.component)).join('; ')}, so whether its code was loaded is not known`;
   if (single !== null) {
     const window = `between ${iso(single.startTime)} and ${iso(single.lastHeardTime)}`;
     if (used.length > 0) return { state: 'in_triage', detail: `jvmlens observed this JVM load code from ${names(used)} ${window}: the vulnerable code may be reachable.` };
+    if (jarless.length > 0) return { state: 'in_triage', detail: `jvmlens observed ${names(affected)} in this JVM ${window}, but ${unknown(jarless)}.` };
     return { state: 'not_affected', justification: 'code_not_reachable', detail: `jvmlens observed ${names(affected)} in this JVM but no class loaded from it ${window}.` };
   }
   const vms = affected.reduce((sum, entry) => sum + entry.vms, 0);
   const usedVms = affected.reduce((sum, entry) => sum + entry.usedVms, 0);
   if (usedVms > 0) return { state: 'in_triage', detail: `jvmlens observed ${usedVms} of the ${vms} JVMs that carry ${names(affected)} load code from it: the vulnerable code may be reachable there.` };
+  const jarlessVms = jarless.reduce((sum, entry) => sum + entry.jarlessVms, 0);
+  if (jarlessVms > 0) return { state: 'in_triage', detail: `jvmlens observed ${names(affected)} in ${vms} JVMs, none of which loaded a class from its JARs; in ${jarlessVms} of them ${unknown(jarless)}.` };
   return { state: 'not_affected', justification: 'code_not_reachable', detail: `jvmlens observed ${names(affected)} in ${vms} JVMs, none of which loaded a class from it.` };
 }
 

@@ -122,3 +122,25 @@ describe('SBOM of the fleet', () => {
     assert.match(bad.body.message, /unknown parameter 'team'/);
   });
 });
+
+describe('a component whose agent named no JAR', () => {
+  it('stays in triage: nothing observed says its code was not loaded', async () => {
+    const now = Date.now();
+    const jarless = { componentName: LOG4J.componentName, componentVersion: LOG4J.componentVersion, groupId: LOG4J.groupId };
+    const result = await ingest(service.gatewayUrl, service.apiKey, [
+      startEvent('vm-jarless', now - 60_000, 'host-jarless', { env: 'jarless' }),
+      componentsEvent('vm-jarless', now - 59_000, [jarless]),
+      codeEvent('vm-jarless', now - 58_000, ['app.jar']),
+    ]);
+    assert.equal(result.status, 200);
+    for (const path of ['/public/instance/vm-jarless/sbom', '/public/sbom?tags.env=jarless']) {
+      const log4shell = (await fetchSbom(path)).vulnerabilities.find((v: Json) => v.id === 'CVE-2021-44228');
+      assert.equal(log4shell.analysis.state, 'in_triage', path);
+      assert.equal(log4shell.analysis.justification, undefined, path);
+      assert.match(log4shell.analysis.detail, /named no JAR for log4j-core@2\.14\.1/, path);
+    }
+    // Where the JAR is known and ran nothing, the analysis stays not affected.
+    const prod = (await fetchSbom('/public/sbom?tags.env=prod')).vulnerabilities.find((v: Json) => v.id === 'CVE-2021-44228');
+    assert.equal(prod.analysis.state, 'not_affected');
+  });
+});
