@@ -5,9 +5,8 @@
 // `evidence.occurrences`, which is where a component's JARs belong.
 import { randomUUID } from 'node:crypto';
 import type { ComponentCve } from '../storage/records.ts';
-import type { Vulnerability } from '../vuln/osv.ts';
 import { severityBand } from '../vuln/cvss.ts';
-import type { SbomComponent, VmInventory } from './inventory.ts';
+import type { CveAdvisories, SbomComponent, VmInventory } from './inventory.ts';
 
 type Json = Record<string, unknown>;
 
@@ -116,7 +115,7 @@ function analysis(affected: readonly Entry[], single: VmInventory | null): Json 
   return { state: 'not_affected', justification: 'code_not_reachable', detail: `jvmlens observed ${names(affected)} in ${vms} JVMs, none of which loaded a class from it.` };
 }
 
-function vulnerabilities(all: readonly Entry[], advisories: ReadonlyMap<string, Vulnerability>, single: VmInventory | null): Json[] {
+function vulnerabilities(all: readonly Entry[], advisories: ReadonlyMap<string, CveAdvisories>, single: VmInventory | null): Json[] {
   const byCve = new Map<string, { cve: ComponentCve; affected: Entry[] }>();
   for (const entry of all) {
     for (const cve of entry.component.cves) {
@@ -128,15 +127,18 @@ function vulnerabilities(all: readonly Entry[], advisories: ReadonlyMap<string, 
   return [...byCve.values()]
     .sort((a, b) => (a.cve.cveId < b.cve.cveId ? -1 : a.cve.cveId > b.cve.cveId ? 1 : 0))
     .map(({ cve, affected }) => {
-      const advisory = advisories.get(cve.cveId);
+      const known = advisories.get(cve.cveId);
+      const advisory = known?.advisory;
       const source = { name: 'OSV', url: `https://osv.dev/vulnerability/${encodeURIComponent(advisory?.id ?? cve.cveId)}` };
-      const rating: Json = { source, severity: severityBand(cve.score), method: ratingMethod(advisory?.vector ?? null) };
-      if (cve.score !== null) rating.score = cve.score;
+      // Score and vector of one advisory, so that they agree when the CVE's records score it differently.
+      const score = advisory === undefined ? cve.score : advisory.score;
+      const rating: Json = { source, severity: severityBand(score), method: ratingMethod(advisory?.vector ?? null) };
+      if (score !== null) rating.score = score;
       if (advisory?.vector) rating.vector = advisory.vector;
       const json: Json = { 'bom-ref': `vulnerability:${cve.cveId}`, id: cve.cveId, source, ratings: [rating] };
       if (advisory !== undefined && advisory.summary !== '') json.description = advisory.summary;
-      if (advisory !== undefined && advisory.aliases.length > 0) {
-        json.references = advisory.aliases.filter((alias) => alias !== cve.cveId).map((alias) => ({ id: alias, source: { name: 'OSV', url: `https://osv.dev/vulnerability/${encodeURIComponent(alias)}` } }));
+      if (known !== undefined && known.references.length > 0) {
+        json.references = known.references.map((id) => ({ id, source: { name: 'OSV', url: `https://osv.dev/vulnerability/${encodeURIComponent(id)}` } }));
       }
       json.analysis = analysis(affected, single);
       json.affects = affected.map((entry) => ({ ref: entry.bomRef }));
@@ -144,7 +146,7 @@ function vulnerabilities(all: readonly Entry[], advisories: ReadonlyMap<string, 
     });
 }
 
-function document(metadataComponent: Json, vms: readonly VmInventory[], advisories: ReadonlyMap<string, Vulnerability>, single: VmInventory | null, now: number): Json {
+function document(metadataComponent: Json, vms: readonly VmInventory[], advisories: ReadonlyMap<string, CveAdvisories>, single: VmInventory | null, now: number): Json {
   const all = entries(vms);
   return {
     bomFormat: 'CycloneDX',
@@ -162,7 +164,7 @@ function tagProperties(tags: Record<string, string>): { name: string; value: str
 }
 
 /** The SBOM of one VM: the VM is the document's subject, its components and their CVEs the contents. */
-export function vmSbom(vm: VmInventory, advisories: ReadonlyMap<string, Vulnerability>, now: number): Json {
+export function vmSbom(vm: VmInventory, advisories: ReadonlyMap<string, CveAdvisories>, now: number): Json {
   const subject: Json = {
     type: 'application',
     'bom-ref': `vm:${vm.vmId}`,
@@ -180,7 +182,7 @@ export function vmSbom(vm: VmInventory, advisories: ReadonlyMap<string, Vulnerab
 }
 
 /** One SBOM of many VMs: components de-duplicated, each with how many VMs carry it and load code from it. */
-export function fleetSbom(vms: readonly VmInventory[], selection: FleetSelection, advisories: ReadonlyMap<string, Vulnerability>, now: number): Json {
+export function fleetSbom(vms: readonly VmInventory[], selection: FleetSelection, advisories: ReadonlyMap<string, CveAdvisories>, now: number): Json {
   const subject: Json = {
     type: 'application',
     'bom-ref': 'fleet',

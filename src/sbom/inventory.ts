@@ -79,14 +79,38 @@ export function selectVms(store: Store, dict: Dictionary, tags: readonly [string
   return selected;
 }
 
-let advisories: { seq: number; byCve: Map<string, Vulnerability> } | null = null;
+/** The advisories of one CVE: the one its matches take their score from, and every other id they go by. */
+export interface CveAdvisories {
+  advisory: Vulnerability;
+  /** The other advisories' ids and every alias, without the CVE id and the advisory's own id, sorted. */
+  references: string[];
+}
 
-/** The advisory behind each CVE id, read again only after an import changed them. */
-export function advisoriesByCve(store: Store): Map<string, Vulnerability> {
+let advisories: { seq: number; byCve: Map<string, CveAdvisories> } | null = null;
+
+/**
+ * The advisories behind each CVE id, read again only after an import changed them. As matching does, a
+ * withdrawn record (no packages) yields to a live one and the most recently modified record wins.
+ */
+export function advisoriesByCve(store: Store): Map<string, CveAdvisories> {
   const seq = vulnSeq(store);
   if (advisories?.seq !== seq) {
-    const byCve = new Map<string, Vulnerability>();
-    for (const { value } of store.vulns.getRange()) if (!byCve.has(value.cveId)) byCve.set(value.cveId, value);
+    const records = new Map<string, Vulnerability[]>();
+    for (const { value } of store.vulns.getRange()) {
+      const list = records.get(value.cveId);
+      if (list === undefined) records.set(value.cveId, [value]);
+      else list.push(value);
+    }
+    const byCve = new Map<string, CveAdvisories>();
+    for (const [cveId, list] of records) {
+      const live = list.filter((record) => record.packages.length > 0);
+      const candidates = live.length > 0 ? live : list;
+      const advisory = candidates.reduce((best, record) => (Date.parse(record.modified) > Date.parse(best.modified) ? record : best));
+      const ids = new Set(candidates.flatMap((record) => [record.id, ...record.aliases]));
+      ids.delete(cveId);
+      ids.delete(advisory.id);
+      byCve.set(cveId, { advisory, references: [...ids].sort() });
+    }
     advisories = { seq, byCve };
   }
   return advisories.byCve;
