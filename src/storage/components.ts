@@ -14,8 +14,9 @@ export class ComponentIds {
   readonly #store: Store;
   /** Replaced when the vulnerability data changes. */
   matcher: ComponentMatcher = () => [];
-  // Ids never change once assigned, so cached ids stay valid while other processes write.
-  readonly #ids = new Map<string, { id: number; groups: string[] }>();
+  // Ids never change once assigned, so cached ids stay valid while other processes write. Keyed by the
+  // identity, and by the identity and a groupId once the record has that group: a hit needs no other check.
+  readonly #ids = new Map<string, number>();
 
   constructor(store: Store) {
     this.#store = store;
@@ -24,9 +25,9 @@ export class ComponentIds {
   /** The id of a component, creating it (inside a write transaction); `created` tells whether it is new to the fleet. */
   intern(item: ComponentItem, analysisTime: number): { id: number; created: boolean; cvesChanged: boolean } {
     const identity = componentIdentity(item.componentName, item.componentVersion);
-    const cached = this.#ids.get(identity);
-    if (cached !== undefined && (item.groupId === null || cached.groups.includes(item.groupId))) return { id: cached.id, created: false, cvesChanged: false };
-    let id = cached?.id ?? this.#store.componentIds.get(identity);
+    const cached = this.#ids.get(item.groupId === null ? identity : groupKey(identity, item.groupId));
+    if (cached !== undefined) return { id: cached, created: false, cvesChanged: false };
+    let id = this.#ids.get(identity) ?? this.#store.componentIds.get(identity);
     let created = false;
     let cvesChanged = false;
     let record: ComponentRecord;
@@ -52,7 +53,8 @@ export class ComponentIds {
         cvesChanged = cves.map((cve) => cve.cveId).join() !== before.map((cve) => cve.cveId).join();
       }
     }
-    this.#ids.set(identity, { id, groups: groupIdsOf(record) });
+    this.#ids.set(identity, id);
+    for (const groupId of groupIdsOf(record)) this.#ids.set(groupKey(identity, groupId), id);
     return { id, created, cvesChanged };
   }
 
@@ -70,6 +72,10 @@ export class ComponentIds {
 export function groupIdsOf(record: ComponentRecord): string[] {
   if (record.groupId === null) return [];
   return record.otherGroupIds === undefined ? [record.groupId] : [record.groupId, ...record.otherGroupIds];
+}
+
+function groupKey(identity: string, groupId: string): string {
+  return `${identity}\u0000${groupId}`;
 }
 
 /** A component's key in `componentIds`: its name and version. */

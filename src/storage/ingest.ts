@@ -39,6 +39,21 @@ export interface LogHooks {
 
 const NO_SOURCE = 0xffffffff;
 
+/** The JAR (sourceName id) a VM's component was found in, or its JARs when there are several. */
+type ComponentSources = number | number[];
+
+/**
+ * `sources` with `source` added, or `sources` itself when it changes nothing. Each JAR the component was
+ * found in counts (the same library in two webapps): code loaded from any of them makes it USED. A known
+ * JAR replaces "none known", and "none known" adds nothing to a known one.
+ */
+function withSource(sources: ComponentSources | undefined, source: number): ComponentSources {
+  if (sources === undefined || sources === NO_SOURCE) return source;
+  if (source === NO_SOURCE || sources === source) return sources;
+  if (typeof sources === 'number') return [sources, source];
+  return sources.includes(source) ? sources : [...sources, source];
+}
+
 /** Events for VMs that neither the store nor the batch's own vm.start events know; nothing was stored. */
 export class UnknownVmsError extends Error {
   /** The first 100 such events. */
@@ -120,8 +135,11 @@ class VmSources {
 /** Batch-local view of the VMs and sets a batch touches, written once at the end. */
 class BatchState {
   readonly vms = new Map<string, VmRecord>();
-  /** Each VM's components (id → the sources it was found in) as the batch changes them. */
-  readonly components = new Map<number, Map<number, number[]>>();
+  /**
+   * Each VM's components as the batch changes them: id → its source, or its sources when it was found in
+   * several JARs (a plain number in the common case spares an array per component).
+   */
+  readonly components = new Map<number, Map<number, ComponentSources>>();
   readonly sources = new Map<number, VmSources>();
   readonly appEnvs = new Map<number, string>();
   readonly code: CodeBatch;
@@ -177,16 +195,12 @@ class BatchState {
     return value;
   }
 
-  componentSet(row: number): Map<number, number[]> {
+  componentSet(row: number): Map<number, ComponentSources> {
     let set = this.components.get(row);
     if (set === undefined) {
       set = new Map();
       const pairs = uint32s(this.#store.vmComponents.getBinary(row));
-      for (let i = 0; i < pairs.length; i += 2) {
-        const sources = set.get(pairs[i]);
-        if (sources === undefined) set.set(pairs[i], [pairs[i + 1]]);
-        else sources.push(pairs[i + 1]);
-      }
+      for (let i = 0; i < pairs.length; i += 2) set.set(pairs[i], withSource(set.get(pairs[i]), pairs[i + 1]));
       this.components.set(row, set);
     }
     return set;
@@ -280,15 +294,10 @@ function applyEvent(store: Store, dict: Dictionary, components: ComponentIds, ba
         if (created) batch.newComponents.push(id);
         else if (cvesChanged) batch.matchesChanged = true;
         const source = item.sourceName === null ? NO_SOURCE : dict.intern(item.sourceName);
-        const sources = set.get(id);
-        if (sources === undefined) {
-          set.set(id, [source]);
-          batch.componentsChanged.add(record.row);
-        } else if (source !== NO_SOURCE && !sources.includes(source)) {
-          // Each JAR the component was found in counts (the same library in two webapps): code loaded from
-          // any of them makes it USED. A known JAR replaces "none known".
-          if (sources[0] === NO_SOURCE) sources[0] = source;
-          else sources.push(source);
+        const known = set.get(id);
+        const sources = withSource(known, source);
+        if (sources !== known) {
+          set.set(id, sources);
           batch.componentsChanged.add(record.row);
         }
       }
@@ -305,11 +314,17 @@ function writeBatch(store: Store, dict: Dictionary, batch: BatchState): void {
     const set = batch.components.get(row)!;
     const ids = [...set.keys()].sort((a, b) => a - b);
     let count = 0;
-    for (const sources of set.values()) count += sources.length;
+    for (const sources of set.values()) count += typeof sources === 'number' ? 1 : sources.length;
     const pairs = new Uint32Array(count * 2);
     let at = 0;
     for (const id of ids) {
-      for (const source of set.get(id)!.sort((a, b) => a - b)) {
+      const sources = set.get(id)!;
+      if (typeof sources === 'number') {
+        pairs[at++] = id;
+        pairs[at++] = sources;
+        continue;
+      }
+      for (const source of sources.sort((a, b) => a - b)) {
         pairs[at++] = id;
         pairs[at++] = source;
       }
