@@ -80,7 +80,9 @@ function entries(vms: readonly VmInventory[]): Entry[] {
 
 function componentJson(entry: Entry, fleet: boolean): Json {
   const { component } = entry;
-  const properties = [{ name: 'jvmlens:codeLoaded', value: entry.usedVms > 0 ? 'true' : 'false' }];
+  // 'unknown' where no code was seen loaded and a copy has no JAR to see it by.
+  const loaded = entry.usedVms > 0 ? 'true' : entry.jarlessVms > 0 ? 'unknown' : 'false';
+  const properties = [{ name: 'jvmlens:codeLoaded', value: loaded }];
   if (fleet) properties.push({ name: 'jvmlens:vmCount', value: String(entry.vms) }, { name: 'jvmlens:codeLoadedVmCount', value: String(entry.usedVms) });
   const json: Json = { type: 'library', 'bom-ref': entry.bomRef, name: component.componentName, version: component.componentVersion };
   const groupId = soleGroupId(component);
